@@ -1,0 +1,364 @@
+"""The agent loop: model turn, tool batch, checkpoint; continue in place after a crash."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from . import cancellation
+from .errors import CheckpointFailed, ConfigurationError, RunNotContinuable, RunOwnedElsewhere
+from .messages import Message, RunOutput, ToolCall, ToolExecution, Usage
+from .model import ModelError, OpenAIResponses
+from .status import CHECKPOINT_MODES, RunStatus
+from .store import Checkpoint, Owner, Store
+from .tools import Tool, as_tool
+
+
+def idempotency_key(run_id: str, turn: int, call_index: int) -> str:
+    """Stable across crashes and resumes: the same call of the same run has the same key."""
+    return f"{run_id}:{turn}:{call_index}"
+
+
+@dataclass
+class _RunState:
+    run_id: str
+    session_id: str
+    input: str
+    created_at: float
+    owner: Owner
+    history: list[Message]
+    session_state: dict[str, Any]
+    messages: list[Message] = field(default_factory=list)
+    persisted: int = 0  # messages already in the store
+    executions: dict[str, ToolExecution] = field(default_factory=dict)
+    persisted_calls: set[str] = field(default_factory=set)
+    usage: Usage = field(default_factory=Usage)
+    checkpoints: int = 0
+    version: int | None = None  # None until the run has a row
+    confirmations: dict[str, bool] = field(default_factory=dict)
+
+
+class Agent:
+    """An agent whose runs are checkpointed to a SQL store.
+
+    checkpoint="runs" persists at terminal states only; "tool-batch" also after every
+    tool batch (status RUNNING); "tool" also after every tool result.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        model: OpenAIResponses,
+        db: Store | str,
+        tools: Iterable[Tool | Callable[..., Any]] = (),
+        instructions: str | None = None,
+        *,
+        checkpoint: str = "runs",
+        lease_seconds: float = 30.0,
+        add_history: bool = True,
+    ) -> None:
+        if checkpoint not in CHECKPOINT_MODES:
+            raise ConfigurationError(
+                f"runtime: checkpoint={checkpoint!r} is not a mode; choose one of "
+                f"{', '.join(repr(m) for m in CHECKPOINT_MODES)}"
+            )
+        if lease_seconds <= 0:
+            raise ConfigurationError(
+                f"runtime: lease_seconds={lease_seconds!r} must be positive (default 30)"
+            )
+        self.name = name
+        self.model = model
+        self.db = db if isinstance(db, Store) else Store(db)
+        self.tools = [as_tool(t) for t in tools]
+        self._tools = {t.name: t for t in self.tools}
+        if len(self._tools) != len(self.tools):
+            raise ConfigurationError(
+                f"runtime: two tools share a name in {[t.name for t in self.tools]!r}; "
+                "pass name= to Tool.from_function to tell them apart"
+            )
+        self.instructions = instructions
+        self.checkpoint = checkpoint
+        self.lease_seconds = lease_seconds
+        self.add_history = add_history
+
+    def __repr__(self) -> str:
+        return f"Agent(name={self.name!r}, model={self.model!r}, checkpoint={self.checkpoint!r})"
+
+    # -- public API ---------------------------------------------------------------------
+
+    async def arun(
+        self, input: str, session_id: str | None = None, run_id: str | None = None
+    ) -> RunOutput:
+        session_id = session_id or uuid.uuid4().hex
+        run_id = run_id or uuid.uuid4().hex
+        if self.db.read_run(run_id) is not None:
+            raise ConfigurationError(
+                f"runtime: run {run_id!r} already exists; use acontinue_run() to resume it"
+            )
+        state = self.db.ensure_session(session_id, self.name)
+        created_at = time.time()
+        st = _RunState(
+            run_id=run_id,
+            session_id=session_id,
+            input=input,
+            created_at=created_at,
+            owner=Owner.current(),
+            history=self._history(session_id, created_at),
+            session_state=state,
+            messages=[Message(role="user", content=input)],
+        )
+        return await self._drive(st)
+
+    async def acontinue_run(
+        self,
+        run_id: str,
+        session_id: str,
+        *,
+        confirmations: Mapping[str, bool] | None = None,
+    ) -> RunOutput:
+        """Resume a RUNNING, ERROR or PAUSED run in place, from its last checkpoint.
+
+        A PAUSED run needs `confirmations`: call id -> True (run it) / False (reject it).
+        """
+        confirmations = dict(confirmations or {})
+        before = self.db.read_run(run_id)
+        if before is not None and before.status is RunStatus.PAUSED:
+            missing = [c for c in before.pending_confirmations if c not in confirmations]
+            if missing:
+                raise RunNotContinuable(
+                    f"runtime: run {run_id!r} is PAUSED waiting for confirmation of calls "
+                    f"{missing!r}; pass confirmations={{call_id: True or False}}"
+                )
+        owner = Owner.current()
+        stored = self.db.claim(run_id, session_id, owner, lease_seconds=self.lease_seconds)
+        session = self.db.read_session(session_id) or {"state": {}}
+        st = _RunState(
+            run_id=run_id,
+            session_id=session_id,
+            input=stored.input,
+            created_at=stored.created_at,
+            owner=owner,
+            history=self._history(session_id, stored.created_at),
+            session_state=session["state"],
+            messages=list(stored.messages),
+            persisted=len(stored.messages),
+            executions={e.call_id: e for e in stored.tool_executions},
+            persisted_calls={e.call_id for e in stored.tool_executions},
+            usage=stored.usage,
+            checkpoints=stored.checkpoints,
+            version=stored.version,
+            confirmations=confirmations,
+        )
+        return await self._drive(st)
+
+    def cancel_run(self, run_id: str) -> None:
+        """Ask the run to stop at its next step boundary; it ends CANCELLED, persisted."""
+        cancellation.request_cancel(run_id)
+
+    def get_run(self, run_id: str) -> RunOutput | None:
+        """The run as the store holds it."""
+        stored = self.db.read_run(run_id)
+        if stored is None:
+            return None
+        return RunOutput(
+            run_id=stored.run_id,
+            session_id=stored.session_id,
+            status=stored.status,
+            messages=stored.messages,
+            tool_executions=stored.tool_executions,
+            content=stored.content,
+            error=stored.error,
+            usage=stored.usage,
+            last_checkpoint_at_message_index=stored.last_checkpoint_at_message_index,
+            checkpoints=stored.checkpoints,
+            pending_confirmations=stored.pending_confirmations,
+        )
+
+    def run(self, input: str, session_id: str | None = None, run_id: str | None = None) -> RunOutput:
+        return asyncio.run(self.arun(input, session_id=session_id, run_id=run_id))
+
+    def continue_run(
+        self, run_id: str, session_id: str, *, confirmations: Mapping[str, bool] | None = None
+    ) -> RunOutput:
+        return asyncio.run(self.acontinue_run(run_id, session_id, confirmations=confirmations))
+
+    # -- the loop -----------------------------------------------------------------------
+
+    def _history(self, session_id: str, before: float) -> list[Message]:
+        return self.db.session_history(session_id, before=before) if self.add_history else []
+
+    async def _drive(self, st: _RunState) -> RunOutput:
+        heartbeat = asyncio.create_task(self._heartbeat(st))
+        try:
+            return await self._loop(st)
+        finally:
+            heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await heartbeat
+            cancellation.clear(st.run_id)
+
+    async def _loop(self, st: _RunState) -> RunOutput:
+        schemas = [t.schema() for t in self.tools]
+        while True:
+            if cancellation.is_cancel_requested(st.run_id):
+                return self._finish(st, RunStatus.CANCELLED)
+            last = st.messages[-1]
+            if last.role == "assistant" and last.tool_calls:
+                # A batch without results: resumed mid-batch ("tool" mode) or just confirmed.
+                batch = last
+            else:
+                try:
+                    reply = await self.model.respond(
+                        st.history + st.messages, instructions=self.instructions, tools=schemas
+                    )
+                except ModelError as exc:
+                    return self._finish(st, RunStatus.ERROR, error=str(exc))
+                st.usage.add(reply.usage)
+                st.messages.append(reply.message)
+                if not reply.message.tool_calls:
+                    return self._finish(st, RunStatus.COMPLETED, content=reply.message.content)
+                batch = reply.message
+            waiting = [
+                c.call_id
+                for c in batch.tool_calls
+                if self._needs_confirmation(c) and c.call_id not in st.confirmations
+            ]
+            if waiting:
+                return self._finish(st, RunStatus.PAUSED, pending=waiting)
+            await self._run_batch(st, batch)
+            if self.checkpoint != "runs":
+                self._write(st, RunStatus.RUNNING)
+
+    def _needs_confirmation(self, call: ToolCall) -> bool:
+        tool = self._tools.get(call.name)
+        return tool is not None and tool.requires_confirmation
+
+    async def _run_batch(self, st: _RunState, batch: Message) -> None:
+        turn = sum(1 for m in st.messages if m.role == "assistant")
+
+        async def one(index: int, call: ToolCall) -> ToolExecution:
+            done = st.executions.get(call.call_id)
+            if done is not None:  # its result landed before the crash ("tool" mode)
+                return done
+            key = idempotency_key(st.run_id, turn, index)
+            result, status = await self._execute(st, call, key)
+            execution = ToolExecution(
+                call_id=call.call_id,
+                name=call.name,
+                arguments=call.arguments,
+                result=result,
+                status=status,
+                turn=turn,
+                call_index=index,
+                idempotency_key=key,
+            )
+            st.executions[call.call_id] = execution
+            if self.checkpoint == "tool":
+                self._write(st, RunStatus.RUNNING)
+            return execution
+
+        # The post-gather barrier: every call of the batch has a result after this line.
+        results = await asyncio.gather(*(one(i, c) for i, c in enumerate(batch.tool_calls)))
+        for e in results:
+            st.messages.append(
+                Message(role="tool", content=e.result, call_id=e.call_id, name=e.name, status=e.status)
+            )
+
+    async def _execute(self, st: _RunState, call: ToolCall, key: str) -> tuple[str, str]:
+        tool = self._tools.get(call.name)
+        if tool is None:
+            known = ", ".join(sorted(self._tools)) or "none"
+            return f"error: unknown tool {call.name!r}; tools: {known}", "error"
+        if tool.requires_confirmation and st.confirmations.get(call.call_id) is False:
+            return "rejected: the user did not confirm this call", "rejected"
+        context = {"idempotency_key": key, "session_state": st.session_state, "run_id": st.run_id}
+        try:
+            return await tool.invoke(call.arguments, context), "ok"
+        except Exception as exc:  # a failing tool is a result for the model, not a crash
+            return f"error: {type(exc).__name__}: {exc}", "error"
+
+    def _finish(
+        self,
+        st: _RunState,
+        status: RunStatus,
+        *,
+        content: str | None = None,
+        error: str | None = None,
+        pending: list[str] | None = None,
+    ) -> RunOutput:
+        # The run is acknowledged only once this write lands; if it fails the caller
+        # gets CheckpointFailed, never a status the store does not hold.
+        self._write(st, status, content=content, error=error, pending=pending or [])
+        return RunOutput(
+            run_id=st.run_id,
+            session_id=st.session_id,
+            status=status,
+            messages=list(st.messages),
+            tool_executions=sorted(st.executions.values(), key=lambda e: (e.turn, e.call_index)),
+            content=content,
+            error=error,
+            usage=st.usage,
+            last_checkpoint_at_message_index=st.persisted,
+            checkpoints=st.checkpoints,
+            pending_confirmations=pending or [],
+        )
+
+    def _write(
+        self,
+        st: _RunState,
+        status: RunStatus,
+        *,
+        content: str | None = None,
+        error: str | None = None,
+        pending: list[str] | None = None,
+    ) -> None:
+        new_calls = [e for c, e in st.executions.items() if c not in st.persisted_calls]
+        cp = Checkpoint(
+            run_id=st.run_id,
+            session_id=st.session_id,
+            agent_name=self.name,
+            mode=self.checkpoint,
+            status=status,
+            input=st.input,
+            content=content,
+            error=error,
+            usage=Usage(**st.usage.to_dict()),
+            last_checkpoint_at_message_index=len(st.messages),
+            checkpoints=st.checkpoints + 1,
+            first_new_index=st.persisted,
+            new_messages=st.messages[st.persisted :],
+            new_tool_executions=new_calls,
+            pending_confirmations=pending or [],
+            session_state=st.session_state,
+            owner=st.owner,
+            expected_version=st.version,
+            lease_expires_at=None if status.terminal else time.time() + self.lease_seconds,
+            created_at=st.created_at,
+        )
+        try:
+            st.version = self.db.write_checkpoint(cp)
+        except RunOwnedElsewhere:
+            raise
+        except SQLAlchemyError as exc:
+            raise CheckpointFailed(
+                f"runtime: checkpoint {cp.checkpoints} of run {st.run_id!r} ({status.value}) "
+                f"did not land: {type(exc).__name__}: {exc.args[0] if exc.args else exc}"
+            ) from exc
+        st.persisted = len(st.messages)
+        st.persisted_calls.update(e.call_id for e in new_calls)
+        st.checkpoints += 1
+
+    async def _heartbeat(self, st: _RunState) -> None:
+        """Keep the lease alive while the run holds a row; a long tool must not lose it."""
+        while True:
+            await asyncio.sleep(self.lease_seconds / 3)
+            if st.version is not None:
+                with contextlib.suppress(SQLAlchemyError):
+                    self.db.renew_lease(st.run_id, st.owner, st.version, self.lease_seconds)

@@ -1,0 +1,444 @@
+"""The store: sessions, runs, append-only messages and tool executions.
+
+A checkpoint is one transaction that writes only what is new since the previous
+one, so its cost does not grow with the length of the run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Connection, Engine, and_, delete, func, insert, select, text, update
+from sqlalchemy.exc import IntegrityError
+
+from ..errors import RunNotContinuable, RunNotFound, RunOwnedElsewhere
+from ..messages import Message, ToolExecution, Usage
+from ..status import CONTINUABLE, RunStatus
+from . import schema
+from .engine import READ_ONLY, make_engine, normalise_url
+from .ownership import Owner, holder_is_alive
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=True, sort_keys=True)
+
+
+def _load(value: str | None) -> Any:
+    return None if value is None else json.loads(value)
+
+
+@dataclass
+class Checkpoint:
+    """Everything one durable write carries."""
+
+    run_id: str
+    session_id: str
+    agent_name: str
+    mode: str
+    status: RunStatus
+    input: str
+    content: str | None
+    error: str | None
+    usage: Usage
+    last_checkpoint_at_message_index: int
+    checkpoints: int
+    first_new_index: int
+    new_messages: list[Message]
+    new_tool_executions: list[ToolExecution]
+    pending_confirmations: list[str]
+    session_state: dict[str, Any]
+    owner: Owner
+    expected_version: int | None  # None: the run has no row yet
+    lease_expires_at: float | None  # None: release the run (terminal states)
+    created_at: float
+
+
+@dataclass
+class StoredRun:
+    run_id: str
+    session_id: str
+    agent_name: str
+    mode: str
+    status: RunStatus
+    input: str
+    content: str | None
+    error: str | None
+    usage: Usage
+    pending_confirmations: list[str]
+    last_checkpoint_at_message_index: int
+    checkpoints: int
+    version: int
+    owner: str | None
+    created_at: float
+    updated_at: float
+    messages: list[Message] = field(default_factory=list)
+    tool_executions: list[ToolExecution] = field(default_factory=list)
+
+
+class Store:
+    """A SQLAlchemy-backed store. The engine is made lazily in the process that uses it:
+    a connection pool inherited across fork would share sockets and SQLite locks."""
+
+    def __init__(self, url: str, *, synchronous: str = "FULL") -> None:
+        self.url = normalise_url(url)
+        self.synchronous = synchronous
+        self._engine: Engine | None = None
+        self._pid = -1
+        self._schema_ready = False
+
+    def __repr__(self) -> str:
+        return f"Store({self.url!r})"
+
+    @property
+    def dialect(self) -> str:
+        return "sqlite" if self.url.startswith("sqlite") else "postgresql"
+
+    @property
+    def engine(self) -> Engine:
+        if self._engine is None or self._pid != os.getpid():
+            self._engine = make_engine(self.url, synchronous=self.synchronous)
+            self._pid = os.getpid()
+            self._schema_ready = False
+        return self._engine
+
+    def dispose(self) -> None:
+        if self._engine is not None and self._pid == os.getpid():
+            self._engine.dispose()
+        self._engine = None
+
+    # -- schema -------------------------------------------------------------------------
+
+    def create_schema(self) -> None:
+        if self._schema_ready and self._pid == os.getpid():
+            return
+        with self.engine.begin() as conn:
+            if self.dialect == "postgresql":
+                # Concurrent CREATE TABLE from two workers would race on the catalog.
+                conn.execute(text("SELECT pg_advisory_xact_lock(727274)"))
+            schema.metadata.create_all(conn, checkfirst=True)
+            found = conn.execute(
+                select(schema.meta.c.value).where(schema.meta.c.key == "schema_version")
+            ).scalar_one_or_none()
+            if found is None:
+                conn.execute(
+                    insert(schema.meta).values(key="schema_version", value=schema.SCHEMA_VERSION)
+                )
+        self._schema_ready = True
+
+    def _read(self) -> Connection:
+        return self.engine.connect().execution_options(**{READ_ONLY: True})
+
+    # -- sessions -----------------------------------------------------------------------
+
+    def ensure_session(self, session_id: str, agent_name: str) -> dict[str, Any]:
+        """Create the session if it is new; return its state."""
+        self.create_schema()
+        with self.engine.begin() as conn:
+            state = conn.execute(
+                select(schema.sessions.c.state).where(schema.sessions.c.session_id == session_id)
+            ).scalar_one_or_none()
+            if state is not None:
+                return _load(state)
+            now = time.time()
+            conn.execute(
+                insert(schema.sessions).values(
+                    session_id=session_id,
+                    agent_name=agent_name,
+                    state=_dump({}),
+                    created_at=now,
+                    updated_at=now,
+                )
+            )
+            return {}
+
+    def read_session(self, session_id: str) -> dict[str, Any] | None:
+        self.create_schema()
+        with self._read() as conn:
+            row = conn.execute(
+                select(schema.sessions).where(schema.sessions.c.session_id == session_id)
+            ).one_or_none()
+            if row is None:
+                return None
+            run_ids = conn.execute(
+                select(schema.runs.c.run_id)
+                .where(schema.runs.c.session_id == session_id)
+                .order_by(schema.runs.c.created_at, schema.runs.c.run_id)
+            ).scalars()
+            return {
+                "session_id": row.session_id,
+                "agent_name": row.agent_name,
+                "state": _load(row.state),
+                "run_ids": list(run_ids),
+                "created_at": row.created_at,
+                "updated_at": row.updated_at,
+            }
+
+    def session_history(self, session_id: str, *, before: float) -> list[Message]:
+        """Messages of the session's COMPLETED runs that started before `before`, in order."""
+        self.create_schema()
+        r, m = schema.runs, schema.run_messages
+        with self._read() as conn:
+            rows = conn.execute(
+                select(m.c.body)
+                .join(r, r.c.run_id == m.c.run_id)
+                .where(
+                    r.c.session_id == session_id,
+                    r.c.status == RunStatus.COMPLETED.value,
+                    r.c.created_at < before,
+                )
+                .order_by(r.c.created_at, r.c.run_id, m.c.idx)
+            ).scalars()
+            return [Message.from_json(b) for b in rows]
+
+    # -- runs ---------------------------------------------------------------------------
+
+    def read_run(self, run_id: str) -> StoredRun | None:
+        """The run, whole: row, messages in order, tool executions in call order."""
+        self.create_schema()
+        with self._read() as conn:
+            return self._read_run(conn, run_id)
+
+    def _read_run(self, conn: Connection, run_id: str) -> StoredRun | None:
+        row = conn.execute(select(schema.runs).where(schema.runs.c.run_id == run_id)).one_or_none()
+        if row is None:
+            return None
+        m, t = schema.run_messages, schema.tool_executions
+        bodies = conn.execute(
+            select(m.c.body).where(m.c.run_id == run_id).order_by(m.c.idx)
+        ).scalars()
+        execs = conn.execute(
+            select(t).where(t.c.run_id == run_id).order_by(t.c.turn, t.c.call_index)
+        ).all()
+        return StoredRun(
+            run_id=row.run_id,
+            session_id=row.session_id,
+            agent_name=row.agent_name,
+            mode=row.mode,
+            status=RunStatus(row.status),
+            input=_load(row.input),
+            content=_load(row.content),
+            error=_load(row.error),
+            usage=Usage.from_dict(_load(row.usage)),
+            pending_confirmations=_load(row.pending_confirmations),
+            last_checkpoint_at_message_index=row.last_checkpoint_at_message_index,
+            checkpoints=row.checkpoints,
+            version=row.version,
+            owner=row.owner,
+            created_at=row.created_at,
+            updated_at=row.updated_at,
+            messages=[Message.from_json(b) for b in bodies],
+            tool_executions=[
+                ToolExecution(
+                    call_id=e.call_id,
+                    name=e.name,
+                    arguments=_load(e.arguments),
+                    result=_load(e.result),
+                    status=e.status,
+                    turn=e.turn,
+                    call_index=e.call_index,
+                    idempotency_key=e.idempotency_key,
+                )
+                for e in execs
+            ],
+        )
+
+    def checkpoint_count(self, run_id: str) -> int | None:
+        """How many checkpoints of the run have landed (None: no row). Cheap, for pollers."""
+        self.create_schema()
+        with self._read() as conn:
+            return conn.execute(
+                select(schema.runs.c.checkpoints).where(schema.runs.c.run_id == run_id)
+            ).scalar_one_or_none()
+
+    def claim(
+        self, run_id: str, session_id: str, owner: Owner, *, lease_seconds: float
+    ) -> StoredRun:
+        """Take the run for `owner` (compare-and-swap on version) and truncate it to its
+        last checkpoint. Raises without changing anything when the run cannot be taken."""
+        self.create_schema()
+        r = schema.runs
+        with self.engine.begin() as conn:
+            query = select(r).where(r.c.run_id == run_id)
+            if self.dialect == "postgresql":
+                query = query.with_for_update()
+            row = conn.execute(query).one_or_none()
+            if row is None or row.session_id != session_id:
+                where = "" if row is None else f" (it belongs to session {row.session_id!r})"
+                raise RunNotFound(
+                    f"runtime: no run {run_id!r} in session {session_id!r}{where}; "
+                    "check the ids, or start a new run with arun()"
+                )
+            status = RunStatus(row.status)
+            if status not in CONTINUABLE:
+                raise RunNotContinuable(
+                    f"runtime: run {run_id!r} is {status.value} and cannot be continued; "
+                    "only RUNNING, ERROR and PAUSED runs continue; start a new run instead"
+                )
+            now = time.time()
+            if (
+                row.owner is not None
+                and (row.lease_expires_at or 0) > now
+                and holder_is_alive(row.owner_host, row.owner_pid, row.owner_started)
+            ):
+                raise RunOwnedElsewhere(
+                    f"runtime: run {run_id!r} is driven by pid {row.owner_pid} on "
+                    f"{row.owner_host!r} (lease for {row.lease_expires_at - now:.1f}s more); "
+                    "wait for it to finish or for its lease to expire"
+                )
+            taken = conn.execute(
+                update(r)
+                .where(r.c.run_id == run_id, r.c.version == row.version)
+                .values(
+                    version=row.version + 1,
+                    owner=owner.token,
+                    owner_host=owner.host,
+                    owner_pid=owner.pid,
+                    owner_started=owner.started,
+                    lease_expires_at=now + lease_seconds,
+                    updated_at=now,
+                )
+            ).rowcount
+            if taken != 1:
+                raise RunOwnedElsewhere(
+                    f"runtime: run {run_id!r} was taken by another worker while this one "
+                    "claimed it; retry later"
+                )
+            # Anything past the checkpoint is not acknowledged state: drop it.
+            keep = row.last_checkpoint_at_message_index
+            conn.execute(
+                delete(schema.run_messages).where(
+                    schema.run_messages.c.run_id == run_id, schema.run_messages.c.idx >= keep
+                )
+            )
+            run = self._read_run(conn, run_id)
+            assert run is not None
+            turns = sum(1 for msg in run.messages if msg.role == "assistant")
+            conn.execute(
+                delete(schema.tool_executions).where(
+                    schema.tool_executions.c.run_id == run_id,
+                    schema.tool_executions.c.turn > turns,
+                )
+            )
+            run.tool_executions = [e for e in run.tool_executions if e.turn <= turns]
+            return run
+
+    def renew_lease(self, run_id: str, owner: Owner, version: int, lease_seconds: float) -> bool:
+        """Extend the lease without a new version; False when the run was taken over."""
+        r = schema.runs
+        with self.engine.begin() as conn:
+            return (
+                conn.execute(
+                    update(r)
+                    .where(r.c.run_id == run_id, r.c.version == version, r.c.owner == owner.token)
+                    .values(lease_expires_at=time.time() + lease_seconds)
+                ).rowcount
+                == 1
+            )
+
+    def write_checkpoint(self, cp: Checkpoint) -> int:
+        """One transaction: the run row (insert or compare-and-swap), the new messages, the new
+        tool executions and the session state. Returns the run's new version."""
+        self.create_schema()
+        r = schema.runs
+        now = time.time()
+        owned = cp.lease_expires_at is not None
+        values: dict[str, Any] = {
+            "status": cp.status.value,
+            "content": _dump(cp.content) if cp.content is not None else None,
+            "error": _dump(cp.error) if cp.error is not None else None,
+            "usage": _dump(cp.usage.to_dict()),
+            "pending_confirmations": _dump(cp.pending_confirmations),
+            "last_checkpoint_at_message_index": cp.last_checkpoint_at_message_index,
+            "checkpoints": cp.checkpoints,
+            "owner": cp.owner.token if owned else None,
+            "owner_host": cp.owner.host if owned else None,
+            "owner_pid": cp.owner.pid if owned else None,
+            "owner_started": cp.owner.started if owned else None,
+            "lease_expires_at": cp.lease_expires_at,
+            "updated_at": now,
+        }
+        with self.engine.begin() as conn:
+            if cp.expected_version is None:
+                version = 1
+                try:
+                    conn.execute(
+                        insert(r).values(
+                            run_id=cp.run_id,
+                            session_id=cp.session_id,
+                            agent_name=cp.agent_name,
+                            mode=cp.mode,
+                            input=_dump(cp.input),
+                            version=version,
+                            created_at=cp.created_at,
+                            **values,
+                        )
+                    )
+                except IntegrityError:
+                    # The transaction rolls back as the error leaves `begin()`.
+                    raise RunOwnedElsewhere(
+                        f"runtime: run {cp.run_id!r} already exists in the store; another "
+                        "worker wrote it. This worker's write was rejected"
+                    ) from None
+            else:
+                version = cp.expected_version + 1
+                written = conn.execute(
+                    update(r)
+                    .where(
+                        and_(
+                            r.c.run_id == cp.run_id,
+                            r.c.version == cp.expected_version,
+                            r.c.owner == cp.owner.token,
+                        )
+                    )
+                    .values(version=version, **values)
+                ).rowcount
+                if written != 1:
+                    raise RunOwnedElsewhere(
+                        f"runtime: run {cp.run_id!r} was taken over by another worker; this "
+                        f"worker's checkpoint {cp.checkpoints} was rejected (stale writer)"
+                    )
+            if cp.new_messages:
+                conn.execute(
+                    insert(schema.run_messages),
+                    [
+                        {"run_id": cp.run_id, "idx": cp.first_new_index + i, "body": m.to_json()}
+                        for i, m in enumerate(cp.new_messages)
+                    ],
+                )
+            if cp.new_tool_executions:
+                conn.execute(
+                    insert(schema.tool_executions),
+                    [
+                        {
+                            "run_id": cp.run_id,
+                            "call_id": e.call_id,
+                            "turn": e.turn,
+                            "call_index": e.call_index,
+                            "name": e.name,
+                            "arguments": _dump(e.arguments),
+                            "result": _dump(e.result),
+                            "status": e.status,
+                            "idempotency_key": e.idempotency_key,
+                        }
+                        for e in cp.new_tool_executions
+                    ],
+                )
+            conn.execute(
+                update(schema.sessions)
+                .where(schema.sessions.c.session_id == cp.session_id)
+                .values(state=_dump(cp.session_state), updated_at=now)
+            )
+        return version
+
+    def count_rows(self) -> dict[str, int]:
+        """Row counts per table (for tests and the crash inspector)."""
+        self.create_schema()
+        with self._read() as conn:
+            return {
+                t.name: conn.execute(select(func.count()).select_from(t)).scalar_one()
+                for t in schema.metadata.sorted_tables
+            }
