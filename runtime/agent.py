@@ -181,7 +181,9 @@ class Agent:
             pending_confirmations=stored.pending_confirmations,
         )
 
-    def run(self, input: str, session_id: str | None = None, run_id: str | None = None) -> RunOutput:
+    def run(
+        self, input: str, session_id: str | None = None, run_id: str | None = None
+    ) -> RunOutput:
         return asyncio.run(self.arun(input, session_id=session_id, run_id=run_id))
 
     def continue_run(
@@ -268,7 +270,9 @@ class Agent:
         results = await asyncio.gather(*(one(i, c) for i, c in enumerate(batch.tool_calls)))
         for e in results:
             st.messages.append(
-                Message(role="tool", content=e.result, call_id=e.call_id, name=e.name, status=e.status)
+                Message(
+                    role="tool", content=e.result, call_id=e.call_id, name=e.name, status=e.status
+                )
             )
 
     async def _execute(self, st: _RunState, call: ToolCall, key: str) -> tuple[str, str]:

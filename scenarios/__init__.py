@@ -3,5 +3,40 @@
 from __future__ import annotations
 
 from . import http_mock  # registers respx's "httpx2" mocker
+from .catalog import BUILTINS, UnknownScenario, describe, get
+from .conversation import Call, Conversation, Turn
+from .drive import Driver, RunResult, drive, run_id_for, settle
+from .faults import Fault
+from .ledger import Entry, Ledger
+from .model import ScriptedModel
+from .scenario import ALL_MODES, Expected, Scenario
+from .script import Reply, Script, ToolRequest
+from .tooling import ToolEnv, idempotent
 
-__all__ = ["http_mock"]
+__all__ = [
+    "ALL_MODES",
+    "BUILTINS",
+    "Call",
+    "Conversation",
+    "Driver",
+    "Entry",
+    "Expected",
+    "Fault",
+    "Ledger",
+    "Reply",
+    "RunResult",
+    "Scenario",
+    "Script",
+    "ScriptedModel",
+    "ToolEnv",
+    "ToolRequest",
+    "Turn",
+    "UnknownScenario",
+    "describe",
+    "drive",
+    "get",
+    "http_mock",
+    "idempotent",
+    "run_id_for",
+    "settle",
+]

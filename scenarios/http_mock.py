@@ -10,7 +10,7 @@ Use `respx.mock(using="httpx2")` or `respx.MockRouter(using="httpx2")`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 import httpx2
@@ -27,11 +27,11 @@ def _to_httpx2_error(exc: httpx.TransportError) -> httpx2.TransportError:
 
 class HTTPX2Mocker(AbstractRequestMocker):
     name = "httpx2"
-    targets = [
+    targets: ClassVar[list[str]] = [
         "httpx2._transports.default.HTTPTransport",
         "httpx2._transports.default.AsyncHTTPTransport",
     ]
-    target_methods = ["handle_request", "handle_async_request"]
+    target_methods: ClassVar[list[str]] = ["handle_request", "handle_async_request"]
 
     @classmethod
     def to_httpx_request(cls, **kwargs: Any) -> httpx.Request:

@@ -1,0 +1,1 @@
+"""killpoint's harness: crash engine, oracle, CLI, pytest plugin and report."""

@@ -1,0 +1,1 @@
+"""Runtime adapters: how killpoint builds, drives and reads back each runtime under test."""

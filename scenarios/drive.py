@@ -1,0 +1,85 @@
+"""Drive a scenario to its end through any runtime: start, answer pauses, continue errors."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from .model import ScriptedModel
+from .scenario import Scenario
+
+
+@dataclass
+class RunResult:
+    """What a runtime returned for one run, in the runtime-neutral form drivers need."""
+
+    run_id: str
+    status: str  # a RunStatus value
+    content: str | None = None
+    # PAUSED: (call_id, tool name) of the calls that wait for confirmation.
+    pending: list[tuple[str, str]] = field(default_factory=list)
+
+
+class Driver(Protocol):
+    """The three things a scenario needs from a runtime."""
+
+    async def start(self, input: str, *, session_id: str, run_id: str) -> RunResult: ...
+
+    async def resume(
+        self, run_id: str, *, session_id: str, confirmations: Mapping[str, bool]
+    ) -> RunResult: ...
+
+    def cancel(self, run_id: str) -> None: ...
+
+
+def run_id_for(session_id: str, index: int) -> str:
+    """Deterministic run ids, so a baseline and a resumed run name the same runs."""
+    return f"{session_id}-run{index + 1}"
+
+
+async def drive(
+    scenario: Scenario,
+    driver: Driver,
+    model: ScriptedModel,
+    *,
+    session_id: str,
+    resume_at: int | None = None,
+) -> list[RunResult]:
+    """Run every input of the scenario in one session, from the start or, with
+    `resume_at=i`, by continuing run i (after a crash) and then the runs after it."""
+    results: list[RunResult] = []
+    first = 0 if resume_at is None else resume_at
+    for index in range(first, len(scenario.inputs)):
+        run_id = run_id_for(session_id, index)
+        if scenario.cancel_at_turn is not None:
+            model.on_turn(scenario.cancel_at_turn, lambda rid=run_id: driver.cancel(rid))
+        if index == resume_at:
+            result = await driver.resume(run_id, session_id=session_id, confirmations={})
+        else:
+            result = await driver.start(
+                scenario.inputs[index], session_id=session_id, run_id=run_id
+            )
+        result = await settle(scenario, driver, result, session_id=session_id)
+        results.append(result)
+        if result.status not in ("COMPLETED",):
+            break
+    return results
+
+
+async def settle(
+    scenario: Scenario, driver: Driver, result: RunResult, *, session_id: str
+) -> RunResult:
+    """Answer pauses and continue errors as the scenario says, until the run rests."""
+    errors = 0
+    while True:
+        if result.status == "PAUSED" and result.pending:
+            answers = {cid: scenario.confirm.get(name, True) for cid, name in result.pending}
+            result = await driver.resume(
+                result.run_id, session_id=session_id, confirmations=answers
+            )
+        elif result.status == "ERROR" and errors < scenario.continue_on_error:
+            errors += 1
+            result = await driver.resume(result.run_id, session_id=session_id, confirmations={})
+        else:
+            return result

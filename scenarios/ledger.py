@@ -1,0 +1,93 @@
+"""The ledger: an append-only file of every tool execution that really happened.
+
+It lives outside the runtime's store, so it tells what a crash lost or repeated.
+Each record is one JSON line written with a single O_APPEND write and fsynced
+before the tool's effect counts, so it survives a SIGKILL (a torn last line, if
+any, is ignored on read).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .conversation import canonical_arguments
+
+
+@dataclass(frozen=True)
+class Entry:
+    scenario: str
+    tool: str
+    arguments: str  # canonical JSON
+    key: str | None  # idempotency key, when the runtime gave one
+    phase: str  # "started" | "finished"
+    effect: bool  # False when an idempotent tool saw its key again and did nothing
+    pid: int
+    at: float
+
+    @property
+    def signature(self) -> tuple[str, str]:
+        return (self.tool, self.arguments)
+
+
+class Ledger:
+    def __init__(self, path: str | os.PathLike[str], scenario: str) -> None:
+        self.path = Path(path)
+        self.scenario = scenario
+
+    def __repr__(self) -> str:
+        return f"Ledger({str(self.path)!r})"
+
+    def record(
+        self,
+        tool: str,
+        arguments: str | dict[str, Any],
+        *,
+        phase: str,
+        key: str | None = None,
+        effect: bool = True,
+    ) -> None:
+        line = json.dumps(
+            {
+                "scenario": self.scenario,
+                "tool": tool,
+                "arguments": canonical_arguments(arguments),
+                "key": key,
+                "phase": phase,
+                "effect": effect,
+                "pid": os.getpid(),
+                "at": time.time(),
+            },
+            ensure_ascii=True,
+        )
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, (line + "\n").encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def entries(self) -> list[Entry]:
+        return read(self.path)
+
+    def has_effect(self, key: str) -> bool:
+        """Whether an execution with this idempotency key already had its effect (recorded at start)."""
+        return any(e.key == key and e.effect and e.phase == "started" for e in read(self.path))
+
+
+def read(path: str | os.PathLike[str]) -> list[Entry]:
+    try:
+        text = Path(path).read_text()
+    except FileNotFoundError:
+        return []
+    entries: list[Entry] = []
+    for line in text.splitlines():
+        try:
+            entries.append(Entry(**json.loads(line)))
+        except (ValueError, TypeError):
+            continue  # a line torn by a kill mid-write
+    return entries

@@ -1,0 +1,152 @@
+"""The scripted model, served as respx routes for `POST /v1/responses`.
+
+Installed into a process, it answers every openai SDK client built with defaults
+(openai 3.x sends through httpx2; see http_mock). Its replies depend only on the
+conversation, and it keeps what it answered in a state directory outside the
+worker, like a real provider: a runtime that chains turns with
+`previous_response_id` gets the right reply from a fresh process after a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import respx
+
+from . import gates
+from . import http_mock as _http_mock  # noqa: F401  (registers the "httpx2" mocker)
+from .conversation import Conversation
+from .faults import Fault, FaultCounter
+from .responses import response_body, response_id
+from .script import Script
+
+RESPONSES_PATH = r".*/responses$"
+
+
+def _error(status: int, message: str) -> httpx.Response:
+    return httpx.Response(
+        status, json={"error": {"message": f"scripted model: {message}", "type": "invalid_request"}}
+    )
+
+
+class ScriptedModel:
+    def __init__(
+        self,
+        script: Script,
+        state_dir: str | os.PathLike[str],
+        *,
+        faults: Iterable[Fault] = (),
+        record_traffic: bool = False,
+    ) -> None:
+        self.script = script
+        self.state_dir = Path(state_dir)
+        (self.state_dir / "responses").mkdir(parents=True, exist_ok=True)
+        self.faults = tuple(faults)
+        self._counter = FaultCounter(self.state_dir / "faults.log")
+        self._hooks: dict[int, list[Callable[[], None]]] = defaultdict(list)
+        self.record_traffic = record_traffic
+        self.traffic: list[tuple[str, int, str]] = []  # (request body, status, response body)
+        self._router: respx.MockRouter | None = None
+
+    def __repr__(self) -> str:
+        return f"ScriptedModel(state_dir={str(self.state_dir)!r})"
+
+    def on_turn(self, turn: int, hook: Callable[[], None]) -> None:
+        """Call `hook` when the request for model turn `turn` arrives (before it is answered)."""
+        self._hooks[turn].append(hook)
+
+    # -- serving ------------------------------------------------------------------------
+
+    def handle(self, request: httpx.Request) -> httpx.Response:
+        response = self._answer(request)
+        if self.record_traffic:
+            self.traffic.append(
+                (request.content.decode(), response.status_code, response.content.decode())
+            )
+        return response
+
+    def _answer(self, request: httpx.Request) -> httpx.Response:
+        try:
+            body = json.loads(request.content)
+        except ValueError:
+            return _error(400, f"request body is not JSON: {request.content[:200]!r}")
+        raw = body.get("input", [])
+        if isinstance(raw, str):
+            raw = [{"role": "user", "content": raw}]
+        previous = body.get("previous_response_id")
+        if previous:
+            stored = self._load(previous)
+            if stored is None:
+                return _error(400, f"previous_response_id {previous!r} is unknown")
+            raw = stored["input"] + stored["output"] + raw
+        conversation = Conversation.from_input(raw)
+        turn = conversation.model_turn
+        for hook in self._hooks.get(turn, ()):
+            hook()
+        gates.hit(gates.model_gate(turn))
+        for fault in self.faults:
+            if fault.turn == turn and self._counter.fired(fault) < fault.times:
+                self._counter.fire(fault)
+                return fault.response(request)
+        try:
+            reply = self.script(conversation)
+        except Exception as exc:  # a broken script must fail loudly, not hang
+            return _error(400, f"the script raised {type(exc).__name__}: {exc}")
+        size = len(json.dumps(raw, sort_keys=True, ensure_ascii=True, default=str))
+        answer = response_body(
+            conversation, reply, model=str(body.get("model", "")), request_size=size
+        )
+        self._save(answer["id"], {"input": raw, "output": answer["output"]})
+        return httpx.Response(200, json=answer)
+
+    def _path(self, rid: str) -> Path:
+        return self.state_dir / "responses" / f"{rid}.json"
+
+    def _load(self, rid: str) -> dict[str, Any] | None:
+        if not rid.replace("_", "").isalnum():
+            return None
+        try:
+            return json.loads(self._path(rid).read_text())
+        except FileNotFoundError:
+            return None
+
+    def _save(self, rid: str, data: dict[str, Any]) -> None:
+        # Atomic: a worker killed mid-write leaves the old file or none, never half of one.
+        fd, tmp = tempfile.mkstemp(dir=self.state_dir / "responses")
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f)
+        os.replace(tmp, self._path(rid))
+
+    # -- installing ---------------------------------------------------------------------
+
+    def install(self) -> respx.MockRouter:
+        """Route every `POST …/responses` of this process here; anything else fails loudly."""
+        if self._router is not None:
+            return self._router
+        router = respx.mock(using="httpx2", assert_all_mocked=True, assert_all_called=False)
+        router.route(method="POST", url__regex=RESPONSES_PATH).mock(side_effect=self.handle)
+        router.start()
+        self._router = router
+        return router
+
+    def uninstall(self) -> None:
+        if self._router is not None:
+            self._router.stop()
+            self._router = None
+
+    def __enter__(self) -> ScriptedModel:
+        self.install()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.uninstall()
+
+
+__all__ = ["ScriptedModel", "response_id"]

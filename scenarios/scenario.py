@@ -1,0 +1,68 @@
+"""A scenario: tools, a scripted model, the input(s), and what the run must end with."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .faults import Fault
+from .script import Script
+from .tooling import ToolEnv
+
+ALL_MODES: tuple[str, ...] = ("runs", "tool-batch", "tool")
+
+
+@dataclass(frozen=True)
+class Expected:
+    """How one run of the scenario ends when nothing goes wrong."""
+
+    status: str = "COMPLETED"
+    content: str | None = None  # None: not checked
+    calls: tuple[str, ...] | None = None  # tool names in call order; None: not checked
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Define your own with the same API the built-ins use.
+
+    `tools` builds plain Python callables from a ToolEnv (so their executions reach
+    the ledger); `script` is a pure function of the conversation. One run per entry
+    of `inputs`, all in one session.
+    """
+
+    name: str
+    description: str
+    script: Script
+    tools: Callable[[ToolEnv], Sequence[Callable[..., Any]]]
+    inputs: tuple[str, ...] = ("Go.",)
+    expected: tuple[Expected, ...] = (Expected(),)
+    instructions: str | None = None
+    modes: tuple[str, ...] = ALL_MODES
+    faults: tuple[Fault, ...] = ()
+    # Tools that need the user's confirmation, and the answer the driver gives.
+    confirm: Mapping[str, bool] = field(default_factory=dict)
+    # How many times the driver continues a run that ended in ERROR.
+    continue_on_error: int = 0
+    # The driver cancels the run when the request for this model turn arrives.
+    cancel_at_turn: int | None = None
+    # SDK retries the model client needs (a scripted 429 is retried by the SDK).
+    max_retries: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.inputs:
+            raise ValueError(f"scenarios: scenario {self.name!r} needs at least one input")
+        if len(self.expected) != len(self.inputs):
+            raise ValueError(
+                f"scenarios: scenario {self.name!r} has {len(self.inputs)} inputs but "
+                f"{len(self.expected)} expected outcomes; give one Expected per input"
+            )
+        unknown = [m for m in self.modes if m not in ALL_MODES]
+        if unknown:
+            raise ValueError(
+                f"scenarios: scenario {self.name!r} declares modes {unknown!r}; "
+                f"choose from {ALL_MODES}"
+            )
+
+    def build_tools(self, env: ToolEnv) -> list[Callable[..., Any]]:
+        return [env.wrap(fn) for fn in self.tools(env)]

@@ -1,0 +1,82 @@
+"""Scenario tools wrapped so that every real execution is in the ledger and can stop at a gate."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from . import gates
+from .ledger import Ledger
+
+IDEMPOTENCY_KEY = "idempotency_key"
+_IDEMPOTENT = "__killpoint_idempotent__"
+
+
+def idempotent(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a tool whose effect happens at most once per idempotency key.
+
+    The tool must take an `idempotency_key` parameter; when the runtime hands it a key
+    that already had its effect, the execution is recorded with effect=False.
+    """
+    if IDEMPOTENCY_KEY not in inspect.signature(fn).parameters:
+        raise TypeError(
+            f"scenarios: idempotent tool {fn.__name__!r} must declare an "
+            f"{IDEMPOTENCY_KEY!r} parameter"
+        )
+    setattr(fn, _IDEMPOTENT, True)
+    return fn
+
+
+@dataclass(frozen=True)
+class ToolEnv:
+    """What scenario tools are built with: the run's ledger."""
+
+    ledger: Ledger
+
+    def wrap(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Same name, signature and docstring (runtimes build schemas from them)."""
+        name = fn.__name__
+        is_idempotent = getattr(fn, _IDEMPOTENT, False)
+        ledger = self.ledger
+
+        def before(kwargs: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+            key = kwargs.get(IDEMPOTENCY_KEY)
+            args = {k: v for k, v in kwargs.items() if k != IDEMPOTENCY_KEY}
+            effect = not (is_idempotent and key is not None and ledger.has_effect(key))
+            # The record is the side effect: it is durable before the tool returns.
+            ledger.record(name, args, phase="started", key=key, effect=effect)
+            return args, key
+
+        if inspect.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def async_wrapper(**kwargs: Any) -> Any:
+                args, key = before(kwargs)
+                await _async_hit(gates.tool_gate(name, args, "started"))
+                result = await fn(**kwargs)
+                ledger.record(name, args, phase="finished", key=key)
+                await _async_hit(gates.tool_gate(name, args, "finished"))
+                return result
+
+            return async_wrapper
+
+        @functools.wraps(fn)
+        def wrapper(**kwargs: Any) -> Any:
+            args, key = before(kwargs)
+            gates.hit(gates.tool_gate(name, args, "started"))
+            result = fn(**kwargs)
+            ledger.record(name, args, phase="finished", key=key)
+            gates.hit(gates.tool_gate(name, args, "finished"))
+            return result
+
+        return wrapper
+
+
+async def _async_hit(name: str) -> None:
+    # A gate blocks its caller; in a thread, so the batch's other calls go on.
+    if name in gates.armed():
+        await asyncio.to_thread(gates.hit, name)
