@@ -234,9 +234,21 @@ class Agent:
             ]
             if waiting:
                 return self._finish(st, RunStatus.PAUSED, pending=waiting)
+            self._fence(st)
             await self._run_batch(st, batch)
             if self.checkpoint != "runs":
                 self._write(st, RunStatus.RUNNING)
+
+    def _fence(self, st: _RunState) -> None:
+        """Before side effects, prove the run is still ours: a worker that was paused
+        while another took over stops here, instead of repeating the batch's effects."""
+        if st.version is None:
+            return  # no row yet: nobody else can have taken the run
+        if not self.db.renew_lease(st.run_id, st.owner, st.version, self.lease_seconds):
+            raise RunOwnedElsewhere(
+                f"runtime: run {st.run_id!r} was taken over by another worker; this worker "
+                "stopped before running its next tool batch"
+            )
 
     def _needs_confirmation(self, call: ToolCall) -> bool:
         tool = self._tools.get(call.name)

@@ -5,11 +5,15 @@ Names:
   tool:{name}:{sig}:started    a tool call began (sig = call_signature of its arguments)
   tool:{name}:{sig}:finished   a tool call returned, before its result goes back to the runtime
 
-A process arms gates with `arm()` (or the KILLPOINT_GATES / KILLPOINT_GATE_FD
-environment variables). When an armed gate is hit, the name and a newline are
-written to the announce fd, then the hitting thread blocks: forever (the parent
-is about to SIGKILL the process) or until one byte arrives on the release fd.
-With nothing armed, `hit()` is one set lookup.
+  checkpoint:{n}:committing    (adapters) inside the n-th checkpoint's transaction, before COMMIT
+  checkpoint:{n}:landed        (adapters) the n-th checkpoint of this process has committed
+
+A process arms gates with `arm()` (fds; or the KILLPOINT_GATES / KILLPOINT_GATE_FD
+environment variables) or `configure()` (callables). When an armed gate is hit,
+it is announced, then the hitting thread blocks: forever (the parent is about to
+SIGKILL the process) or until the parent releases it. A tracer, if set, sees
+every hit, armed or not. With nothing armed and no tracer, `hit()` is one set
+lookup.
 """
 
 from __future__ import annotations
@@ -17,14 +21,15 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from .conversation import canonical_arguments
 
 _lock = threading.Lock()
 _armed: frozenset[str] = frozenset()
-_announce_fd: int | None = None
-_release_fd: int | None = None
+_announce: Callable[[str], None] | None = None
+_wait: Callable[[str], None] | None = None  # None: block forever
+_tracer: Callable[[str], None] | None = None
 _hits: list[str] = []
 
 
@@ -40,16 +45,37 @@ def model_gate(turn: int) -> str:
     return f"model:{turn}:received"
 
 
-def arm(names: Iterable[str], announce_fd: int, release_fd: int | None = None) -> None:
-    global _armed, _announce_fd, _release_fd
+def configure(
+    names: Iterable[str],
+    *,
+    announce: Callable[[str], None] | None,
+    wait: Callable[[str], None] | None = None,
+    tracer: Callable[[str], None] | None = None,
+) -> None:
+    """Arm `names`: `announce(name)` on a hit, then `wait(name)` (None: block forever)."""
+    global _armed, _announce, _wait, _tracer
     with _lock:
         _armed = frozenset(names)
-        _announce_fd = announce_fd
-        _release_fd = release_fd
+        _announce, _wait, _tracer = announce, wait, tracer
+        _hits.clear()
+
+
+def arm(names: Iterable[str], announce_fd: int, release_fd: int | None = None) -> None:
+    """Arm `names` over raw fds: a hit writes "name\\n" to `announce_fd`, then blocks
+    until one byte arrives on `release_fd` (or forever without one)."""
+
+    def announce(name: str) -> None:
+        os.write(announce_fd, f"{name}\n".encode())
+
+    def wait(_name: str) -> None:
+        assert release_fd is not None
+        os.read(release_fd, 1)
+
+    configure(names, announce=announce, wait=wait if release_fd is not None else None)
 
 
 def disarm() -> None:
-    arm((), announce_fd=-1)
+    configure((), announce=None)
 
 
 def arm_from_env() -> None:
@@ -65,17 +91,19 @@ def armed() -> frozenset[str]:
 
 
 def hit(name: str) -> None:
+    if _tracer is not None:
+        _tracer(name)
     if name not in _armed:
         return
     with _lock:
         _hits.append(name)
-        announce, release = _announce_fd, _release_fd
-    assert announce is not None
-    os.write(announce, f"{name}\n".encode())
-    if release is None:
+        announce, wait = _announce, _wait
+        if announce is not None:
+            announce(name)  # under the lock: announcements from threads never interleave
+    if wait is None:
         threading.Event().wait()  # the parent kills this process; nothing runs past here
     else:
-        os.read(release, 1)
+        wait(name)
 
 
 def hits() -> list[str]:

@@ -43,20 +43,26 @@ class ToolEnv:
         is_idempotent = getattr(fn, _IDEMPOTENT, False)
         ledger = self.ledger
 
-        def before(kwargs: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
-            key = kwargs.get(IDEMPOTENCY_KEY)
-            args = {k: v for k, v in kwargs.items() if k != IDEMPOTENCY_KEY}
-            effect = not (is_idempotent and key is not None and ledger.has_effect(key))
-            # The record is the side effect: it is durable before the tool returns.
-            ledger.record(name, args, phase="started", key=key, effect=effect)
-            return args, key
+        def split(kwargs: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+            return {k: v for k, v in kwargs.items() if k != IDEMPOTENCY_KEY}, kwargs.get(
+                IDEMPOTENCY_KEY
+            )
+
+        def effect(args: dict[str, Any], key: str | None) -> None:
+            had = is_idempotent and key is not None and ledger.has_effect(key)
+            # The record is the side effect: durable before the tool goes on.
+            ledger.record(name, args, phase="started", key=key, effect=not had)
+
+        # Order: gate "started" (nothing happened yet), the effect, the tool's work, the
+        # "finished" record, gate "finished" (done, result not yet back in the runtime).
 
         if inspect.iscoroutinefunction(fn):
 
             @functools.wraps(fn)
             async def async_wrapper(**kwargs: Any) -> Any:
-                args, key = before(kwargs)
+                args, key = split(kwargs)
                 await _async_hit(gates.tool_gate(name, args, "started"))
+                effect(args, key)
                 result = await fn(**kwargs)
                 ledger.record(name, args, phase="finished", key=key)
                 await _async_hit(gates.tool_gate(name, args, "finished"))
@@ -66,8 +72,9 @@ class ToolEnv:
 
         @functools.wraps(fn)
         def wrapper(**kwargs: Any) -> Any:
-            args, key = before(kwargs)
+            args, key = split(kwargs)
             gates.hit(gates.tool_gate(name, args, "started"))
+            effect(args, key)
             result = fn(**kwargs)
             ledger.record(name, args, phase="finished", key=key)
             gates.hit(gates.tool_gate(name, args, "finished"))
@@ -80,3 +87,5 @@ async def _async_hit(name: str) -> None:
     # A gate blocks its caller; in a thread, so the batch's other calls go on.
     if name in gates.armed():
         await asyncio.to_thread(gates.hit, name)
+    else:
+        gates.hit(name)  # traced, never blocks

@@ -23,6 +23,7 @@ class ReferenceDriver:
         model_id: str = "gpt-4.1-mini",
         lease_seconds: float = 30.0,
     ) -> None:
+        self.scenario = scenario
         tools = [
             Tool.from_function(fn, requires_confirmation=fn.__name__ in scenario.confirm)
             for fn in scenario.build_tools(ToolEnv(ledger))
@@ -45,6 +46,15 @@ class ReferenceDriver:
     async def resume(
         self, run_id: str, *, session_id: str, confirmations: Mapping[str, bool]
     ) -> RunResult:
+        if not confirmations:
+            # Resumed after a crash while PAUSED: answer as the scenario says.
+            stored = self.agent.get_run(run_id)
+            if stored is not None and stored.pending_confirmations:
+                names = _call_names(stored)
+                confirmations = {
+                    cid: self.scenario.confirm.get(names.get(cid, ""), True)
+                    for cid in stored.pending_confirmations
+                }
         out = await self.agent.acontinue_run(run_id, session_id, confirmations=confirmations)
         return _result(out)
 
@@ -52,8 +62,12 @@ class ReferenceDriver:
         self.agent.cancel_run(run_id)
 
 
+def _call_names(out: RunOutput) -> dict[str, str]:
+    return {c.call_id: c.name for m in out.messages for c in m.tool_calls}
+
+
 def _result(out: RunOutput) -> RunResult:
-    names = {c.call_id: c.name for m in out.messages for c in m.tool_calls}
+    names = _call_names(out)
     return RunResult(
         run_id=out.run_id,
         status=out.status.value,
