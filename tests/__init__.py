@@ -1,0 +1,1 @@
+"""killpoint test suite."""

@@ -1,0 +1,1 @@
+"""Tests of the reference runtime (issue 2)."""
