@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from . import gates
 from .model import ScriptedModel
 from .scenario import Scenario
 
@@ -45,30 +46,45 @@ async def drive(
     *,
     session_id: str,
     resume_at: int | None = None,
+    start_at: int = 0,
+    on_result: Callable[[RunResult], None] | None = None,
 ) -> list[RunResult]:
-    """Run every input of the scenario in one session, from the start or, with
-    `resume_at=i`, by continuing run i (after a crash) and then the runs after it."""
+    """Run the scenario's inputs in one session: from input `start_at`, or, with
+    `resume_at=i`, by continuing run i (after a crash) and then the runs after it.
+
+    Gates `run:{i}:start` / `run:{i}:resume` mark each run's beginning; `on_result`
+    hears every run's result as soon as the runtime returns it (an acknowledgement).
+    """
     results: list[RunResult] = []
-    first = 0 if resume_at is None else resume_at
+    first = start_at if resume_at is None else resume_at
     for index in range(first, len(scenario.inputs)):
         run_id = run_id_for(session_id, index)
         if scenario.cancel_at_turn is not None:
             model.on_turn(scenario.cancel_at_turn, lambda rid=run_id: driver.cancel(rid))
         if index == resume_at:
+            gates.hit(f"run:{index + 1}:resume")
             result = await driver.resume(run_id, session_id=session_id, confirmations={})
         else:
+            gates.hit(f"run:{index + 1}:start")
             result = await driver.start(
                 scenario.inputs[index], session_id=session_id, run_id=run_id
             )
-        result = await settle(scenario, driver, result, session_id=session_id)
+        if on_result is not None:
+            on_result(result)
+        result = await settle(scenario, driver, result, session_id=session_id, on_result=on_result)
         results.append(result)
-        if result.status not in ("COMPLETED",):
+        if result.status != "COMPLETED":
             break
     return results
 
 
 async def settle(
-    scenario: Scenario, driver: Driver, result: RunResult, *, session_id: str
+    scenario: Scenario,
+    driver: Driver,
+    result: RunResult,
+    *,
+    session_id: str,
+    on_result: Callable[[RunResult], None] | None = None,
 ) -> RunResult:
     """Answer pauses and continue errors as the scenario says, until the run rests."""
     errors = 0
@@ -83,3 +99,5 @@ async def settle(
             result = await driver.resume(result.run_id, session_id=session_id, confirmations={})
         else:
             return result
+        if on_result is not None:
+            on_result(result)

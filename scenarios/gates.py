@@ -31,6 +31,7 @@ _announce: Callable[[str], None] | None = None
 _wait: Callable[[str], None] | None = None  # None: block forever
 _tracer: Callable[[str], None] | None = None
 _hits: list[str] = []
+_seen: dict[str, int] = {}
 
 
 def call_signature(arguments: str | dict[str, object]) -> str:
@@ -58,6 +59,7 @@ def configure(
         _armed = frozenset(names)
         _announce, _wait, _tracer = announce, wait, tracer
         _hits.clear()
+        _seen.clear()
 
 
 def arm(names: Iterable[str], announce_fd: int, release_fd: int | None = None) -> None:
@@ -91,6 +93,14 @@ def armed() -> frozenset[str]:
 
 
 def hit(name: str) -> None:
+    """Pass the named point. Its second and later passes in this process are named
+    `name#2`, `name#3`, ... (a retried model turn, the same call made twice)."""
+    if _tracer is None and not _armed:
+        return
+    with _lock:
+        _seen[name] = n = _seen.get(name, 0) + 1
+    if n > 1:
+        name = f"{name}#{n}"
     if _tracer is not None:
         _tracer(name)
     if name not in _armed:

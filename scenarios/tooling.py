@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -55,7 +56,8 @@ class ToolEnv:
 
         # Order: gate "started" (nothing happened yet), the effect, the tool's work, the
         # "finished" record, gate "finished" (done, result not yet back in the runtime).
-
+        # "finished" is written when the tool returns or raises (a raised error is its
+        # result); a call cut short (killed, cancelled) has "started" only.
         if inspect.iscoroutinefunction(fn):
 
             @functools.wraps(fn)
@@ -63,10 +65,12 @@ class ToolEnv:
                 args, key = split(kwargs)
                 await _async_hit(gates.tool_gate(name, args, "started"))
                 effect(args, key)
-                result = await fn(**kwargs)
-                ledger.record(name, args, phase="finished", key=key)
-                await _async_hit(gates.tool_gate(name, args, "finished"))
-                return result
+                try:
+                    return await fn(**kwargs)
+                finally:
+                    if not _cut_short():
+                        ledger.record(name, args, phase="finished", key=key)
+                        await _async_hit(gates.tool_gate(name, args, "finished"))
 
             return async_wrapper
 
@@ -75,17 +79,26 @@ class ToolEnv:
             args, key = split(kwargs)
             gates.hit(gates.tool_gate(name, args, "started"))
             effect(args, key)
-            result = fn(**kwargs)
-            ledger.record(name, args, phase="finished", key=key)
-            gates.hit(gates.tool_gate(name, args, "finished"))
-            return result
+            try:
+                return fn(**kwargs)
+            finally:
+                if not _cut_short():
+                    ledger.record(name, args, phase="finished", key=key)
+                    gates.hit(gates.tool_gate(name, args, "finished"))
 
         return wrapper
 
 
+def _cut_short() -> bool:
+    """Inside `finally`: whether the tool was interrupted (cancelled, exiting) rather than
+    returning or raising an ordinary error."""
+    exc = sys.exc_info()[1]
+    return exc is not None and not isinstance(exc, Exception)
+
+
 async def _async_hit(name: str) -> None:
     # A gate blocks its caller; in a thread, so the batch's other calls go on.
-    if name in gates.armed():
+    if gates.armed():
         await asyncio.to_thread(gates.hit, name)
     else:
         gates.hit(name)  # traced, never blocks
