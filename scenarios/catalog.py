@@ -2,7 +2,22 @@
 
 from __future__ import annotations
 
-from .builtin import research
+import re
+from collections.abc import Callable
+
+from .builtin import (
+    cancel,
+    confirm,
+    flaky_model,
+    hostile_content,
+    large_output,
+    long_chain,
+    multi_run,
+    parallel_fetch,
+    research,
+    side_effects,
+    tool_error,
+)
 from .scenario import Scenario
 
 
@@ -13,16 +28,55 @@ class UnknownScenario(KeyError):
         return str(self.args[0])
 
 
-BUILTINS: dict[str, Scenario] = {s.name: s for s in (research.SCENARIO,)}
+BUILTINS: dict[str, Scenario] = {
+    s.name: s
+    for s in (
+        research.SCENARIO,
+        parallel_fetch.SCENARIO,
+        long_chain.SCENARIO,
+        tool_error.SCENARIO,
+        confirm.SCENARIO,
+        flaky_model.SCENARIO,
+        cancel.SCENARIO,
+        side_effects.SCENARIO,
+        side_effects.IDEMPOTENT_SCENARIO,
+        large_output.SCENARIO,
+        hostile_content.SCENARIO,
+        multi_run.SCENARIO,
+    )
+}
+
+
+def _random(seed: int) -> Scenario:
+    from .strategies import scenario_from_seed  # hypothesis is imported only when needed
+
+    return scenario_from_seed(seed)
+
+
+# Parameterised families, by name: "long-chain-5", "random-1234".
+FAMILIES: dict[str, tuple[re.Pattern[str], Callable[[int], Scenario]]] = {
+    "long-chain-N": (re.compile(r"long-chain-(\d{1,4})"), long_chain.long_chain),
+    "random-SEED": (re.compile(r"random-(\d{1,19})"), _random),
+}
 
 
 def get(name: str) -> Scenario:
+    """A built-in by name, or a member of a family (`long-chain-N`, `random-SEED`)."""
     try:
         return BUILTINS[name]
     except KeyError:
-        raise UnknownScenario(
-            f"killpoint: unknown scenario {name!r}; choose from {', '.join(BUILTINS)}"
-        ) from None
+        pass
+    for pattern, factory in FAMILIES.values():
+        match = pattern.fullmatch(name)
+        if match:
+            try:
+                return factory(int(match.group(1)))
+            except ValueError as exc:
+                raise UnknownScenario(f"killpoint: scenario {name!r}: {exc}") from None
+    raise UnknownScenario(
+        f"killpoint: unknown scenario {name!r}; choose from {', '.join(BUILTINS)} "
+        f"(or {', '.join(FAMILIES)})"
+    )
 
 
 def describe() -> list[tuple[str, str]]:

@@ -42,7 +42,9 @@ class Fault:
                 request=request,
             )
         status = int(self.kind)
-        headers = {"retry-after-ms": str(self.retry_after_ms)} if status == 429 else {}
+        # Both are retryable; the delay the server asks for keeps an SDK's retry fast and
+        # free of its randomised backoff (openai honours retry-after-ms on any status).
+        headers = {"retry-after-ms": str(self.retry_after_ms)}
         message = "Rate limit reached" if status == 429 else "The server had an error"
         return httpx.Response(
             status,

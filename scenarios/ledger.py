@@ -86,8 +86,22 @@ def read(path: str | os.PathLike[str]) -> list[Entry]:
         return []
     entries: list[Entry] = []
     for line in text.splitlines():
-        try:
-            entries.append(Entry(**json.loads(line)))
-        except (ValueError, TypeError):
-            continue  # a line torn by a kill mid-write
+        entry = _parse(line)
+        if entry is None:
+            # A line torn by a kill mid-write has no newline, so the next writer's record
+            # is appended to it: keep that record, drop only the torn fragment.
+            start = line.rfind(_RECORD_START, 1)
+            entry = _parse(line[start:]) if start > 0 else None
+        if entry is not None:
+            entries.append(entry)
     return entries
+
+
+_RECORD_START = '{"scenario": '  # every record begins so (json.dumps keeps key order)
+
+
+def _parse(line: str) -> Entry | None:
+    try:
+        return Entry(**json.loads(line))
+    except (ValueError, TypeError):
+        return None
