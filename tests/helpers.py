@@ -92,9 +92,19 @@ def response_body(
     }
 
 
-def error_response(status: int, message: str = "scripted failure") -> httpx.Response:
+def json_response(body: JSONDict, status: int = 200) -> httpx.Response:
+    """A JSON response encoded with ASCII escapes, so lone surrogates survive the wire
+    (httpx's own `json=` encodes UTF-8, which cannot carry them)."""
     return httpx.Response(
-        status, json={"error": {"message": message, "type": "server_error", "code": None}}
+        status,
+        content=json.dumps(body, ensure_ascii=True).encode("ascii"),
+        headers={"content-type": "application/json"},
+    )
+
+
+def error_response(status: int, message: str = "scripted failure") -> httpx.Response:
+    return json_response(
+        {"error": {"message": message, "type": "server_error", "code": None}}, status
     )
 
 
@@ -140,7 +150,7 @@ def to_response(reply: Reply, request: httpx.Request, *, response_id: str) -> ht
         return reply
     if isinstance(reply, int):
         return error_response(reply)
-    return httpx.Response(200, json=response_body(reply, response_id=response_id))
+    return json_response(response_body(reply, response_id=response_id))
 
 
 def serve(router: respx.MockRouter, replies: Sequence[Reply]) -> tuple[respx.Route, ScriptedModel]:
@@ -163,8 +173,8 @@ def batch_replies(batches: int, size: int, final: str = "all batches done") -> C
             output = [message_item(final, item_id=f"msg_{k}")]
         else:
             output = [function_call(f"call_{k}_{i}", "step", {"n": k, "i": i}) for i in range(size)]
-        return httpx.Response(
-            200, json=response_body(output, response_id=f"resp_{k}", usage=usage_block(k, 1))
+        return json_response(
+            response_body(output, response_id=f"resp_{k}", usage=usage_block(k, 1))
         )
 
     return reply
