@@ -180,9 +180,14 @@ def batch_replies(batches: int, size: int, final: str = "all batches done") -> C
     return reply
 
 
-def mock_openai() -> respx.MockRouter:
+def mock_openai(*, assert_all_called: bool = True) -> respx.MockRouter:
     """The respx router every test uses: httpx2 transports patched, nothing unrouted escapes."""
-    return respx.mock(using="httpx2", assert_all_mocked=True, base_url=BASE_URL)
+    return respx.mock(
+        using="httpx2",
+        assert_all_mocked=True,
+        assert_all_called=assert_all_called,
+        base_url=BASE_URL,
+    )
 
 
 def make_model(*, api_key: str = TEST_API_KEY, max_retries: int = 0) -> OpenAIResponses:
@@ -330,3 +335,81 @@ def worker(
         yield Worker(proc, LineReader(proc.stdout.fileno(), f"worker {proc.pid}"), stderr_path)
     finally:
         kill_tree(proc)
+
+
+def worker_args(
+    url: str,
+    mode: str,
+    run_id: str,
+    session_id: str,
+    action: str,
+    *,
+    batches: int = 4,
+    size: int = 2,
+    block_at: str | None = None,
+    gate: bool = False,
+    log: Path | None = None,
+    lease: float | None = None,
+) -> list[str]:
+    """Command-line arguments of `tests.runtime.worker`."""
+    args = [
+        f"--url={url}",
+        f"--mode={mode}",
+        f"--run-id={run_id}",
+        f"--session-id={session_id}",
+        f"--action={action}",
+        f"--batches={batches}",
+        f"--size={size}",
+    ]
+    if block_at:
+        args.append(f"--block-at={block_at}")
+    if gate:
+        args.append("--gate")
+    if log is not None:
+        args.append(f"--log={log}")
+    if lease is not None:
+        args.append(f"--lease={lease}")
+    return args
+
+
+def executed_keys(log: Path) -> list[tuple[str, int]]:
+    """(idempotency key, pid) of every tool execution a worker logged, in order."""
+    if not log.exists():
+        return []
+    lines = log.read_text(encoding="utf-8").splitlines()
+    return [(d["key"], d["pid"]) for d in map(json.loads, lines)]
+
+
+@dataclass
+class Crash:
+    """What a crashed worker left: its announcement, the store as it was at the kill, and
+    the exit status the kill produced."""
+
+    ready: JSONDict
+    run_at_kill: Any  # StoredRun | None
+    session_at_kill: JSONDict | None
+    returncode: int
+
+
+def crash_after_checkpoint(
+    url: str,
+    mode: str,
+    run_id: str,
+    session_id: str,
+    tmp_path: Path,
+    *,
+    block_at: str = "3:0",
+    log: Path | None = None,
+) -> Crash:
+    """Start a worker, wait for it to announce `block_at` through its stdout pipe (no sleep),
+    read the store while the worker is blocked, then SIGKILL its process group and reap it."""
+    args = worker_args(url, mode, run_id, session_id, "run", block_at=block_at, log=log)
+    with worker(args, tmp_path / f"crash-{run_id}.stderr") as w:
+        ready = w.event()
+        store = Store(url)
+        try:
+            run, session = store.read_run(run_id), store.read_session(session_id)
+        finally:
+            store.dispose()
+        code = kill_tree(w.proc)
+    return Crash(ready=ready, run_at_kill=run, session_at_kill=session, returncode=code)
