@@ -2,12 +2,35 @@
 
 from __future__ import annotations
 
+import itertools
+import threading
 from collections.abc import Mapping
+from typing import Any
 
-from runtime import Agent, OpenAIResponses, RunOutput, Store, Tool
-from scenarios import Ledger, RunResult, Scenario, ToolEnv
+from sqlalchemy import Engine, event, func, select, text
+
+from runtime import Agent, OpenAIResponses, RunOutput, RunStatus, Store, Tool
+from runtime.store import schema
+from scenarios import Ledger, RunResult, Scenario, ToolEnv, gates
 
 SCRIPTED_API_KEY = "sk-killpoint-scripted-model"
+
+# What the comparison leaves out, and why: ids are fresh per run, times and
+# ownership differ by construction, `checkpoints` counts writes (a resumed run
+# may write more than an uninterrupted one).
+EXCLUDED = (
+    "run_id",
+    "session_id",
+    "call_id",
+    "response_id",
+    "idempotency_key",
+    "created_at",
+    "updated_at",
+    "version",
+    "owner",
+    "lease_expires_at",
+    "checkpoints",
+)
 
 
 class ReferenceDriver:
@@ -74,3 +97,172 @@ def _result(out: RunOutput) -> RunResult:
         content=out.content,
         pending=[(cid, names.get(cid, "")) for cid in out.pending_confirmations],
     )
+
+
+_local = threading.local()
+
+
+class ReferenceAdapter:
+    name = "reference"
+    modes: tuple[str, ...] = ("runs", "tool-batch", "tool")
+    excluded = EXCLUDED
+    driver_class: type[ReferenceDriver] = ReferenceDriver
+
+    def preload(self) -> None:
+        import openai  # noqa: F401
+        import sqlalchemy.dialects.postgresql.psycopg
+        import sqlalchemy.dialects.sqlite.pysqlite  # noqa: F401
+
+    def instrument(self, checkpoint_offset: int) -> None:
+        """Wrap Store.write_checkpoint in this (worker) process; the runtime is unchanged."""
+        counter = itertools.count(checkpoint_offset + 1)
+        original = Store.write_checkpoint
+
+        def write_checkpoint(store: Store, cp: Any) -> int:
+            _local.checkpoint = n = next(counter)
+            try:
+                version = original(store, cp)
+            finally:
+                _local.checkpoint = None
+            gates.hit(f"checkpoint:{n}:landed")
+            return version
+
+        def on_commit(conn: Any) -> None:
+            # SQLAlchemy's "commit" event fires inside the transaction, before COMMIT.
+            n = getattr(_local, "checkpoint", None)
+            if n is not None:
+                gates.hit(f"checkpoint:{n}:committing")
+
+        Store.write_checkpoint = write_checkpoint  # type: ignore[method-assign]
+        event.listen(Engine, "commit", on_commit)
+
+    def driver(
+        self, scenario: Scenario, store_url: str, mode: str, ledger: Ledger, *, lease_seconds: float
+    ) -> ReferenceDriver:
+        return self.driver_class(scenario, store_url, mode, ledger, lease_seconds=lease_seconds)
+
+    # -- reading back -------------------------------------------------------------------
+
+    def progress(self, store_url: str, session_id: str) -> int:
+        store = _store(store_url)
+        with store.engine.connect() as conn:
+            total = conn.execute(
+                select(func.coalesce(func.sum(schema.runs.c.checkpoints), 0)).where(
+                    schema.runs.c.session_id == session_id
+                )
+            ).scalar_one()
+        return int(total)
+
+    def lease_deadline(self, store_url: str, session_id: str) -> float | None:
+        store = _store(store_url)
+        with store.engine.connect() as conn:
+            return conn.execute(
+                select(func.max(schema.runs.c.lease_expires_at)).where(
+                    schema.runs.c.session_id == session_id, schema.runs.c.owner.is_not(None)
+                )
+            ).scalar_one()
+
+    def read_session(self, store_url: str, session_id: str) -> dict[str, Any] | None:
+        store = _store(store_url)
+        session = store.read_session(session_id)
+        if session is None:
+            return None
+        runs: dict[str, Any] = {}
+        for run_id in session["run_ids"]:
+            stored = store.read_run(run_id)
+            assert stored is not None
+            runs[run_id] = normalise_run(stored)
+        return {"state": session["state"], "runs": runs}
+
+    def inspect(self, store_url: str, session_id: str) -> list[str]:
+        store = _store(store_url)
+        problems: list[str] = []
+        if store.dialect == "sqlite":
+            with store.engine.connect() as conn:
+                verdict = conn.execute(text("PRAGMA integrity_check")).scalar_one()
+            if verdict != "ok":
+                problems.append(f"SQLite integrity_check: {verdict}")
+        session = store.read_session(session_id)
+        for run_id in session["run_ids"] if session else ():
+            stored = store.read_run(run_id)
+            assert stored is not None
+            problems.extend(f"run {run_id}: {p}" for p in run_invariants(stored))
+        return problems
+
+
+def _store(url: str) -> Store:
+    # One Store per URL and process: engines are made lazily after fork.
+    cache: dict[str, Store] = _STORES
+    if url not in cache:
+        cache[url] = Store(url)
+    return cache[url]
+
+
+_STORES: dict[str, Store] = {}
+
+
+def normalise_run(run: Any) -> dict[str, Any]:
+    names = {c.call_id: c.name for m in run.messages for c in m.tool_calls}
+    return {
+        "input": run.input,
+        "status": run.status.value,
+        "content": run.content,
+        "error": run.error,
+        "usage": run.usage.to_dict(),
+        "last_checkpoint_at_message_index": run.last_checkpoint_at_message_index,
+        "pending_confirmations": [names.get(c, "?") for c in run.pending_confirmations],
+        "messages": [
+            {
+                "role": m.role,
+                "content": m.content,
+                "tool_calls": [{"name": c.name, "arguments": c.arguments} for c in m.tool_calls],
+                "name": m.name,
+                "status": m.status,
+            }
+            for m in run.messages
+        ],
+        "tool_executions": [
+            {
+                "name": e.name,
+                "arguments": e.arguments,
+                "result": e.result,
+                "status": e.status,
+                "turn": e.turn,
+                "call_index": e.call_index,
+            }
+            for e in run.tool_executions
+        ],
+    }
+
+
+def run_invariants(run: Any) -> list[str]:
+    """What must hold of a run in the store at any moment, crash or not."""
+    problems: list[str] = []
+    if len(run.messages) != run.last_checkpoint_at_message_index:
+        problems.append(
+            f"{len(run.messages)} messages but last_checkpoint_at_message_index is "
+            f"{run.last_checkpoint_at_message_index}"
+        )
+    executed = {e.call_id for e in run.tool_executions}
+    msgs = run.messages
+    for n, m in enumerate(msgs):
+        if m.role != "assistant" or not m.tool_calls:
+            continue
+        answers = [x for x in msgs[n + 1 : n + 1 + len(m.tool_calls)] if x.role == "tool"]
+        if n + 1 == len(msgs):
+            # A trailing batch without results: only PAUSED, or RUNNING mid-batch ("tool").
+            midbatch = run.status is RunStatus.RUNNING and run.mode == "tool"
+            if run.status is not RunStatus.PAUSED and not midbatch:
+                problems.append(
+                    f"{run.status.value} run in mode {run.mode!r} ends with a batch that "
+                    "has no results"
+                )
+            continue
+        ids = [c.call_id for c in m.tool_calls]
+        if [a.call_id for a in answers] != ids:
+            got = [a.call_id for a in answers]
+            problems.append(f"half-written batch at message {n}: calls {ids}, results for {got}")
+        missing = [c for c in ids if c not in executed]
+        if missing:
+            problems.append(f"calls {missing} at message {n} have no tool execution row")
+    return problems

@@ -1,0 +1,83 @@
+"""The runtime adapter Protocol, and finding an adapter by name or import path."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
+
+from scenarios import Driver, Ledger, Scenario
+
+
+class AdapterError(ValueError):
+    """A runtime name or import path that does not give an adapter."""
+
+
+@runtime_checkable
+class RuntimeAdapter(Protocol):
+    """How killpoint builds, drives and reads back one runtime.
+
+    Every read takes the store URL: adapters keep no connection across a fork.
+    """
+
+    name: str
+    modes: tuple[str, ...]  # checkpoint modes the runtime offers
+
+    def preload(self) -> None:
+        """Import what a worker needs, so forked workers start warm."""
+
+    def instrument(self, checkpoint_offset: int) -> None:
+        """In a worker: hit gates `checkpoint:{n}:committing` and `checkpoint:{n}:landed`
+        around every checkpoint, n counting from checkpoint_offset + 1."""
+
+    def driver(
+        self, scenario: Scenario, store_url: str, mode: str, ledger: Ledger, *, lease_seconds: float
+    ) -> Driver:
+        """A scenarios.Driver over a fresh agent of this runtime."""
+
+    def progress(self, store_url: str, session_id: str) -> int:
+        """Checkpoints of the session that have landed (0 when there are none)."""
+
+    def lease_deadline(self, store_url: str, session_id: str) -> float | None:
+        """When the lease of the session's unfinished run expires (None: no lease)."""
+
+    def read_session(self, store_url: str, session_id: str) -> dict[str, Any] | None:
+        """Everything the runtime persists about the session and its runs, normalised:
+        {"state": ..., "runs": {run_id: {...}}}; None when the session is absent."""
+
+    def inspect(self, store_url: str, session_id: str) -> list[str]:
+        """Broken invariants of the store after a crash (empty when it is sound)."""
+
+
+def _reference() -> RuntimeAdapter:
+    from .adapters.reference import ReferenceAdapter
+
+    return ReferenceAdapter()
+
+
+BUILTIN: dict[str, Callable[[], RuntimeAdapter]] = {"reference": _reference}
+
+
+def load_adapter(spec: str) -> RuntimeAdapter:
+    """`reference`, or `package.module:factory` (a callable returning an adapter, or one)."""
+    if spec in BUILTIN:
+        return BUILTIN[spec]()
+    if ":" not in spec:
+        raise AdapterError(
+            f"killpoint: unknown runtime {spec!r}; choose from {', '.join(BUILTIN)} "
+            "or give an import path 'package.module:adapter'"
+        )
+    module_name, _, attr = spec.partition(":")
+    try:
+        obj: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        raise AdapterError(f"killpoint: runtime {spec!r} cannot be imported: {exc}") from None
+    adapter = obj() if callable(obj) and not isinstance(obj, RuntimeAdapter) else obj
+    if not isinstance(adapter, RuntimeAdapter):
+        raise AdapterError(
+            f"killpoint: runtime {spec!r} gave {adapter!r}, which is not a RuntimeAdapter "
+            "(see harness.adapter.RuntimeAdapter)"
+        )
+    return adapter

@@ -1,0 +1,264 @@
+"""The baseline: a scenario run without faults, and what its trace says about every crash point.
+
+A baseline worker runs with every gate traced (none armed), so its trace is the
+ordered list of points the run passed: run starts, model turns, tool calls,
+checkpoints committing and landed. Each crash point is planned from it: which
+gates to arm, how many checkpoints the store must hold when the point is
+reached, which run is in flight, and how many duplicate effects a resume may
+legitimately cause.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from scenarios import gates
+from scenarios.conversation import canonical_arguments
+from scenarios.ledger import Entry
+
+from .points import CrashPoint, PointError
+
+_MODEL = re.compile(r"model:(\d+):received(#\d+)?$")
+_LANDED = re.compile(r"checkpoint:(\d+):landed$")
+_RUN = re.compile(r"run:(\d+):(start|resume)$")
+
+
+def base_name(event: str) -> str:
+    return event.split("#", 1)[0]
+
+
+def effects(entries: list[Entry]) -> Counter[tuple[str, str]]:
+    """Effective executions per (tool, canonical arguments)."""
+    return Counter(e.signature for e in entries if e.phase == "started" and e.effect)
+
+
+@dataclass(frozen=True)
+class Call:
+    tool: str
+    arguments: str  # canonical JSON
+    started: str  # full gate names, with the occurrence suffix the trace gave them
+    finished: str
+    occurrence: int  # how many executions of (tool, arguments) up to and including this one
+
+
+@dataclass(frozen=True)
+class Batch:
+    number: int  # 1-based, over the session
+    turn: int  # the model turn that asked for it
+    calls: tuple[Call, ...]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How to reach one crash point and what must hold there."""
+
+    point: CrashPoint
+    arm: tuple[str, ...]  # gates the worker arms
+    wait_for: frozenset[str]  # gates that must be announced before the kill
+    checkpoints: int  # checkpoints of the session in the store at the point
+    run_index: int  # 0-based: the run in flight
+    run_started_at: int  # checkpoints of the session when that run started
+    bound: int  # duplicate effects a resume from here may cause
+    finished_first: tuple[Call, ...] = ()  # calls whose effects must be done before the kill
+
+    @property
+    def expects_loss(self) -> bool:
+        """Nothing of the run in flight was durable yet: losing it breaks no promise."""
+        return self.checkpoints == self.run_started_at
+
+
+@dataclass
+class Baseline:
+    runtime: str
+    scenario: str
+    mode: str
+    store: str
+    session: dict[str, Any] | None = None
+    effects: Counter[tuple[str, str]] = field(default_factory=Counter)
+    trace: list[str] = field(default_factory=list)
+    results: list[dict[str, Any]] = field(default_factory=list)
+    problem: str | None = None  # the baseline itself failed
+    nondeterministic: str | None = None  # two baselines differ: where
+    seconds: float = 0.0
+    batches: list[Batch] = field(default_factory=list)
+
+    # -- analysis -----------------------------------------------------------------------
+
+    def analyse(self) -> None:
+        self.batches = self._batches()
+
+    def _index(self, name: str) -> int:
+        try:
+            return self.trace.index(name)
+        except ValueError:
+            raise PointError(f"killpoint: the baseline never passed {name!r}") from None
+
+    def landed_before(self, index: int) -> int:
+        return sum(1 for e in self.trace[:index] if _LANDED.match(e))
+
+    @property
+    def checkpoints(self) -> int:
+        return self.landed_before(len(self.trace))
+
+    @property
+    def turns(self) -> list[int]:
+        return sorted({int(m.group(1)) for e in self.trace if (m := _MODEL.match(e))})
+
+    def _run_at(self, index: int) -> tuple[int, int]:
+        """(0-based run in flight at trace position `index`, checkpoints when it started)."""
+        run, started = 0, 0
+        for n, e in enumerate(self.trace[:index]):
+            m = _RUN.match(e)
+            if m:
+                run, started = int(m.group(1)) - 1, self.landed_before(n)
+        return run, started
+
+    def _messages_batches(self) -> list[list[tuple[str, str]]]:
+        batches: list[list[tuple[str, str]]] = []
+        for run in (self.session or {}).get("runs", {}).values():
+            for m in run["messages"]:
+                if m["role"] == "assistant" and m["tool_calls"]:
+                    batches.append(
+                        [(c["name"], canonical_arguments(c["arguments"])) for c in m["tool_calls"]]
+                    )
+        return batches
+
+    def _batches(self) -> list[Batch]:
+        segments: list[tuple[int, list[str]]] = []
+        turn = 0
+        for e in self.trace:
+            m = _MODEL.match(e)
+            if m:
+                turn = int(m.group(1))
+                segments.append((turn, []))
+            elif e.startswith("tool:") and base_name(e).endswith(":started") and segments:
+                segments[-1][1].append(e)
+        segments = [s for s in segments if s[1]]
+        seen: Counter[tuple[str, str]] = Counter()
+        batches: list[Batch] = []
+        for number, (calls, (turn, started)) in enumerate(
+            zip(self._messages_batches(), segments, strict=False), start=1
+        ):
+            free = list(started)
+            planned: list[Call] = []
+            for tool, args in calls:
+                base = gates.tool_gate(tool, args, "started")
+                match = next((s for s in free if base_name(s) == base), None)
+                if match is None:
+                    continue  # not executed (a rejected confirmation): no gate to arm
+                free.remove(match)
+                seen[(tool, args)] += 1
+                planned.append(
+                    Call(
+                        tool=tool,
+                        arguments=args,
+                        started=match,
+                        finished=match.replace(":started", ":finished", 1),
+                        occurrence=seen[(tool, args)],
+                    )
+                )
+            batches.append(Batch(number=number, turn=turn, calls=tuple(planned)))
+        return batches
+
+    # -- points -------------------------------------------------------------------------
+
+    def points(self, kinds: tuple[str, ...]) -> list[CrashPoint]:
+        n = self.checkpoints
+        out: list[CrashPoint] = []
+        for kind in kinds:
+            if kind in ("after-checkpoint", "sigstop", "double-resume"):
+                out += [CrashPoint(kind, k) for k in range(1, n)]
+            elif kind == "mid-commit":
+                out += [CrashPoint(kind, k) for k in range(1, n + 1)]
+            elif kind in ("mid-model", "model-500", "model-timeout"):
+                out += [CrashPoint(kind, t) for t in self.turns]
+            elif kind == "mid-batch":
+                out += [
+                    CrashPoint(kind, b.number, i) for b in self.batches for i in range(len(b.calls))
+                ]
+        return sorted(out, key=CrashPoint.sort_key)
+
+    def _bound(self, batch_size: int) -> int:
+        """Duplicates one crash may cause with `batch_size` calls in flight."""
+        if self.mode == "tool":
+            return min(1, batch_size)
+        return batch_size
+
+    def _turn_at(self, index: int) -> tuple[int, int]:
+        """(model turn in progress at trace position `index`, where its request arrived)."""
+        for n in range(index - 1, -1, -1):
+            m = _MODEL.match(self.trace[n])
+            if m:
+                return int(m.group(1)), n
+        return 0, 0
+
+    def _batch_in_flight(self, index: int) -> Batch | None:
+        """The batch whose calls ran between the latest model turn and `index`, if any."""
+        turn, since = self._turn_at(index)
+        if not any(e.startswith("tool:") for e in self.trace[since:index]):
+            return None
+        return next((b for b in self.batches if b.turn == turn), None)
+
+    def _next_batch(self, index: int) -> Batch | None:
+        return next(
+            (b for b in self.batches if b.calls and self._index(b.calls[0].started) > index),
+            None,
+        )
+
+    def plan(self, point: CrashPoint) -> Plan:
+        kind, k = point.kind, point.k
+        if kind in ("after-checkpoint", "sigstop", "double-resume"):
+            if not 1 <= k < self.checkpoints:
+                raise PointError(
+                    f"killpoint: {point} is not a boundary of this baseline; it has "
+                    f"{self.checkpoints} checkpoints, boundaries 1..{self.checkpoints - 1}"
+                )
+            gate = f"checkpoint:{k}:landed"
+            index = self._index(gate)
+            run, started = self._run_at(index)
+            bound = 0
+            if kind == "sigstop":
+                # The paused worker, once woken, may start the next batch before it learns
+                # that the run was taken over.
+                following = self._next_batch(index)
+                bound = self._bound(len(following.calls)) if following else 0
+            return Plan(point, (gate,), frozenset({gate}), k, run, started, bound)
+        if kind == "mid-commit":
+            gate = f"checkpoint:{k}:committing"
+            index = self._index(gate)
+            run, started = self._run_at(index)
+            batch = self._batch_in_flight(index)
+            bound = self._bound(len(batch.calls)) if batch else 0
+            return Plan(point, (gate,), frozenset({gate}), k - 1, run, started, bound)
+        if kind in ("mid-model", "model-500", "model-timeout"):
+            gate = gates.model_gate(k)
+            index = self._index(gate)
+            run, started = self._run_at(index)
+            arm = (gate,) if kind == "mid-model" else ()
+            return Plan(point, arm, frozenset(arm), self.landed_before(index), run, started, 0)
+        if kind == "mid-batch":
+            batch = next((b for b in self.batches if b.number == k), None)
+            if batch is None or point.i is None or not 0 <= point.i < len(batch.calls):
+                raise PointError(
+                    f"killpoint: {point} is not in this baseline; its batches: "
+                    + ", ".join(f"{b.number} ({len(b.calls)} calls)" for b in self.batches)
+                )
+            i = point.i
+            arm = (batch.calls[i].finished, *(c.started for c in batch.calls[i + 1 :]))
+            index = self._index(gates.model_gate(batch.turn))
+            run, started = self._run_at(index)
+            done = self.landed_before(index) + (i if self.mode == "tool" else 0)
+            return Plan(
+                point,
+                arm,
+                frozenset(arm),
+                done,
+                run,
+                started,
+                self._bound(len(batch.calls)),
+                finished_first=batch.calls[:i],
+            )
+        raise PointError(f"killpoint: no plan for crash point {point}")

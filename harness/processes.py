@@ -1,0 +1,204 @@
+"""Worker processes: started from a warm forkserver, watched over a pipe, killed for real.
+
+Every started worker is registered until it is reaped, so an interrupted campaign
+can kill whatever is still alive (`kill_all`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+from multiprocessing.context import ForkServerContext
+from typing import Any
+
+import psutil
+
+from .worker import WorkerSpec, worker_main
+
+PRELOAD = [
+    "harness.cli",
+    "harness.warm",
+    "harness.worker",
+    "harness.adapters.reference",
+    "runtime",
+    "scenarios",
+    "openai",
+    "openai.types.responses",
+    "httpx2",
+    "respx",
+    "sqlalchemy",
+    "sqlalchemy.dialects.sqlite.pysqlite",
+    "sqlalchemy.dialects.postgresql.psycopg",
+    "psutil",
+]
+
+_ctx: ForkServerContext | None = None
+_ctx_lock = threading.Lock()
+_live: set[Worker] = set()
+_live_lock = threading.Lock()
+
+
+def context(extra_preload: list[str] | None = None) -> ForkServerContext:
+    """The forkserver: modules imported once, every worker a fork of that warm process."""
+    global _ctx
+    with _ctx_lock:
+        if _ctx is None:
+            ctx = multiprocessing.get_context("forkserver")
+            ctx.set_forkserver_preload(PRELOAD + list(extra_preload or ()))
+            _ctx = ctx
+        return _ctx
+
+
+@dataclass
+class Outcome:
+    """What waiting on a worker ended with."""
+
+    kind: str  # "gates" | "done" | "error" | "died" | "timeout" | "interrupted"
+    detail: str = ""
+    results: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Worker:
+    def __init__(self, spec: WorkerSpec, timeline: list[tuple[float, str]], t0: float) -> None:
+        self.spec = spec
+        self.timeline = timeline
+        self.t0 = t0
+        ctx = context()
+        self.conn, child = ctx.Pipe(duplex=True)
+        self.proc = ctx.Process(target=worker_main, args=(spec, child), daemon=False)
+        with _live_lock:
+            _live.add(self)
+        self.proc.start()
+        child.close()
+        self.pid: int = self.proc.pid  # type: ignore[assignment]
+        self.gates_hit: list[str] = []
+        self.trace: list[str] = []
+        self.acks: list[dict[str, Any]] = []
+        self.exitcode: int | None = None
+        self.finished: Outcome | None = None
+        self.event(f"{spec.log_name} started (pid {self.pid})")
+
+    def __repr__(self) -> str:
+        return f"Worker({self.spec.log_name!r}, pid={self.pid})"
+
+    def event(self, text: str) -> None:
+        self.timeline.append((round(time.monotonic() - self.t0, 4), text))
+
+    # -- waiting ------------------------------------------------------------------------
+
+    def wait(self, gates: frozenset[str], deadline: float) -> Outcome:
+        """Read the pipe until every gate in `gates` has been announced (kind "gates"),
+        or the worker ends, or the deadline passes. With no gates, wait for the end."""
+        pending = set(gates) - set(self.gates_hit)
+        while True:
+            if gates and not pending:
+                return Outcome("gates")
+            if self.finished is not None:
+                return self.finished
+            left = deadline - time.monotonic()
+            # poll() wakes on data or EOF: a dead worker closes its end of the pipe.
+            if left <= 0 or not self.conn.poll(left):
+                if time.monotonic() >= deadline:
+                    return Outcome(
+                        "timeout", f"no answer within the time limit ({self.spec.log_name})"
+                    )
+                continue
+            try:
+                message = self.conn.recv()
+            except (EOFError, OSError):
+                self.finished = Outcome("died", "the worker closed its pipe without a result")
+                continue
+            kind = message[0]
+            if kind == "gate":
+                self.gates_hit.append(message[1])
+                pending.discard(message[1])
+                self.event(f"gate {message[1]}")
+            elif kind == "trace":
+                self.trace.append(message[1])
+            elif kind == "ack":
+                self.acks.append(message[1])
+                self.event(f"acknowledged {message[1]['run_id']} {message[1]['status']}")
+            elif kind == "done":
+                self.finished = Outcome("done", results=message[1])
+                self.event(f"{self.spec.log_name} done")
+            elif kind == "error":
+                self.finished = Outcome("error", f"{message[1]}: {message[2]}")
+                self.event(f"{self.spec.log_name} raised {message[1]}")
+
+    def join(self, deadline: float) -> Outcome:
+        """Wait for the worker's result and its exit; kill it if the deadline passes."""
+        outcome = self.wait(frozenset(), deadline)
+        if outcome.kind == "timeout":
+            self.kill()
+            return outcome
+        self._reap()
+        return outcome
+
+    def release(self, name: str) -> None:
+        self.conn.send(("release", name))
+
+    # -- signals ------------------------------------------------------------------------
+
+    def kill(self) -> int | None:
+        """SIGKILL the worker's process group and every descendant, then reap it.
+
+        The worker called setsid() before it could announce anything, so its pgid is
+        its pid; descendants that left the group are found through psutil first, while
+        the parent still exists to list them.
+        """
+        try:
+            children = psutil.Process(self.pid).children(recursive=True)
+        except psutil.NoSuchProcess:
+            children = []
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            # Not yet a group leader (killed before its first line) or already gone.
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+        for child in children:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                child.kill()
+        self._reap()
+        self.event(f"{self.spec.log_name} killed (exit {self.exitcode})")
+        return self.exitcode
+
+    def stop(self) -> None:
+        os.killpg(self.pid, signal.SIGSTOP)
+        self.event(f"{self.spec.log_name} paused (SIGSTOP)")
+
+    def cont(self) -> None:
+        os.killpg(self.pid, signal.SIGCONT)
+        self.event(f"{self.spec.log_name} woken (SIGCONT)")
+
+    def _reap(self) -> None:
+        # join() returns when the forkserver has waited for the child: its real status.
+        self.proc.join()
+        self.exitcode = self.proc.exitcode
+        self.conn.close()
+        with _live_lock:
+            _live.discard(self)
+
+    @property
+    def alive(self) -> bool:
+        return self.exitcode is None
+
+
+def kill_all() -> int:
+    """Kill every worker that is still registered; returns how many there were."""
+    with _live_lock:
+        workers = list(_live)
+    for w in workers:
+        with contextlib.suppress(Exception):
+            w.kill()
+    return len(workers)
+
+
+def live_pids() -> list[int]:
+    with _live_lock:
+        return [w.pid for w in _live]
