@@ -1,0 +1,1 @@
+"""Tests of the scenarios package: scripted model, faults, ledger, gates, built-ins."""
