@@ -13,15 +13,13 @@ import pytest
 
 from runtime import Message, RunNotFound, RunOutput, RunStatus, Store
 from tests.helpers import (
-    batch_replies,
     crash_after_checkpoint,
     executed_keys,
-    mock_openai,
     project,
     worker,
     worker_args,
 )
-from tests.runtime.worker import build_agent
+from tests.runtime.worker import reference_run
 
 pytestmark = pytest.mark.slow
 
@@ -35,14 +33,7 @@ def new_run_id() -> str:
 
 def uninterrupted(tmp_path: Path, mode: str, run_id: str) -> RunOutput:
     """The same run, same run id, never killed, in this process on its own SQLite file."""
-    url = f"sqlite:///{tmp_path / 'reference.db'}"
-    with mock_openai() as router:
-        router.post("/responses").mock(side_effect=batch_replies(BATCHES, SIZE))
-        out = build_agent(url, mode, size=SIZE).run(
-            "run the steps", session_id=SESSION, run_id=run_id
-        )
-    assert RunStatus.COMPLETED == out.status
-    return out
+    return reference_run(tmp_path / "reference.db", mode, run_id, SESSION, BATCHES, SIZE)
 
 
 def continue_in_new_process(url: str, mode: str, run_id: str, tmp_path: Path, log: Path) -> dict:

@@ -22,9 +22,10 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from runtime import Agent, RunOutput, Store
+from runtime import Agent, RunOutput, RunStatus, Store
 from runtime.errors import RuntimeErrorBase
 from tests.helpers import batch_replies, make_model, mock_openai
 
@@ -85,6 +86,21 @@ def build_agent(
         checkpoint=mode,
         lease_seconds=lease_seconds,
     )
+
+
+def reference_run(
+    path: Path, mode: str, run_id: str, session_id: str, batches: int = 4, size: int = 2
+) -> RunOutput:
+    """The run as it goes when nothing kills it: in this process, on its own SQLite file,
+    with the same run id (tool results carry idempotency keys, which carry the run id)."""
+    with mock_openai() as router:
+        router.post("/responses").mock(side_effect=batch_replies(batches, size))
+        out = build_agent(f"sqlite:///{path}", mode, size=size).run(
+            "run the steps", session_id=session_id, run_id=run_id
+        )
+    if out.status is not RunStatus.COMPLETED:
+        raise AssertionError(f"the reference run ended {out.status}: {out.error}")
+    return out
 
 
 def result_event(out: RunOutput) -> dict[str, Any]:
