@@ -54,11 +54,10 @@ class Shape:
     @property
     def key(self) -> str:
         """A short, stable digest of the shape."""
-        text = ";".join(",".join(f"{c.tool}{'!' if c.fails else ''}" for c in b) for b in self)
+        text = ";".join(
+            ",".join(f"{c.tool}{'!' if c.fails else ''}" for c in b) for b in self.batches
+        )
         return hashlib.sha256(text.encode()).hexdigest()[:10]
-
-    def __iter__(self) -> Any:
-        return iter(self.batches)
 
     @property
     def calls(self) -> tuple[str, ...]:

@@ -37,6 +37,7 @@ def test_a_tool_gate_announces_and_blocks_until_released(tmp_path: Path) -> None
     finally:
         os.write(rel_w, b"x")
         worker.join(timeout=30)
+        gates.disarm()
     assert (name, (True, [], [])) == (announced, blocked)
     assert (["text of r2"], ["started", "finished"]) == (
         results,
@@ -65,6 +66,7 @@ def test_a_model_gate_holds_the_run_where_the_store_can_be_inspected(tmp_path: P
     finally:
         os.write(rel_w, b"x")
         worker.join(timeout=60)
+        gates.disarm()
     assert stored is not None
     expected = ("model:3:received", "RUNNING", 5, ["search"] * 2 + ["fetch_detail"] * 2)
     assert expected == (announced, stored.status.value, len(stored.messages), ledger)
@@ -75,6 +77,7 @@ def test_a_model_gate_holds_the_run_where_the_store_can_be_inspected(tmp_path: P
 
 def test_unarmed_gates_do_nothing() -> None:
     """With nothing armed, hit() returns at once and records nothing."""
+    gates.disarm()
     gates.hit(gates.model_gate(1))
     gates.hit(gates.tool_gate("t", {}, "started"))
     assert (frozenset(), []) == (gates.armed(), gates.hits())
