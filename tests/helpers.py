@@ -28,7 +28,6 @@ from sqlalchemy import select as sql_select
 import scenarios.http_mock  # noqa: F401  (registers respx's "httpx2" mocker)
 from runtime import Message, OpenAIResponses, Store
 from runtime.store import schema
-from runtime.store.engine import READ_ONLY
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BASE_URL = "https://api.openai.com/v1"
@@ -203,7 +202,7 @@ def snapshot(url: str) -> dict[str, list[tuple[Any, ...]]]:
     store = Store(url)
     try:
         store.create_schema()
-        with store.engine.connect().execution_options(**{READ_ONLY: True}) as conn:
+        with store.reading() as conn:
             return {
                 t.name: [
                     tuple(row)

@@ -12,8 +12,10 @@ from ..errors import ConfigurationError
 
 SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
 
-# Execution option a reader sets so its transaction does not take SQLite's write lock.
-READ_ONLY = "kp_read_only"
+# Execution option a writer sets so its transaction takes SQLite's write lock up front.
+# Readers (the runtime's reads, a harness polling the store) never take it, so a
+# reader can look at the store while a writer is stopped inside its transaction.
+WRITER = "kp_writer"
 
 
 def normalise_url(url: str) -> str:
@@ -78,9 +80,9 @@ def _sqlite_engine(url: str, *, synchronous: str, **kwargs: Any) -> Engine:
     def _on_begin(conn: Any) -> None:
         # A deferred BEGIN lets two writers both read, then one fails with SQLITE_BUSY
         # when upgrading to a write lock; IMMEDIATE takes the lock up front and waits.
-        if conn.get_execution_options().get(READ_ONLY):
-            conn.exec_driver_sql("BEGIN")
-        else:
+        if conn.get_execution_options().get(WRITER):
             conn.exec_driver_sql("BEGIN IMMEDIATE")
+        else:
+            conn.exec_driver_sql("BEGIN")
 
     return engine

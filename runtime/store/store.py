@@ -9,17 +9,19 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, Engine, and_, delete, func, insert, select, text, update
+from sqlalchemy import Connection, Engine, and_, delete, func, insert, inspect, select, text, update
 from sqlalchemy.exc import IntegrityError
 
 from ..errors import RunNotContinuable, RunNotFound, RunOwnedElsewhere
 from ..messages import Message, ToolExecution, Usage
 from ..status import CONTINUABLE, RunStatus
 from . import schema
-from .engine import READ_ONLY, make_engine, normalise_url
+from .engine import WRITER, make_engine, normalise_url
 from .ownership import Owner, holder_is_alive
 
 
@@ -115,7 +117,7 @@ class Store:
     def create_schema(self) -> None:
         if self._schema_ready and self._pid == os.getpid():
             return
-        with self.engine.begin() as conn:
+        with self.writing() as conn:
             if self.dialect == "postgresql":
                 # Concurrent CREATE TABLE from two workers would race on the catalog.
                 conn.execute(text("SELECT pg_advisory_xact_lock(727274)"))
@@ -129,15 +131,29 @@ class Store:
                 )
         self._schema_ready = True
 
-    def _read(self) -> Connection:
-        return self.engine.connect().execution_options(**{READ_ONLY: True})
+    @contextmanager
+    def writing(self) -> Iterator[Connection]:
+        """One write transaction (on SQLite: BEGIN IMMEDIATE, so two writers queue
+        instead of failing with SQLITE_BUSY when both try to upgrade a read lock)."""
+        with self.engine.connect().execution_options(**{WRITER: True}) as conn, conn.begin():
+            yield conn
+
+    def reading(self) -> Connection:
+        """A connection for reads; never blocks on, nor blocks, a writer's lock (WAL)."""
+        return self.engine.connect()
+
+    def has_schema(self) -> bool:
+        if self._schema_ready and self._pid == os.getpid():
+            return True
+        with self.reading() as conn:
+            return inspect(conn).has_table(schema.runs.name)
 
     # -- sessions -----------------------------------------------------------------------
 
     def ensure_session(self, session_id: str, agent_name: str) -> dict[str, Any]:
         """Create the session if it is new; return its state."""
         self.create_schema()
-        with self.engine.begin() as conn:
+        with self.writing() as conn:
             state = conn.execute(
                 select(schema.sessions.c.state).where(schema.sessions.c.session_id == session_id)
             ).scalar_one_or_none()
@@ -156,8 +172,9 @@ class Store:
             return {}
 
     def read_session(self, session_id: str) -> dict[str, Any] | None:
-        self.create_schema()
-        with self._read() as conn:
+        if not self.has_schema():
+            return None
+        with self.reading() as conn:
             row = conn.execute(
                 select(schema.sessions).where(schema.sessions.c.session_id == session_id)
             ).one_or_none()
@@ -179,9 +196,10 @@ class Store:
 
     def session_history(self, session_id: str, *, before: float) -> list[Message]:
         """Messages of the session's COMPLETED runs that started before `before`, in order."""
-        self.create_schema()
+        if not self.has_schema():
+            return []
         r, m = schema.runs, schema.run_messages
-        with self._read() as conn:
+        with self.reading() as conn:
             rows = conn.execute(
                 select(m.c.body)
                 .join(r, r.c.run_id == m.c.run_id)
@@ -198,8 +216,9 @@ class Store:
 
     def read_run(self, run_id: str) -> StoredRun | None:
         """The run, whole: row, messages in order, tool executions in call order."""
-        self.create_schema()
-        with self._read() as conn:
+        if not self.has_schema():
+            return None
+        with self.reading() as conn:
             return self._read_run(conn, run_id)
 
     def _read_run(self, conn: Connection, run_id: str) -> StoredRun | None:
@@ -248,8 +267,9 @@ class Store:
 
     def checkpoint_count(self, run_id: str) -> int | None:
         """How many checkpoints of the run have landed (None: no row). Cheap, for pollers."""
-        self.create_schema()
-        with self._read() as conn:
+        if not self.has_schema():
+            return None
+        with self.reading() as conn:
             return conn.execute(
                 select(schema.runs.c.checkpoints).where(schema.runs.c.run_id == run_id)
             ).scalar_one_or_none()
@@ -261,7 +281,7 @@ class Store:
         last checkpoint. Raises without changing anything when the run cannot be taken."""
         self.create_schema()
         r = schema.runs
-        with self.engine.begin() as conn:
+        with self.writing() as conn:
             query = select(r).where(r.c.run_id == run_id)
             if self.dialect == "postgresql":
                 query = query.with_for_update()
@@ -329,7 +349,7 @@ class Store:
     def renew_lease(self, run_id: str, owner: Owner, version: int, lease_seconds: float) -> bool:
         """Extend the lease without a new version; False when the run was taken over."""
         r = schema.runs
-        with self.engine.begin() as conn:
+        with self.writing() as conn:
             return (
                 conn.execute(
                     update(r)
@@ -361,7 +381,7 @@ class Store:
             "lease_expires_at": cp.lease_expires_at,
             "updated_at": now,
         }
-        with self.engine.begin() as conn:
+        with self.writing() as conn:
             if cp.expected_version is None:
                 version = 1
                 try:
@@ -436,8 +456,9 @@ class Store:
 
     def count_rows(self) -> dict[str, int]:
         """Row counts per table (for tests and the crash inspector)."""
-        self.create_schema()
-        with self._read() as conn:
+        if not self.has_schema():
+            return {}
+        with self.reading() as conn:
             return {
                 t.name: conn.execute(select(func.count()).select_from(t)).scalar_one()
                 for t in schema.metadata.sorted_tables

@@ -29,7 +29,6 @@ from runtime import (
     Usage,
 )
 from runtime.store import Checkpoint, Owner, schema
-from runtime.store.engine import READ_ONLY
 from tests.helpers import (
     batch_replies,
     crash_after_checkpoint,
@@ -93,7 +92,7 @@ def next_checkpoint(owner: Owner, version: int) -> Checkpoint:
 def stored_run_row(url: str, run_id: str) -> Any:
     store = Store(url)
     try:
-        with store.engine.connect().execution_options(**{READ_ONLY: True}) as conn:
+        with store.reading() as conn:
             return conn.execute(
                 select(schema.runs).where(schema.runs.c.run_id == run_id)
             ).one_or_none()

@@ -95,14 +95,18 @@ def checkpoint(
 
 
 def test_schema_is_created_on_first_use_with_a_version_row(store_url: str) -> None:
-    """A fresh database has no kp_ tables; the first call creates all of them and one
-    kp_meta row holding the schema version; a second Store does not add another."""
+    """A fresh database has no kp_ tables; reading creates none; the first write creates
+    all of them and one kp_meta row holding the schema version; a second Store does not
+    add another."""
     probe = create_engine(normalise_url(store_url))
     try:
         assert set() == TABLES & set(inspect(probe).get_table_names())
 
         assert None is Store(store_url).read_run("anything")
+        # Reads never write, not even the schema: a poller must not take locks.
+        assert set() == TABLES & set(inspect(probe).get_table_names())
 
+        Store(store_url).ensure_session("s", "agent")
         assert TABLES == TABLES & set(inspect(probe).get_table_names())
         Store(store_url).create_schema()
         with probe.connect() as conn:
