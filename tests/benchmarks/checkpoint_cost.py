@@ -7,15 +7,16 @@
 One "tool-batch" run of N zero-cost batches (one call each) on a SQLite file, repeated
 (default 3 runs, each on a new file). Every Store.write_checkpoint call is timed; per
 checkpoint the median over the runs is kept (a single slow fsync then moves nothing), and
-the script prints the median of checkpoints 5-15 and of checkpoints 990-1000 and their ratio. Target: ratio <= 1.5 (append-only checkpoints keep
-the cost flat). A runtime that rewrites the whole run per checkpoint grows 6-7x between
-batch 5 and batch 200. This prints figures; it is not a timed test and always exits 0.
+the script prints the median of checkpoints 5-15 and of checkpoints 990-1000 and their
+ratio. Target: ratio <= 1.5 (append-only checkpoints keep the cost flat). A runtime that
+rewrites the whole run per checkpoint grows 6-7x between batch 5 and batch 200. This
+prints figures; it is not a timed test and always exits 0.
 
 By default the model is an in-process object with OpenAIResponses' `respond()` signature,
 because serving 1,000 growing conversations through the SDK and the HTTP mock dominates the
-wall time (it does not enter the measured window either way: 200 batches over HTTP take
-about 45 s, 1,000 take many minutes). `--http` uses the real
-OpenAIResponses over the SDK, served by respx.
+wall time (it never enters the measured window: 200 batches over HTTP take about 45 s,
+1,000 take many minutes). `--http` uses the real OpenAIResponses over the SDK, served by
+respx.
 """
 
 from __future__ import annotations
