@@ -99,7 +99,9 @@ class OpenAIResponses:
             kwargs["tools"] = list(tools)
         try:
             response = await self._get_client().responses.create(**kwargs)
-        except openai.OpenAIError as exc:
+        except (openai.OpenAIError, UnicodeError) as exc:
+            # UnicodeError: the SDK cannot encode the request (a tool returned a lone
+            # surrogate); the call failed like any other, and the run must end ERROR.
             raise ModelError(f"{type(exc).__name__}: {exc}") from exc
         return parse_response(response)
 

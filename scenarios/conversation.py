@@ -141,11 +141,14 @@ class Conversation:
     def _all_turns(self) -> list[Turn]:
         return self.turns(since_last_user=False)
 
-    def digest(self) -> str:
-        """Stable hash of the conversation: the seed of every id in the reply."""
-        blob = json.dumps(
+    def digest_source(self) -> str:
+        """The conversation as canonical JSON text."""
+        return json.dumps(
             [[getattr(x, "__dict__", x) for x in item] for item in self.items],
             sort_keys=True,
             ensure_ascii=True,
         )
-        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def digest(self) -> str:
+        """Stable hash of the conversation: the seed of every id in the reply."""
+        return hashlib.sha256(self.digest_source().encode()).hexdigest()

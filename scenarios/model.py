@@ -99,7 +99,9 @@ class ScriptedModel:
             reply = self.script(conversation)
         except Exception as exc:  # a broken script must fail loudly, not hang
             return _error(400, f"the script raised {type(exc).__name__}: {exc}")
-        size = len(json.dumps(raw, sort_keys=True, ensure_ascii=True, default=str))
+        # Sized from the conversation, not the request: a chained request and a resent
+        # transcript of the same conversation cost the same, as with a real provider.
+        size = len(conversation.digest_source())
         answer = response_body(
             conversation, reply, model=str(body.get("model", "")), request_size=size
         )

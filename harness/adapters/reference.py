@@ -145,7 +145,7 @@ class ReferenceAdapter:
 
     def progress(self, store_url: str, session_id: str) -> int:
         store = _store(store_url)
-        with store.engine.connect() as conn:
+        with store.reading() as conn:
             total = conn.execute(
                 select(func.coalesce(func.sum(schema.runs.c.checkpoints), 0)).where(
                     schema.runs.c.session_id == session_id
@@ -155,7 +155,7 @@ class ReferenceAdapter:
 
     def lease_deadline(self, store_url: str, session_id: str) -> float | None:
         store = _store(store_url)
-        with store.engine.connect() as conn:
+        with store.reading() as conn:
             return conn.execute(
                 select(func.max(schema.runs.c.lease_expires_at)).where(
                     schema.runs.c.session_id == session_id, schema.runs.c.owner.is_not(None)
@@ -178,7 +178,7 @@ class ReferenceAdapter:
         store = _store(store_url)
         problems: list[str] = []
         if store.dialect == "sqlite":
-            with store.engine.connect() as conn:
+            with store.reading() as conn:
                 verdict = conn.execute(text("PRAGMA integrity_check")).scalar_one()
             if verdict != "ok":
                 problems.append(f"SQLite integrity_check: {verdict}")

@@ -1,0 +1,83 @@
+"""A cell of the crash matrix, and the evidence its run produces."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .points import PointError, Schedule, format_schedule, parse_schedule
+
+
+@dataclass(frozen=True)
+class Cell:
+    runtime: str
+    scenario: str
+    mode: str
+    store: str  # "sqlite" | "postgresql"
+    schedule: Schedule
+
+    @property
+    def id(self) -> str:
+        return "/".join(
+            (self.runtime, self.scenario, self.mode, self.store, format_schedule(self.schedule))
+        )
+
+    @property
+    def row(self) -> tuple[str, str, str, str]:
+        return (self.runtime, self.scenario, self.mode, self.store)
+
+    @classmethod
+    def parse(cls, cell_id: str) -> Cell:
+        parts = cell_id.split("/")
+        if len(parts) != 5:
+            raise PointError(
+                f"killpoint: cell id {cell_id!r} should read "
+                "'RUNTIME/SCENARIO/MODE/STORE/SCHEDULE', e.g. "
+                "'reference/research/tool-batch/sqlite/after-checkpoint:2'"
+            )
+        runtime, scenario, mode, store, schedule = parts
+        return cls(runtime, scenario, mode, store, parse_schedule(schedule))
+
+    def replay_command(self) -> str:
+        """The one command that reruns this cell (a PostgreSQL cell needs its server URL)."""
+        text = shlex.join(["killpoint", "replay", self.id])
+        return text + ' --store "$KILLPOINT_STORE"' if self.store != "sqlite" else text
+
+
+@dataclass
+class CellResult:
+    id: str
+    runtime: str
+    scenario: str
+    mode: str
+    store: str
+    schedule: list[str]
+    verdict: str
+    expected: bool
+    duplicates: int = 0
+    bound: int = 0
+    seconds: float = 0.0
+    detail: str = ""
+    first_difference: dict[str, Any] | None = None
+    store_at_crash: dict[str, Any] | None = None
+    stderr_tail: str = ""
+    timeline: list[tuple[float, str]] = field(default_factory=list)
+    exit_codes: list[int | None] = field(default_factory=list)
+    replay: str = ""
+    kept: str | None = None  # work directory kept for inspection
+
+    @property
+    def unexpected(self) -> bool:
+        return not self.expected
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["timeline"] = [list(e) for e in self.timeline]
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CellResult:
+        data = dict(data)
+        data["timeline"] = [tuple(e) for e in data.get("timeline", [])]
+        return cls(**data)

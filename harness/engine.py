@@ -1,0 +1,573 @@
+"""The crash engine: baselines, then each cell: crash, inspect, resume, compare, verdict.
+
+The engine does not know pytest exists; the CLI and the pytest plugin share it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scenarios import Fault
+from scenarios import ledger as ledger_mod
+
+from .adapter import RuntimeAdapter, load_adapter
+from .baseline import Baseline, Plan, effects
+from .cell import Cell, CellResult
+from .oracle import comparable, count_effects, first_difference
+from .points import CrashPoint, PointError
+from .processes import Outcome, Worker
+from .stores import Stores
+from .targets import resolve_scenario
+from .worker import LEDGER, WorkerSpec
+
+SESSION_ID = "killpoint-session"
+SIGSTOP_LEASE = 0.3  # seconds: short, so the takeover after a pause waits little
+
+
+@dataclass
+class EngineConfig:
+    store: str = "sqlite"
+    timeout: float = 30.0  # per worker
+    confirm_timeout: float = 5.0
+    keep: str = "failed"  # none | failed | all
+    work_root: Path | None = None
+    lease_seconds: float = 30.0
+
+
+class Interrupted(Exception):
+    """The campaign was interrupted (Ctrl-C); the cell did not finish."""
+
+
+class Engine:
+    def __init__(self, config: EngineConfig) -> None:
+        self.config = config
+        self.stores = Stores(config.store)
+        self.work_root = config.work_root or Path(tempfile.mkdtemp(prefix="killpoint-"))
+        self.work_root.mkdir(parents=True, exist_ok=True)
+        self._baselines: dict[tuple[str, str, str, str], Baseline] = {}
+        self._locks: dict[tuple[str, str, str, str], threading.Lock] = {}
+        self._lock = threading.Lock()
+        self._adapters: dict[str, RuntimeAdapter] = {}
+        self.stopping = threading.Event()
+        self._serial = 0
+
+    def adapter(self, runtime: str) -> RuntimeAdapter:
+        with self._lock:
+            if runtime not in self._adapters:
+                self._adapters[runtime] = load_adapter(runtime)
+            return self._adapters[runtime]
+
+    def _work_dir(self, label: str) -> Path:
+        with self._lock:
+            self._serial += 1
+            serial = self._serial
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in label)[:120]
+        path = self.work_root / f"{serial:05d}-{safe}"
+        path.mkdir(parents=True)
+        return path
+
+    # -- baselines ----------------------------------------------------------------------
+
+    def baseline(self, row: tuple[str, str, str, str]) -> Baseline:
+        """Run once per row (cached), twice over: two baselines that differ fail the row."""
+        with self._lock:
+            lock = self._locks.setdefault(row, threading.Lock())
+        with lock:
+            if row not in self._baselines:
+                self._baselines[row] = self._make_baseline(row)
+            return self._baselines[row]
+
+    def _make_baseline(self, row: tuple[str, str, str, str]) -> Baseline:
+        _runtime, _scenario, _mode, _store = row
+        t0 = time.monotonic()
+        first = self._run_baseline(row)
+        second = self._run_baseline(row)
+        base = first
+        if base.problem is None and second.problem is None:
+            diff = first_difference(comparable(first.session), comparable(second.session))
+            if diff is None and first.effects != second.effects:
+                diff_text = f"side effects differ: {dict(first.effects)} vs {dict(second.effects)}"
+            else:
+                diff_text = str(diff) if diff else None
+            if diff_text:
+                base.nondeterministic = f"scenario is not deterministic: {diff_text}"
+        elif base.problem is None:
+            base.problem = second.problem
+        base.seconds = time.monotonic() - t0
+        base.analyse()
+        return base
+
+    def _run_baseline(self, row: tuple[str, str, str, str]) -> Baseline:
+        runtime, scenario, mode, store = row
+        base = Baseline(runtime, scenario, mode, store)
+        work = self._work_dir(f"baseline-{runtime}-{scenario}-{mode}")
+        url = self.stores.fresh(work)
+        timeline: list[tuple[float, str]] = []
+        try:
+            w = Worker(
+                self._spec(row, url, work, trace=True, log_name="baseline"),
+                timeline,
+                time.monotonic(),
+            )
+            out = w.join(time.monotonic() + self.config.timeout)
+            base.trace = w.trace
+            base.results = out.results
+            if out.kind != "done":
+                base.problem = f"the baseline run failed ({out.kind}): {out.detail}" + _tail(
+                    work, "baseline"
+                )
+                return base
+            adapter = self.adapter(runtime)
+            base.session = adapter.read_session(url, SESSION_ID)
+            base.effects = effects(ledger_mod.read(work / LEDGER))
+            problems = _acknowledged(w.acks, base.session)
+            if problems:
+                base.problem = (
+                    "the baseline acknowledged what its store does not hold: " + "; ".join(problems)
+                )
+            return base
+        finally:
+            self.stores.drop(url)
+            if self.config.keep != "all":
+                shutil.rmtree(work, ignore_errors=True)
+
+    def _spec(
+        self, row: tuple[str, str, str, str], url: str, work: Path, **kwargs: Any
+    ) -> WorkerSpec:
+        runtime, scenario, mode, _ = row
+        kwargs.setdefault("lease_seconds", self.config.lease_seconds)
+        return WorkerSpec(
+            runtime=runtime,
+            scenario=scenario,
+            mode=mode,
+            store_url=url,
+            work_dir=str(work),
+            session_id=SESSION_ID,
+            **kwargs,
+        )
+
+    # -- cells --------------------------------------------------------------------------
+
+    def run_cell(self, cell: Cell) -> CellResult:
+        t0 = time.monotonic()
+        run = _CellRun(self, cell, t0)
+        try:
+            result = run.execute()
+        except Interrupted:
+            raise
+        except PointError as exc:
+            result = run.result("missed", False, detail=str(exc))
+        finally:
+            run.cleanup()
+        result.seconds = round(time.monotonic() - t0, 4)
+        return result
+
+
+def _tail(work: Path, log_name: str, lines: int = 25) -> str:
+    try:
+        text = (work / f"{log_name}.log").read_text(errors="replace")
+    except FileNotFoundError:
+        return ""
+    tail = "\n".join(text.splitlines()[-lines:])
+    return f"\n--- {log_name} stderr ---\n{tail}" if tail else ""
+
+
+def _acknowledged(acks: list[dict[str, Any]], session: dict[str, Any] | None) -> list[str]:
+    """Every status a worker returned to its caller must be in the store."""
+    runs = (session or {}).get("runs", {})
+    problems = []
+    for ack in acks:
+        stored = runs.get(ack["run_id"])
+        if stored is None:
+            problems.append(f"run {ack['run_id']} returned {ack['status']} but is not in the store")
+        elif ack["status"] in ("COMPLETED", "CANCELLED") and stored["status"] != ack["status"]:
+            problems.append(
+                f"run {ack['run_id']} returned {ack['status']} but the store says {stored['status']}"
+            )
+    return problems
+
+
+def _summary(session: dict[str, Any] | None, checkpoints: int) -> dict[str, Any]:
+    if session is None:
+        return {"session": None, "checkpoints": checkpoints}
+    return {
+        "checkpoints": checkpoints,
+        "runs": [
+            {
+                "run": n + 1,
+                "status": r["status"],
+                "messages": len(r["messages"]),
+                "last_checkpoint_at_message_index": r["last_checkpoint_at_message_index"],
+                "tool_executions": len(r["tool_executions"]),
+            }
+            for n, r in enumerate(session["runs"].values())
+        ],
+    }
+
+
+@dataclass
+class _CellRun:
+    engine: Engine
+    cell: Cell
+    t0: float
+    timeline: list[tuple[float, str]] = field(default_factory=list)
+    workers: list[Worker] = field(default_factory=list)
+    work: Path | None = None
+    url: str | None = None
+    store_at_crash: dict[str, Any] | None = None
+    verdict_ok: bool = False
+
+    @property
+    def adapter(self) -> RuntimeAdapter:
+        return self.engine.adapter(self.cell.runtime)
+
+    def event(self, text: str) -> None:
+        self.timeline.append((round(time.monotonic() - self.t0, 4), text))
+
+    def deadline(self) -> float:
+        return time.monotonic() + self.engine.config.timeout
+
+    def start(self, log_name: str, **kwargs: Any) -> Worker:
+        if self.engine.stopping.is_set():
+            raise Interrupted()
+        assert self.work is not None and self.url is not None
+        spec = self.engine._spec(self.cell.row, self.url, self.work, log_name=log_name, **kwargs)
+        w = Worker(spec, self.timeline, self.t0)
+        self.workers.append(w)
+        return w
+
+    def result(self, verdict: str, expected: bool, **kwargs: Any) -> CellResult:
+        self.verdict_ok = expected
+        tails = (
+            "".join(_tail(self.work, w.spec.log_name) for w in self.workers) if self.work else ""
+        )
+        return CellResult(
+            id=self.cell.id,
+            runtime=self.cell.runtime,
+            scenario=self.cell.scenario,
+            mode=self.cell.mode,
+            store=self.cell.store,
+            schedule=[str(p) for p in self.cell.schedule],
+            verdict=verdict,
+            expected=expected,
+            store_at_crash=self.store_at_crash,
+            stderr_tail=tails[-4000:],
+            timeline=self.timeline,
+            exit_codes=[w.exitcode for w in self.workers],
+            replay=self.cell.replay_command(),
+            **kwargs,
+        )
+
+    def cleanup(self) -> None:
+        for w in self.workers:
+            if w.alive:
+                w.kill()
+        if self.url:
+            self.engine.stores.drop(self.url)
+        keep = self.engine.config.keep
+        if self.work and (keep == "none" or (keep == "failed" and self.verdict_ok)):
+            shutil.rmtree(self.work, ignore_errors=True)
+
+    # -- the cell -----------------------------------------------------------------------
+
+    def execute(self) -> CellResult:
+        cell = self.cell
+        base = self.engine.baseline(cell.row)
+        if base.problem:
+            return self.result("missed", False, detail=base.problem)
+        if base.nondeterministic:
+            return self.result("diverged", False, detail=base.nondeterministic)
+        first = cell.schedule[0]
+        plan = base.plan(first)
+        self.work = self.engine._work_dir(cell.id)
+        self.url = self.engine.stores.fresh(self.work)
+        self.event(f"plan: {first} — {plan.checkpoints} checkpoint(s) durable at the point")
+        bound = plan.bound
+
+        if first.kind in ("model-500", "model-timeout"):
+            kind = "500" if first.kind == "model-500" else "timeout"
+            w = self.start("worker", faults=(Fault(turn=first.k, kind=kind),))
+            out = w.join(self.deadline())
+            if out.kind == "timeout":
+                return self.result("hung", False, detail=out.detail)
+            self.event(f"first worker ended: {out.kind} {out.detail}".strip())
+            return self.after_crash(base, plan, bound, [w], rest=cell.schedule[1:])
+
+        paused = first.kind == "sigstop"
+        w = self.start(
+            "worker",
+            gates=plan.arm,
+            release=paused,
+            **({"lease_seconds": SIGSTOP_LEASE} if paused else {}),
+        )
+        reached = self.reach(w, plan)
+        if reached is not None:
+            return reached
+        if first.kind == "sigstop":
+            return self.sigstop(base, plan, w)
+        w.kill()
+        return self.after_crash(base, plan, bound, [w], rest=cell.schedule[1:])
+
+    def reach(self, w: Worker, plan: Plan, offset_note: str = "") -> CellResult | None:
+        """Wait for the worker to announce the point, then confirm it in the store.
+        Returns a verdict when the point cannot be reached exactly."""
+        out = w.wait(plan.wait_for, self.deadline())
+        if out.kind == "timeout":
+            w.kill()
+            return self.result("hung", False, detail=f"{plan.point}: {out.detail}")
+        if out.kind != "gates":
+            w.kill()
+            return self.result(
+                "missed",
+                False,
+                detail=f"the worker ended ({out.kind}) before reaching {plan.point}: {out.detail}",
+            )
+        assert self.url is not None and self.work is not None
+        ledger_path = self.work / LEDGER
+
+        def there() -> bool:
+            if self.adapter.progress(self.url, SESSION_ID) != plan.checkpoints:
+                return False
+            done = ledger_mod.read(ledger_path)
+            for call in plan.finished_first:
+                n = sum(
+                    1
+                    for e in done
+                    if e.phase == "finished" and e.signature == (call.tool, call.arguments)
+                )
+                if n < call.occurrence:
+                    return False
+            return True
+
+        if not _poll(there, self.engine.config.confirm_timeout, self.engine.stopping):
+            held = self.adapter.progress(self.url, SESSION_ID)
+            w.kill()
+            self.store_at_crash = _summary(self.adapter.read_session(self.url, SESSION_ID), held)
+            return self.result(
+                "corrupt",
+                False,
+                detail=f"at {plan.point}{offset_note} the store held {held} checkpoint(s); "
+                f"the baseline held {plan.checkpoints} there",
+            )
+        self.event(f"store confirms {plan.checkpoints} checkpoint(s) at {plan.point}")
+        return None
+
+    def after_crash(
+        self,
+        base: Baseline,
+        plan: Plan,
+        bound: int,
+        crashed: list[Worker],
+        rest: tuple[CrashPoint, ...],
+    ) -> CellResult:
+        assert self.url is not None and self.work is not None
+        held = self.adapter.progress(self.url, SESSION_ID)
+        session = self.adapter.read_session(self.url, SESSION_ID)
+        if self.store_at_crash is None:
+            self.store_at_crash = _summary(session, held)
+        problems = self.adapter.inspect(self.url, SESSION_ID)
+        if problems:
+            self.event("inspect: " + "; ".join(problems))
+            return self.result("corrupt", False, detail="; ".join(problems))
+        acked = _acknowledged([a for w in crashed for a in w.acks], session)
+        if acked:
+            return self.result("lost", False, detail="; ".join(acked))
+        self.event("inspect: store sound")
+
+        scenario = resolve_scenario(self.cell.scenario)
+        runs = list((session or {}).get("runs", {}).values())
+        i = plan.run_index
+        step: dict[str, Any]
+        if i >= len(runs):
+            expected = plan.expects_loss
+            detail = f"run {i + 1} is not in the store after the crash" + (
+                " (no checkpoint of it had landed)"
+                if expected
+                else f" although {plan.checkpoints - plan.run_started_at} checkpoint(s) of it had landed"
+            )
+            return self.result("lost", expected, detail=detail)
+        status = runs[i]["status"]
+        if status == "COMPLETED":
+            step = {} if i + 1 >= len(scenario.inputs) else {"start_at": i + 1}
+        elif status == "CANCELLED":
+            step = {}
+        else:
+            step = {"resume_at": i}
+
+        if step and self.cell.schedule[0].kind == "double-resume":
+            outcome = self.double_resume(step, i)
+            if isinstance(outcome, CellResult):
+                return outcome
+        elif step:
+            offset = held
+            if rest:
+                second = rest[0]
+                gate = (
+                    f"checkpoint:{second.k}:landed"
+                    if second.kind == "after-checkpoint"
+                    else f"model:{second.k}:received"
+                )
+                w2 = self.start("resumer", gates=(gate,), checkpoint_offset=offset, **step)
+                plan2 = Plan(
+                    second,
+                    (gate,),
+                    frozenset({gate}),
+                    second.k if second.kind == "after-checkpoint" else -1,
+                    i,
+                    plan.run_started_at,
+                    0,
+                )
+                out = w2.wait(plan2.wait_for, self.deadline())
+                if out.kind == "timeout":
+                    w2.kill()
+                    return self.result("hung", False, detail=out.detail)
+                if out.kind != "gates":
+                    w2.kill()
+                    return self.result(
+                        "missed",
+                        False,
+                        detail=f"the resumed worker ended ({out.kind}) before {second}: {out.detail}",
+                    )
+                if second.kind == "after-checkpoint":
+                    ok = _poll(
+                        lambda: self.adapter.progress(self.url, SESSION_ID) == second.k,
+                        self.engine.config.confirm_timeout,
+                        self.engine.stopping,
+                    )
+                    if not ok:
+                        w2.kill()
+                        return self.result(
+                            "corrupt", False, detail=f"{second} not confirmed in the store"
+                        )
+                w2.kill()
+                return self.after_crash(base, plan2, bound + plan2.bound, [w2], rest=rest[1:])
+            w2 = self.start("resumer", checkpoint_offset=offset, **step)
+            out = w2.join(self.deadline())
+            if out.kind == "timeout":
+                return self.result("hung", False, detail=out.detail)
+            if out.kind != "done":
+                return self.result(
+                    "unresumable", False, detail=f"the resumed run failed: {out.detail}"
+                )
+        return self.compare(base, bound)
+
+    def double_resume(self, step: dict[str, Any], i: int) -> CellResult | None:
+        gate = f"run:{i + 1}:resume" if "resume_at" in step else f"run:{i + 1}:start"
+        a = self.start("resumer-a", gates=(gate,), release=True, **step)
+        b = self.start("resumer-b", gates=(gate,), release=True, **step)
+        for w in (a, b):
+            out = w.wait(frozenset({gate}), self.deadline())
+            if out.kind != "gates":
+                return self.result(
+                    "missed", False, detail=f"{w.spec.log_name} never began: {out.detail}"
+                )
+        # Released together: both race for the run from here.
+        a.release(gate)
+        b.release(gate)
+        outs = [w.join(self.deadline()) for w in (a, b)]
+        if any(o.kind == "timeout" for o in outs):
+            return self.result("hung", False, detail="a resumer passed its time limit")
+        drove = [o for o in outs if o.kind == "done"]
+        if len(drove) == 2:
+            return self.result("duplicated", False, detail="both resumers drove the run")
+        if not drove:
+            return self.result(
+                "unresumable",
+                False,
+                detail="neither resumer drove the run: " + " | ".join(o.detail for o in outs),
+            )
+        loser = next(o for o in outs if o.kind != "done")
+        self.event(f"the other resumer was refused: {loser.detail}")
+        return None
+
+    def sigstop(self, base: Baseline, plan: Plan, a: Worker) -> CellResult:
+        assert self.url is not None
+        gate = next(iter(plan.wait_for))
+        a.stop()
+        a.release(gate)  # read once it is woken
+        deadline = self.adapter.lease_deadline(self.url, SESSION_ID)
+        if deadline is not None:
+            # Waiting on the row's lease, not on a process: the takeover is legal from then.
+            self.event("waiting for the paused worker's lease to expire")
+            while time.time() < deadline:
+                time.sleep(max(0.0, deadline - time.time()) + 0.001)
+        held = self.adapter.progress(self.url, SESSION_ID)
+        self.store_at_crash = _summary(self.adapter.read_session(self.url, SESSION_ID), held)
+        b = self.start("resumer", resume_at=plan.run_index, checkpoint_offset=held)
+        out = b.join(self.deadline())
+        if out.kind == "timeout":
+            return self.result("hung", False, detail=out.detail)
+        if out.kind != "done":
+            return self.result("unresumable", False, detail=f"the takeover failed: {out.detail}")
+        taken = comparable(self.adapter.read_session(self.url, SESSION_ID))
+        a.cont()
+        woke = a.join(self.deadline())
+        if woke.kind == "timeout":
+            return self.result("hung", False, detail="the woken worker did not stop")
+        after = comparable(self.adapter.read_session(self.url, SESSION_ID))
+        diff = first_difference(taken, after)
+        if diff is not None:
+            return self.result(
+                "corrupt",
+                False,
+                detail=f"the stale worker wrote after the takeover: {diff}",
+                first_difference=diff.to_json(),
+            )
+        if woke.kind == "done":
+            return self.result(
+                "corrupt", False, detail="the stale worker finished its run after the takeover"
+            )
+        self.event(f"stale worker rejected: {woke.detail}")
+        return self.compare(base, plan.bound)
+
+    def compare(self, base: Baseline, bound: int) -> CellResult:
+        assert self.url is not None and self.work is not None
+        final = self.adapter.read_session(self.url, SESSION_ID)
+        diff = first_difference(comparable(base.session), comparable(final))
+        counted = count_effects(base.effects, effects(ledger_mod.read(self.work / LEDGER)))
+        common = {"duplicates": counted.duplicates, "bound": bound}
+        if diff is not None:
+            return self.result(
+                "diverged", False, detail=str(diff), first_difference=diff.to_json(), **common
+            )
+        if counted.missing:
+            return self.result(
+                "diverged",
+                False,
+                detail=f"side effects lost: {counted.missing}",
+                **common,
+            )
+        if counted.duplicates > bound:
+            shown = ", ".join(f"{t}({a}) x{n}" for t, a, n in counted.repeated)
+            return self.result(
+                "duplicated",
+                False,
+                detail=f"{counted.duplicates} duplicate effect(s), bound {bound}: {shown}",
+                **common,
+            )
+        self.event("resumed run equals the baseline")
+        return self.result("ok", True, **common)
+
+
+def _poll(predicate: Callable[[], bool], timeout: float, stop: threading.Event) -> bool:
+    """Wait on the store: check, back off briefly, check again (the worker is parked at
+    its gate, so the state being waited for is about to hold or never will)."""
+    end = time.monotonic() + timeout
+    pause = 0.0005
+    while True:
+        if predicate():
+            return True
+        if time.monotonic() >= end or stop.is_set():
+            return False
+        stop.wait(pause)
+        pause = min(pause * 2, 0.02)
+
+
+__all__ = ["SESSION_ID", "Engine", "EngineConfig", "Interrupted", "Outcome"]
