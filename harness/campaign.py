@@ -1,0 +1,285 @@
+"""A campaign: the crash matrix of one configuration, planned from baselines and run in parallel."""
+
+from __future__ import annotations
+
+import os
+import random
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import scenarios
+
+from .adapter import AdapterError, load_adapter
+from .baseline import Baseline
+from .cell import Cell, CellResult
+from .engine import Engine, EngineConfig, Interrupted
+from .points import FAULT_KINDS, KILL_KINDS, KINDS, CrashPoint, PointError
+from .processes import kill_all
+from .stores import StoreError, Stores
+from .targets import ScenarioRefError, resolve_scenario
+
+POINT_GROUPS: dict[str, tuple[str, ...]] = {
+    "boundaries": ("after-checkpoint",),
+    "kills": KILL_KINDS,
+    "all": KINDS,
+    "faults": FAULT_KINDS,
+}
+MODES = ("runs", "tool-batch", "tool")
+KEEP = ("none", "failed", "all")
+
+
+class ConfigError(ValueError):
+    """A campaign option with a bad value; the message names the value and the choices."""
+
+
+@dataclass
+class CampaignConfig:
+    runtime: str = "reference"
+    scenarios: tuple[str, ...] = ()  # empty: every built-in
+    modes: tuple[str, ...] = MODES
+    points: str = "all"
+    depth: int = 1
+    seed: int | None = None
+    store: str = "sqlite"
+    workers: int = field(default_factory=lambda: os.cpu_count() or 2)
+    timeout: float = 30.0
+    keep: str = "failed"
+    work_root: Path | None = None
+
+    def validate(self) -> None:
+        """Check every option before anything runs; raise ConfigError naming the fix."""
+        try:
+            adapter = load_adapter(self.runtime)
+        except AdapterError as exc:
+            raise ConfigError(str(exc)) from None
+        for name in self.scenarios:
+            try:
+                resolve_scenario(name)
+            except (ScenarioRefError, LookupError) as exc:
+                raise ConfigError(str(exc)) from None
+        for mode in self.modes:
+            if mode not in MODES:
+                raise ConfigError(
+                    f"killpoint: unknown mode {mode!r}; choose from {', '.join(MODES)}"
+                )
+        if not self.modes:
+            raise ConfigError(f"killpoint: no modes given; choose from {', '.join(MODES)}")
+        if not any(m in adapter.modes for m in self.modes):
+            raise ConfigError(
+                f"killpoint: runtime {self.runtime!r} offers modes {', '.join(adapter.modes)}; "
+                f"none of {', '.join(self.modes)}"
+            )
+        self.point_kinds()
+        if self.depth not in (1, 2):
+            raise ConfigError(f"killpoint: depth {self.depth!r} is not 1 or 2")
+        if self.workers < 1:
+            raise ConfigError(f"killpoint: workers {self.workers!r} must be at least 1")
+        if self.timeout <= 0:
+            raise ConfigError(f"killpoint: timeout {self.timeout!r} must be positive seconds")
+        if self.keep not in KEEP:
+            raise ConfigError(f"killpoint: keep {self.keep!r}; choose from {', '.join(KEEP)}")
+        try:
+            Stores(self.store).check()
+        except StoreError as exc:
+            raise ConfigError(str(exc)) from None
+
+    def point_kinds(self) -> tuple[tuple[str, ...], int | None, list[CrashPoint]]:
+        """(kinds to enumerate, random sample size, explicit points) from --points."""
+        text = self.points.strip()
+        if text.startswith("random:"):
+            n = text.partition(":")[2]
+            if not n.isdigit() or int(n) < 1:
+                raise ConfigError(
+                    f"killpoint: points {text!r}: give a sample size, e.g. 'random:20'"
+                )
+            return KINDS, int(n), []
+        kinds: list[str] = []
+        explicit: list[CrashPoint] = []
+        for item in filter(None, (p.strip() for p in text.split(","))):
+            if item in POINT_GROUPS:
+                kinds += POINT_GROUPS[item]
+            elif item in KINDS:
+                kinds.append(item)
+            else:
+                try:
+                    explicit.append(CrashPoint.parse(item))
+                except PointError:
+                    raise ConfigError(
+                        f"killpoint: points {item!r} is not a group ({', '.join(POINT_GROUPS)}), "
+                        f"a kind ({', '.join(KINDS)}), 'random:N', or a point like "
+                        "'after-checkpoint:2'"
+                    ) from None
+        if not kinds and not explicit:
+            raise ConfigError(f"killpoint: points {self.points!r} selects nothing")
+        return tuple(dict.fromkeys(kinds)), None, explicit
+
+    def scenario_names(self) -> tuple[str, ...]:
+        return self.scenarios or tuple(scenarios.BUILTINS)
+
+
+@dataclass
+class Skipped:
+    runtime: str
+    scenario: str
+    mode: str
+    reason: str
+
+
+@dataclass
+class CampaignResult:
+    config: CampaignConfig
+    seed: int
+    cells: list[CellResult] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    baselines: list[Baseline] = field(default_factory=list)
+    seconds: float = 0.0
+    interrupted: bool = False
+    planned: int = 0
+
+    @property
+    def unexpected(self) -> list[CellResult]:
+        return [c for c in self.cells if not c.expected]
+
+    def summary(self) -> dict[str, Any]:
+        by: dict[str, int] = {}
+        for c in self.cells:
+            by[c.verdict] = by.get(c.verdict, 0) + 1
+        return {
+            "cells": len(self.cells),
+            "planned": self.planned,
+            "unexpected": len(self.unexpected),
+            "expected_losses": sum(1 for c in self.cells if c.verdict == "lost" and c.expected),
+            "duplicates": sum(c.duplicates for c in self.cells),
+            "by_verdict": by,
+            "missed": by.get("missed", 0),
+            "seconds": round(self.seconds, 3),
+            "cells_per_second": round(len(self.cells) / self.seconds, 2) if self.seconds else 0.0,
+        }
+
+
+class Campaign:
+    def __init__(self, config: CampaignConfig) -> None:
+        self.config = config
+        self.seed = config.seed if config.seed is not None else secrets.randbelow(2**31)
+        self.engine = Engine(
+            EngineConfig(
+                store=config.store,
+                timeout=config.timeout,
+                keep=config.keep,
+                work_root=config.work_root,
+            )
+        )
+        self.store_kind = self.engine.stores.kind
+
+    def rows(self) -> tuple[list[tuple[str, str, str, str]], list[Skipped]]:
+        adapter = self.engine.adapter(self.config.runtime)
+        rows, skipped = [], []
+        for name in self.config.scenario_names():
+            scenario = resolve_scenario(name)
+            for mode in self.config.modes:
+                if mode not in adapter.modes:
+                    skipped.append(
+                        Skipped(
+                            self.config.runtime,
+                            name,
+                            mode,
+                            f"runtime {self.config.runtime!r} does not offer mode {mode!r}",
+                        )
+                    )
+                elif mode not in scenario.modes:
+                    skipped.append(
+                        Skipped(
+                            self.config.runtime,
+                            name,
+                            mode,
+                            f"scenario {name!r} declares modes {', '.join(scenario.modes)}",
+                        )
+                    )
+                else:
+                    rows.append((self.config.runtime, name, mode, self.store_kind))
+        return rows, skipped
+
+    def cells_for(self, base: Baseline) -> list[Cell]:
+        kinds, sample, explicit = self.config.point_kinds()
+        row = (base.runtime, base.scenario, base.mode, base.store)
+        if explicit:
+            points = explicit + base.points(kinds) if kinds else explicit
+        else:
+            points = base.points(kinds)
+        if sample is not None:
+            rng = random.Random(f"{self.seed}/{'/'.join(row)}")
+            points = sorted(rng.sample(points, min(sample, len(points))), key=CrashPoint.sort_key)
+        schedules: list[tuple[CrashPoint, ...]] = [(p,) for p in points]
+        if self.config.depth == 2:
+            for p in points:
+                if not p.kills:
+                    continue
+                try:
+                    held = base.plan(p).checkpoints
+                except PointError:
+                    continue
+                schedules += [
+                    (p, CrashPoint("after-checkpoint", j))
+                    for j in range(held + 1, base.checkpoints)
+                ]
+        return [Cell(*row, schedule=s) for s in schedules]
+
+    def run(
+        self,
+        on_planned: Callable[[int], None] = lambda n: None,
+        on_cell: Callable[[CellResult], None] = lambda r: None,
+    ) -> CampaignResult:
+        t0 = time.monotonic()
+        result = CampaignResult(self.config, self.seed)
+        rows, result.skipped = self.rows()
+        pool = ThreadPoolExecutor(max_workers=self.config.workers, thread_name_prefix="cell")
+        lock = threading.Lock()
+        try:
+            baselines = list(pool.map(self.engine.baseline, rows))
+            result.baselines = baselines
+            cells = [c for b in baselines for c in self.cells_for(b)]
+            result.planned = len(cells)
+            on_planned(len(cells))
+            pending: set[Future[CellResult]] = {pool.submit(self.engine.run_cell, c) for c in cells}
+            while pending:
+                done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+                for f in done:
+                    try:
+                        r = f.result()
+                    except Interrupted:
+                        continue
+                    with lock:
+                        result.cells.append(r)
+                    on_cell(r)
+        except KeyboardInterrupt:
+            result.interrupted = True
+            self.engine.stopping.set()
+            kill_all()
+            pool.shutdown(wait=True, cancel_futures=True)
+            kill_all()
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+        order = {c.id: n for n, c in enumerate(sorted_cells(result.cells))}
+        result.cells.sort(key=lambda c: order[c.id])
+        result.seconds = time.monotonic() - t0
+        return result
+
+
+def sorted_cells(cells: list[CellResult]) -> list[CellResult]:
+    def key(c: CellResult) -> tuple[Any, ...]:
+        points = [CrashPoint.parse(p).sort_key() for p in c.schedule]
+        return (
+            c.runtime,
+            c.scenario,
+            MODES.index(c.mode) if c.mode in MODES else 9,
+            c.store,
+            points,
+        )
+
+    return sorted(cells, key=key)
