@@ -7,6 +7,7 @@ import asyncio
 import json
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -129,7 +130,7 @@ def _event_pair_tools(kind: str) -> list[Callable[..., Any]]:
 
 @pytest.mark.parametrize("kind", ["async", "sync"])
 def test_parallel_batch_runs_its_calls_concurrently(
-    openai_mock: respx.MockRouter, tmp_path: Any, kind: str
+    openai_mock: respx.MockRouter, tmp_path: Path, kind: str
 ) -> None:
     """The calls of one reply run at the same time: ping and pong each wait for the other,
     so a runtime that ran them one after the other would time out (error results)."""
@@ -189,7 +190,7 @@ def test_failing_tool_is_an_error_result_and_the_run_completes(
     assert 2 == route.call_count
 
 
-def test_unknown_tool_is_an_error_result(openai_mock: respx.MockRouter, tmp_path: Any) -> None:
+def test_unknown_tool_is_an_error_result(openai_mock: respx.MockRouter, tmp_path: Path) -> None:
     """A call to a tool the agent does not have is answered with an error naming the tools."""
     serve(openai_mock, [[function_call("x", "nope", {})], [message_item("sorry")]])
     agent = make_agent(f"sqlite:///{tmp_path / 'store.db'}", [add])
@@ -375,7 +376,7 @@ def test_session_history_feeds_the_next_run(openai_mock: respx.MockRouter, store
     assert 2 == len(session["run_ids"])
 
 
-def test_run_id_cannot_be_reused(openai_mock: respx.MockRouter, tmp_path: Any) -> None:
+def test_run_id_cannot_be_reused(openai_mock: respx.MockRouter, tmp_path: Path) -> None:
     """arun() with the id of an existing run is refused (continue it instead)."""
     serve(openai_mock, [[message_item("once")]])
     agent = make_agent(f"sqlite:///{tmp_path / 'store.db'}", [])
@@ -389,13 +390,15 @@ def test_run_id_cannot_be_reused(openai_mock: respx.MockRouter, tmp_path: Any) -
     ("kwargs", "match"),
     [({"checkpoint": "sometimes"}, "not a mode"), ({"lease_seconds": 0}, "must be positive")],
 )
-def test_bad_agent_arguments_are_refused(tmp_path: Any, kwargs: dict[str, Any], match: str) -> None:
+def test_bad_agent_arguments_are_refused(
+    tmp_path: Path, kwargs: dict[str, Any], match: str
+) -> None:
     """A checkpoint mode that does not exist, or a non-positive lease, is a ConfigurationError."""
     with pytest.raises(ConfigurationError, match=match):
         Agent("a", make_model(), f"sqlite:///{tmp_path / 'x.db'}", **kwargs)
 
 
-def test_get_run_reads_what_the_store_holds(openai_mock: respx.MockRouter, tmp_path: Any) -> None:
+def test_get_run_reads_what_the_store_holds(openai_mock: respx.MockRouter, tmp_path: Path) -> None:
     """get_run() returns the stored run; None for an unknown id."""
     serve(openai_mock, [[function_call("c", "add", {"a": 1, "b": 1})], [message_item("2")]])
     agent = make_agent(f"sqlite:///{tmp_path / 'store.db'}", [add])
@@ -408,7 +411,7 @@ def test_get_run_reads_what_the_store_holds(openai_mock: respx.MockRouter, tmp_p
     assert None is agent.get_run("no-such-run")
 
 
-def test_arguments_reach_the_tool_as_sent(openai_mock: respx.MockRouter, tmp_path: Any) -> None:
+def test_arguments_reach_the_tool_as_sent(openai_mock: respx.MockRouter, tmp_path: Path) -> None:
     """The model's argument JSON is passed to the tool and kept verbatim in the messages."""
     seen: list[dict[str, Any]] = []
 

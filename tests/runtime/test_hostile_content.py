@@ -130,3 +130,31 @@ def test_hostile_content_survives_a_whole_run(
     # What went back to the model is what the tools returned.
     sent = [i["output"] for i in script.inputs[1] if i.get("type") == "function_call_output"]
     assert list(WIRE_SAFE.values()) == sent
+
+
+@pytest.mark.parametrize("mode", ["runs", "tool-batch"])
+def test_a_lone_surrogate_the_sdk_cannot_send_ends_the_run_error(
+    openai_mock: respx.MockRouter, store_url: str, mode: str
+) -> None:
+    """A tool returns a lone surrogate (a file name decoded with surrogateescape). The SDK
+    cannot encode the next request as UTF-8: that model call fails like any other, so the
+    run ends ERROR, persisted with the tool's result intact, instead of escaping raw."""
+    name = b"caf\xe9.txt".decode("utf-8", "surrogateescape")
+
+    def read_name() -> str:
+        """The name of the file, as the OS decoded it."""
+        return name
+
+    route, _ = serve(openai_mock, [[function_call("n1", "read_name", {})]])
+    agent = Agent("hostile", make_model(), store_url, tools=[read_name], checkpoint=mode)
+
+    out = agent.run("which file?", session_id="s")
+
+    assert RunStatus.ERROR == out.status
+    assert out.error is not None and "UnicodeEncodeError" in out.error
+    assert 1 == route.call_count
+    stored = Store(store_url).read_run(out.run_id)
+    assert stored is not None
+    assert (RunStatus.ERROR, out.error) == (stored.status, stored.error)
+    assert [name] == [e.result for e in stored.tool_executions]
+    assert name == stored.messages[-1].content

@@ -7,6 +7,7 @@ import asyncio
 import json
 from typing import Any
 
+import httpx
 import openai
 import pytest
 import respx
@@ -166,8 +167,6 @@ def test_retries_when_asked(openai_mock: respx.MockRouter) -> None:
 
 def test_dropped_connection_becomes_model_error(openai_mock: respx.MockRouter) -> None:
     """A transport failure (connection reset) is a ModelError too, not a crash."""
-    import httpx
-
     route = openai_mock.post("/responses").mock(side_effect=httpx.ConnectError("reset by peer"))
 
     with pytest.raises(ModelError, match="Connection"):

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -343,7 +344,7 @@ def test_unusable_store_urls_are_refused(url: str, match: str) -> None:
         Store(url)
 
 
-def test_sqlite_store_uses_wal(tmp_path: Any) -> None:
+def test_sqlite_store_uses_wal(tmp_path: Path) -> None:
     """The SQLite store runs in WAL mode (readers do not block the writer)."""
     store = Store(f"sqlite:///{tmp_path / 'wal.db'}")
     store.create_schema()
