@@ -1,0 +1,440 @@
+"""The HTML crash-matrix report: one self-contained file rendered from the campaign's JSON.
+
+`render_report(document)` builds a view model (`build_view`) and renders
+`templates/report.html.j2` with Jinja2, autoescape on. The matrix itself is server-rendered
+HTML; each cell's evidence travels as one JSON data block (`|tojson`, so `<`, `>`, `&` and
+`'` are \\u-escaped and `</script>` cannot occur) that the page's script shows with
+`textContent` only. A Content-Security-Policy allows no script but the page's own (by hash).
+
+Run content is made visible, never interpreted: control characters (ANSI escapes, NUL, BEL)
+are written out as `\x1b`, `\x00`, `\r`, bidirectional overrides become `<U+202E>`-style
+markers, and lone surrogates become U+FFFD. Size: every long string is stored once in a
+string table, stderr tails and timelines are clipped (more for expected cells), so 2,000
+cells stay well under 5 MB.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from .points import ORDER, CrashPoint, PointError
+
+TEMPLATE = "report.html.j2"
+TEMPLATES = Path(__file__).parent / "templates"
+
+VERDICTS: dict[str, tuple[str, str]] = {
+    # verdict: (glyph, meaning)
+    "ok": ("✓", "resumed run equals the baseline; duplicates within the mode's bound"),
+    "lost": ("∅", "the run is gone after the crash"),
+    "diverged": ("≠", "the resumed run ends differently from the baseline"),
+    "duplicated": ("×", "side effects repeated beyond the mode's bound"),
+    "corrupt": ("✗", "the store broke an invariant after the crash"),
+    "unresumable": ("⊘", "continue_run refused or raised on a state it should resume"),
+    "hung": ("…", "a worker passed its time limit"),
+    "missed": ("?", "the engine could not reach the crash point (a harness defect)"),
+}
+UNKNOWN_GLYPH = "•"
+
+KIND_MEANINGS: dict[str, str] = {
+    "after-checkpoint": "checkpoint K has landed, K+1 has not; the worker is killed",
+    "mid-batch": "tool batch K: calls before I finished, call I in flight; the worker is killed",
+    "mid-model": "the request for model turn K was sent, no reply yet; the worker is killed",
+    "mid-commit": "inside checkpoint K's transaction, before COMMIT; the worker is killed",
+    "sigstop": "after checkpoint K the worker is paused, another takes the run over, "
+    "then the first is woken",
+    "double-resume": "killed after checkpoint K; two resumers start at once",
+    "model-500": "the request for model turn K gets a 500, then the run is continued",
+    "model-timeout": "the request for model turn K times out, then the run is continued",
+}
+KIND_LABELS: dict[str, str] = {
+    "after-checkpoint": "after checkpoint",
+    "mid-batch": "mid-batch K:I",
+    "mid-model": "mid-model",
+    "mid-commit": "mid-commit",
+    "sigstop": "SIGSTOP",
+    "double-resume": "double resume",
+    "model-500": "model 500",
+    "model-timeout": "model timeout",
+}
+
+# Clipping: what an expected cell keeps is smaller; the JSON always has everything.
+STDERR_CHARS = {"unexpected": 4000, "expected": 1200}
+TIMELINE_EVENTS = 120  # the first and last half are kept
+TEXT_CHARS = 4000  # detail, first difference values
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_BIDI = re.compile(r"[\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def visible(value: Any) -> str:
+    """Text that shows what it holds: no control characters, bidi overrides or surrogates."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = _SURROGATE.sub("\ufffd", text)
+    text = _BIDI.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
+    return _CONTROL.sub(_escape_control, text)
+
+
+def _escape_control(match: re.Match[str]) -> str:
+    char = match.group()
+    return "\\r" if char == "\r" else f"\\x{ord(char):02x}"
+
+
+def clip_tail(text: str, limit: int) -> tuple[str, int]:
+    """The last `limit` characters (from a line start when one is near); and the full length."""
+    if len(text) <= limit:
+        return text, 0
+    tail = text[-limit:]
+    cut = tail.find("\n")
+    if 0 <= cut < 200:
+        tail = tail[cut + 1 :]
+    return tail, len(text)
+
+
+def clip_head(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text)} chars)"
+
+
+# -- columns ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str  # the full schedule string, "after-checkpoint:2" or "after-checkpoint:2+mid-model:1"
+    group: str  # the kinds, "after-checkpoint" or "after-checkpoint → mid-model"
+    label: str  # what the header cell shows under its group: "2", "1:0", "2+1"
+    sort: tuple[Any, ...]
+    starts_group: bool = False
+
+
+def column_for(schedule: Sequence[str]) -> Column:
+    key = "+".join(schedule)
+    parsed: list[CrashPoint] = []
+    for text in schedule:
+        try:
+            parsed.append(CrashPoint.parse(text))
+        except PointError:
+            # A point this version does not know: a column of its own, after the known ones.
+            return Column(key, key, "", (len(schedule), (len(ORDER), 0, 0), key))
+    kinds = [p.kind for p in parsed]
+    group = " → ".join(kinds)
+    label = "+".join(str(p)[len(p.kind) + 1 :] for p in parsed)
+    return Column(key, group, label, (len(parsed), *(p.sort_key() for p in parsed)))
+
+
+# -- view model ------------------------------------------------------------------------------
+
+
+class Strings:
+    """A string table: every distinct text once; cells refer to it by index."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+        self._index: dict[str, int] = {}
+
+    def __call__(self, text: str | None) -> int | None:
+        if text is None:
+            return None
+        found = self._index.get(text)
+        if found is None:
+            found = self._index[text] = len(self.items)
+            self.items.append(text)
+        return found
+
+
+@dataclass
+class Row:
+    runtime: str
+    scenario: str
+    mode: str
+    store: str
+    sort: tuple[int, ...]
+    mode_index: int
+    cells: list[dict[str, Any] | None] = field(default_factory=list)  # aligned with columns
+    skipped: str | None = None
+    unexpected: int = 0
+    count: int = 0
+    first_of_scenario: bool = False
+
+
+@dataclass
+class Group:
+    label: str
+    span: int
+    title: str = ""
+
+
+def _order(values: Iterable[str], first: Sequence[str] = ()) -> dict[str, int]:
+    order: dict[str, int] = {v: n for n, v in enumerate(first)}
+    for v in values:
+        order.setdefault(v, len(order))
+    return order
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {secs:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+def _cell_data(cell: Mapping[str, Any], strings: Strings) -> dict[str, Any]:
+    """What the detail panel shows for one cell, with long texts in the string table."""
+    expected = bool(cell.get("expected", False))
+    stderr, stderr_full = clip_tail(
+        visible(cell.get("stderr_tail") or ""),
+        STDERR_CHARS["expected" if expected else "unexpected"],
+    )
+    timeline = [(float(t), visible(text)) for t, text in (cell.get("timeline") or [])]
+    omitted = 0
+    if len(timeline) > TIMELINE_EVENTS:
+        half = TIMELINE_EVENTS // 2
+        omitted = len(timeline) - TIMELINE_EVENTS
+        timeline = timeline[:half] + timeline[-half:]
+    diff = cell.get("first_difference")
+    store = cell.get("store_at_crash")
+    data: dict[str, Any] = {
+        "id": strings(visible(cell.get("id", ""))),
+        "schedule": [visible(p) for p in cell.get("schedule") or []],
+        "verdict": visible(cell.get("verdict", "")),
+        "expected": expected,
+        "duplicates": cell.get("duplicates") or 0,
+        "bound": cell.get("bound") or 0,
+        "seconds": cell.get("seconds") or 0,
+        "detail": strings(clip_head(visible(cell.get("detail") or ""), TEXT_CHARS)),
+        "diff": None,
+        "store": None,
+        "stderr": strings(stderr),
+        "stderr_full": stderr_full,
+        "timeline": [[round(t, 4), strings(text)] for t, text in timeline],
+        "omitted": omitted,
+        "exit_codes": [c if isinstance(c, int) else None for c in cell.get("exit_codes") or []],
+        "replay": strings(visible(cell.get("replay") or "")),
+        "kept": strings(visible(cell["kept"])) if cell.get("kept") else None,
+    }
+    if isinstance(diff, Mapping):
+        data["diff"] = {
+            "path": strings(visible(diff.get("path", ""))),
+            "baseline": strings(clip_head(visible(diff.get("baseline")), TEXT_CHARS)),
+            "actual": strings(clip_head(visible(diff.get("actual")), TEXT_CHARS)),
+        }
+    if isinstance(store, Mapping):
+        runs = store.get("runs") or []
+        data["store"] = {
+            "checkpoints": store.get("checkpoints"),
+            "runs": [
+                {visible(k): visible(v) for k, v in run.items()}
+                for run in runs
+                if isinstance(run, Mapping)
+            ],
+        }
+    return data
+
+
+def build_view(document: Mapping[str, Any]) -> dict[str, Any]:
+    """Everything the template shows, computed once; all run content passed through `visible`."""
+    cells: list[Mapping[str, Any]] = list(document.get("cells") or [])
+    skipped: list[Mapping[str, Any]] = list(document.get("skipped") or [])
+    modes = [str(m) for m in document.get("modes") or []]
+
+    columns_by_key: dict[str, Column] = {}
+    for cell in cells:
+        col = column_for([str(p) for p in cell.get("schedule") or []])
+        columns_by_key.setdefault(col.key, col)
+    columns: list[Column] = []
+    groups: list[Group] = []
+    for col in sorted(columns_by_key.values(), key=lambda c: c.sort):
+        if groups and groups[-1].label == col.group:
+            groups[-1].span += 1
+            columns.append(col)
+        else:
+            title = " → ".join(KIND_MEANINGS.get(k, "") for k in col.group.split(" → "))
+            groups.append(Group(visible(col.group), 1, title))
+            columns.append(replace(col, starts_group=True))
+    col_index = {c.key: n for n, c in enumerate(columns)}
+
+    # Rows in the campaign's order: its baselines (the order it was given), then the cells.
+    everything = [
+        *(document.get("baselines") or []),
+        *cells,
+        *({"store": document.get("store", ""), **s} for s in skipped),
+    ]
+    orders = [
+        _order(str(c.get("runtime", "")) for c in everything),
+        _order(str(c.get("scenario", "")) for c in everything),
+        _order((str(c.get("mode", "")) for c in everything), modes),
+        _order(str(c.get("store", "")) for c in everything),
+    ]
+    mode_names = list(orders[2])
+
+    rows: dict[tuple[str, ...], Row] = {}
+
+    def row_for(item: Mapping[str, Any]) -> Row:
+        key = tuple(str(item.get(k, "")) for k in ("runtime", "scenario", "mode", "store"))
+        if key not in rows:
+            runtime, scenario, mode, store = (visible(k) for k in key)
+            sort = tuple(order[k] for order, k in zip(orders, key, strict=True))
+            rows[key] = Row(
+                runtime,
+                scenario,
+                mode,
+                store,
+                sort,
+                mode_names.index(key[2]),
+                [None] * len(columns),
+            )
+        return rows[key]
+
+    strings = Strings()
+    data: list[dict[str, Any]] = []
+    missed: list[dict[str, Any]] = []
+    for cell in cells:
+        row = row_for(cell)
+        verdict = str(cell.get("verdict", ""))
+        expected = bool(cell.get("expected", False))
+        schedule = "+".join(str(p) for p in cell.get("schedule") or [])
+        n = len(data)
+        data.append(_cell_data(cell, strings))
+        row.cells[col_index[schedule]] = {
+            "n": n,
+            "verdict": verdict if verdict in VERDICTS else "unknown",
+            "verdict_text": visible(verdict),
+            "glyph": VERDICTS.get(verdict, (UNKNOWN_GLYPH, ""))[0],
+            "expected": expected,
+            "duplicates": cell.get("duplicates") or 0,
+            "schedule": visible(schedule),
+        }
+        row.count += 1
+        row.unexpected += 0 if expected else 1
+        if verdict == "missed":
+            missed.append({"n": n, "id": visible(cell.get("id", ""))})
+    for item in skipped:  # a skipped row names no store: the campaign's
+        row_for({"store": document.get("store", ""), **item}).skipped = visible(
+            item.get("reason", "") or "skipped"
+        )
+
+    ordered = sorted(rows.values(), key=lambda r: r.sort)
+    for before, row in zip([None, *ordered], ordered, strict=False):
+        row.first_of_scenario = before is None or before.sort[:2] != row.sort[:2]
+    summary = dict(document.get("summary") or {})
+    by_verdict = {str(k): int(v) for k, v in (summary.get("by_verdict") or {}).items()}
+    total = sum(by_verdict.values()) or 1
+    runtimes = list(dict.fromkeys(r.runtime for r in ordered))
+    stores = list(dict.fromkeys(r.store for r in ordered))
+    row_modes = list(dict.fromkeys(r.mode for r in sorted(ordered, key=lambda r: r.sort[2])))
+    planned = summary.get("planned")
+    n_cells = summary.get("cells", len(cells))
+    unexpected = summary.get("unexpected", sum(1 for c in cells if not c.get("expected", False)))
+    seconds = float(summary.get("seconds") or 0)
+
+    return {
+        "title": f"killpoint crash matrix — {visible(document.get('runtime', ''))}",
+        "schema": visible(document.get("schema", "")),
+        "command": visible(document.get("command", "")),
+        "seed": visible(document.get("seed", "")),
+        "runtime": visible(document.get("runtime", "")),
+        "store": visible(document.get("store", "")),
+        "modes": [visible(m) for m in modes],
+        "points": visible(document.get("points", "")),
+        "depth": visible(document.get("depth", "")),
+        "versions": [(visible(k), visible(v)) for k, v in (document.get("versions") or {}).items()],
+        "interrupted": bool(document.get("interrupted")),
+        "cells": n_cells,
+        "planned": planned,
+        "unexpected": unexpected,
+        "expected_losses": summary.get("expected_losses", 0),
+        "duplicates": summary.get("duplicates", 0),
+        "missed_count": summary.get("missed", len(missed)),
+        "missed": missed,
+        "seconds": _duration(seconds),
+        "cells_per_second": summary.get("cells_per_second", 0),
+        "by_verdict": [
+            {
+                "verdict": v if v in VERDICTS else "unknown",
+                "text": visible(v),
+                "count": count,
+                "percent": round(100 * count / total, 2),
+                "glyph": VERDICTS.get(v, (UNKNOWN_GLYPH, ""))[0],
+            }
+            for v, count in sorted(
+                by_verdict.items(),
+                key=lambda kv: list(VERDICTS).index(kv[0]) if kv[0] in VERDICTS else 99,
+            )
+        ],
+        "verdicts": [{"verdict": v, "glyph": g, "meaning": m} for v, (g, m) in VERDICTS.items()],
+        "columns": columns,
+        "groups": groups,
+        "rows": ordered,
+        "runtimes": runtimes,
+        "row_modes": row_modes,
+        "stores": stores,
+        "show_runtime": len(runtimes) > 1,
+        "show_store": len(stores) > 1,
+        "skipped": [
+            {k: visible(item.get(k, "")) for k in ("runtime", "scenario", "mode", "reason")}
+            for item in skipped
+        ],
+        "baselines": [
+            {
+                "runtime": visible(b.get("runtime", "")),
+                "scenario": visible(b.get("scenario", "")),
+                "mode": visible(b.get("mode", "")),
+                "store": visible(b.get("store", "")),
+                "checkpoints": b.get("checkpoints"),
+                "seconds": b.get("seconds"),
+                "problem": visible(b["problem"]) if b.get("problem") else "",
+                "nondeterministic": visible(b["nondeterministic"])
+                if b.get("nondeterministic")
+                else "",
+            }
+            for b in document.get("baselines") or []
+        ],
+        "excluded": [visible(x) for x in document.get("excluded_from_comparison") or []],
+        "data": {
+            "strings": strings.items,
+            "cells": data,
+            "kinds": KIND_MEANINGS,
+            "verdicts": {v: g for v, (g, _) in VERDICTS.items()},
+        },
+    }
+
+
+# -- rendering -------------------------------------------------------------------------------
+
+
+def _csp_hash(script: str) -> str:
+    digest = hashlib.sha256(str(script).encode("utf-8")).digest()
+    return "sha256-" + base64.b64encode(digest).decode("ascii")
+
+
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    # `|tojson` escapes <, >, & and ' as \u escapes; the text is already free of surrogates.
+    env.policies["json.dumps_kwargs"] = {"ensure_ascii": False, "separators": (",", ":")}
+    env.filters["csp_hash"] = _csp_hash
+    return env
+
+
+def render_report(document: Mapping[str, Any]) -> str:
+    """The report as one self-contained HTML page."""
+    return environment().get_template(TEMPLATE).render(view=build_view(document))

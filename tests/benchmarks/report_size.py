@@ -1,0 +1,296 @@
+"""Report size and load time: does a 2,000-cell crash matrix stay small and open without a stall?
+
+    python -m tests.benchmarks.report_size [--cells 2000] [--out reports/benchmark.html]
+                                           [--no-browser]
+
+Builds a synthetic campaign document shaped like `killpoint matrix` output (the built-in
+scenarios x three modes x every kind of crash point, then depth-2 schedules until the count
+is reached), pessimistic where size is concerned: 40% of the cells carry a stderr tail of
+about 1.7 KB that differs from every other one, every cell has a timeline of 10-13 events,
+diverged cells carry first differences of 600 characters. Renders it with
+`harness.report.render_report`, prints the HTML size (target: under 5 MB) and, when
+/usr/bin/chromium exists, the time headless Chromium takes to load the file from disk
+(navigation to the load event, and to the page's script being ready). Prints figures; exits
+non-zero only when the size target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+SIZE_LIMIT = 5 * 1024 * 1024
+SCENARIOS = (
+    "research",
+    "parallel-fetch",
+    "long-chain",
+    "tool-error",
+    "confirm",
+    "flaky-model",
+    "cancel",
+    "side-effects",
+    "side-effects-idempotent",
+    "large-output",
+    "hostile-content",
+    "multi-run",
+)
+MODES = ("runs", "tool-batch", "tool")
+CHECKPOINTS = {"runs": 1, "tool-batch": 5, "tool": 9}
+
+TRACEBACK = """Traceback (most recent call last):
+  File "/work/main/scenarios/drive.py", line 69, in drive
+    result = await driver.start(
+             ^^^^^^^^^^^^^^^^^^^
+  File "/work/main/harness/adapters/reference.py", line 67, in start
+    return _result(await self.agent.arun(input, session_id=session_id, run_id=run_id))
+                   ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/work/main/runtime/agent.py", line 117, in arun
+    return await self._drive(st)
+           ^^^^^^^^^^^^^^^^^^^^^
+  File "/work/main/runtime/agent.py", line 202, in _drive
+    return await self._loop(st)
+           ^^^^^^^^^^^^^^^^^^^^
+  File "/work/main/runtime/agent.py", line 237, in _loop
+    self._fence(st)
+  File "/work/main/runtime/agent.py", line 248, in _fence
+    raise RunOwnedElsewhere(
+runtime.errors.RunOwnedElsewhere: runtime: run 'killpoint-session-run1' was taken over by
+another worker (pid {pid}, work dir /tmp/killpoint-{token}/{cell}); this worker stopped
+before running its next tool batch"""
+
+
+def schedules(mode: str, width: int) -> list[list[str]]:
+    """Every depth-1 point of a row, in the engine's kinds; then pairs of boundaries."""
+    c = CHECKPOINTS[mode]
+    turns = max(c // 2, 2)
+    points: list[list[str]] = []
+    points += [[f"after-checkpoint:{k}"] for k in range(1, c + 1)]
+    points += [[f"mid-batch:{k}:{i}"] for k in range(1, turns) for i in range(width)]
+    points += [[f"mid-model:{k}"] for k in range(1, turns + 1)]
+    points += [[f"mid-commit:{k}"] for k in range(1, c + 1)]
+    points += [[f"sigstop:{k}"] for k in range(1, c + 1)]
+    points += [[f"double-resume:{k}"] for k in range(1, c + 1)]
+    points += [[f"model-500:{k}"] for k in range(1, turns + 1)]
+    points += [[f"model-timeout:{k}"] for k in range(1, turns + 1)]
+    points += [
+        [f"after-checkpoint:{a}", f"after-checkpoint:{b}"]
+        for a in range(1, c + 1)
+        for b in range(1, c + 1)
+    ]
+    points += [[f"after-checkpoint:{a}", f"mid-model:{b}"] for a in range(1, c + 1) for b in (1, 2)]
+    return points
+
+
+def _timeline(rng: random.Random, schedule: list[str], killed: bool) -> list[list[Any]]:
+    t = rng.uniform(0.0001, 0.001)
+    pid = rng.randrange(1000, 60000)
+    events = [
+        [
+            t,
+            f"plan: {'+'.join(schedule)} — {rng.randrange(0, 9)} checkpoint(s) durable at the point",
+        ]
+    ]
+
+    def add(text: str, step: float = 0.01) -> None:
+        nonlocal t
+        t += rng.uniform(step / 3, step)
+        events.append([round(t, 4), text])
+
+    add(f"worker started (pid {pid})")
+    for k in range(1, rng.randrange(2, 5)):
+        add(f"gate checkpoint:{k}:landed", 0.05)
+    add(f"store confirms {k} checkpoint(s) at {schedule[0]}")
+    add("worker killed (exit -9)" if killed else "worker done")
+    add("inspect: store sound")
+    add(f"resumer started (pid {pid + 7})")
+    for _ in range(rng.randrange(0, 3)):
+        add(f"gate tool:fetch_page:{rng.getrandbits(48):012x}:started")
+    add("acknowledged killpoint-session-run1 COMPLETED", 0.2)
+    add("resumer done")
+    add("resumed run equals the baseline")
+    return events
+
+
+def synthetic_document(cells: int = 2000, seed: int = 7) -> dict[str, Any]:
+    """A campaign document with `cells` cells, shaped like `harness.results.to_document`."""
+    rng = random.Random(seed)
+    rows = [(s, m) for s in SCENARIOS for m in MODES]
+    per_row = {row: schedules(row[1], 3 if row[0] != "parallel-fetch" else 5) for row in rows}
+    out: list[dict[str, Any]] = []
+    depth = 0
+    while len(out) < cells:
+        for scenario, mode in rows:
+            todo = per_row[(scenario, mode)]
+            if depth < len(todo) and len(out) < cells:
+                out.append(_cell(rng, scenario, mode, todo[depth]))
+        depth += 1
+        if depth > max(len(v) for v in per_row.values()):
+            break
+    by: dict[str, int] = {}
+    for c in out:
+        by[c["verdict"]] = by.get(c["verdict"], 0) + 1
+    seconds = sum(c["seconds"] for c in out) / 8
+    return {
+        "schema": "killpoint.matrix/1",
+        "command": f"killpoint matrix --depth 2 --workers 8 --seed {seed}",
+        "seed": seed,
+        "runtime": "reference",
+        "store": "sqlite",
+        "modes": list(MODES),
+        "points": "all",
+        "depth": 2,
+        "versions": {"python": "3.11.7", "killpoint": "0.1.0", "openai": "3.57.0"},
+        "interrupted": False,
+        "summary": {
+            "cells": len(out),
+            "planned": len(out),
+            "unexpected": sum(1 for c in out if not c["expected"]),
+            "expected_losses": sum(1 for c in out if c["verdict"] == "lost" and c["expected"]),
+            "duplicates": sum(c["duplicates"] for c in out),
+            "by_verdict": by,
+            "missed": by.get("missed", 0),
+            "seconds": round(seconds, 3),
+            "cells_per_second": round(len(out) / seconds, 2),
+        },
+        "excluded_from_comparison": ["run_id", "session_id", "created_at", "updated_at"],
+        "skipped": [
+            {
+                "runtime": "reference",
+                "scenario": "confirm",
+                "mode": "tool",
+                "reason": "example: the adapter does not support this mode",
+            }
+        ],
+        "baselines": [
+            {
+                "runtime": "reference",
+                "scenario": s,
+                "mode": m,
+                "store": "sqlite",
+                "checkpoints": CHECKPOINTS[m],
+                "seconds": 0.5,
+                "problem": None,
+                "nondeterministic": None,
+            }
+            for s, m in rows
+        ],
+        "cells": out,
+    }
+
+
+def _cell(rng: random.Random, scenario: str, mode: str, schedule: list[str]) -> dict[str, Any]:
+    kind = schedule[0].split(":")[0]
+    killed = kind in ("after-checkpoint", "mid-batch", "mid-model", "mid-commit", "double-resume")
+    roll = rng.random()
+    verdict, expected, duplicates, detail, diff = "ok", True, 0, "", None
+    if mode == "runs" and killed:
+        verdict, detail = "lost", "run 1 is not in the store after the crash"
+    elif roll < 0.04:
+        verdict, expected = "diverged", False
+        diff = {
+            "path": "session.runs[0].messages[7].content",
+            "baseline": "".join(rng.choice("abcdefgh ") for _ in range(600)),
+            "actual": "".join(rng.choice("abcdefgh ") for _ in range(600)),
+        }
+        detail = f"{diff['path']}: baseline differs from resumed"
+    elif roll < 0.10:
+        verdict, expected, duplicates = "duplicated", False, rng.randrange(1, 5)
+        detail = f"{duplicates} duplicate effect(s), bound 0: fetch_page({{}}) x{duplicates}"
+    elif roll < 0.11:
+        verdict, expected = "unresumable", False
+        detail = "continue_run raised RunOwnedElsewhere"
+    elif roll < 0.115:
+        verdict, expected = "missed", False
+        detail = "the worker never reached the crash point"
+    elif roll < 0.12:
+        verdict, expected = "hung", False
+        detail = "the resumer passed its time limit (30 s)"
+    elif mode != "runs" and roll < 0.3:
+        duplicates = 1
+    cell_id = "/".join(("reference", scenario, mode, "sqlite", "+".join(schedule)))
+    stderr = ""
+    if rng.random() < 0.4:
+        stderr = "\n--- worker stderr ---\n" + TRACEBACK.format(
+            pid=rng.randrange(1000, 60000), token=f"{rng.getrandbits(64):016x}", cell=cell_id
+        )
+    return {
+        "id": cell_id,
+        "runtime": "reference",
+        "scenario": scenario,
+        "mode": mode,
+        "store": "sqlite",
+        "schedule": schedule,
+        "verdict": verdict,
+        "expected": expected,
+        "duplicates": duplicates,
+        "bound": 0 if mode == "runs" else 1,
+        "seconds": round(rng.uniform(0.06, 0.6), 4),
+        "detail": detail,
+        "first_difference": diff,
+        "store_at_crash": {
+            "checkpoints": 2,
+            "runs": [
+                {
+                    "run": 1,
+                    "status": "RUNNING",
+                    "messages": 7,
+                    "last_checkpoint_at_message_index": 7,
+                    "tool_executions": 5,
+                }
+            ],
+        }
+        if killed
+        else None,
+        "stderr_tail": stderr,
+        "timeline": _timeline(rng, schedule, killed),
+        "exit_codes": [-9, 0] if killed else [0, 0],
+        "replay": f"killpoint replay {cell_id}",
+        "kept": None,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cells", type=int, default=2000)
+    parser.add_argument("--out", default="reports/benchmark.html")
+    parser.add_argument("--no-browser", action="store_true")
+    args = parser.parse_args(argv)
+
+    from harness.report import render_report
+
+    document = synthetic_document(args.cells)
+    started = time.perf_counter()
+    html = render_report(document)
+    render_seconds = time.perf_counter() - started
+    size = len(html.encode("utf-8"))
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(html, encoding="utf-8")
+    cells = len(document["cells"])
+    verdict = "OK" if size < SIZE_LIMIT else "OVER"
+    print(f"cells:        {cells}")
+    print(f"html size:    {size / 1024 / 1024:.2f} MB ({size} bytes; limit 5 MB: {verdict})")
+    print(f"bytes/cell:   {size / cells:.0f}")
+    print(f"render:       {render_seconds:.2f} s")
+    print(f"written:      {out}")
+    if not args.no_browser:
+        from tests.harness.test_report_browser import CHROMIUM, measure_load
+
+        if not Path(CHROMIUM).exists():
+            print(f"browser:      skipped ({CHROMIUM} not found; apt-get install chromium)")
+        else:
+            timing = measure_load(out)
+            print(f"load event:   {timing['load_ms']:.0f} ms (navigation start to the load event)")
+            print(f"script ready: {timing['ready_ms']:.0f} ms (the page's script has run)")
+            print(f"dom content:  {timing['dcl_ms']:.0f} ms (DOMContentLoaded)")
+            print(f"open a cell:  {timing['open_ms']:.1f} ms; filter: {timing['filter_ms']:.1f} ms")
+    return 0 if size < SIZE_LIMIT else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,443 @@
+"""The report in a real browser: headless Chromium (Debian's `chromium`) opens the file from
+disk, a user filters to the unexpected cells and opens one, and no script from run content
+ever runs.
+
+Driven over the DevTools protocol on `--remote-debugging-pipe` (fds 3 and 4, NUL-separated
+JSON) with the standard library only: no driver package, no browser download, no port.
+Every wait is on the browser: a reply, a protocol event, or the process's exit.
+
+Also a tool: `python -m tests.harness.test_report_browser REPORT.html PNG [--cell N]`
+saves a screenshot of a rendered report (how docs/report.png is made).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import fcntl
+import json
+import os
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = os.environ.get("KILLPOINT_CHROMIUM", "/usr/bin/chromium")
+REPORTS = Path(__file__).resolve().parents[2] / "reports"
+TIMEOUT = 60.0
+WIDTH, HEIGHT = 1440, 900
+
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--disable-dev-shm-usage",
+    "--hide-scrollbars",
+    "--mute-audio",
+    f"--window-size={WIDTH},{HEIGHT}",
+)
+
+
+class BrowserError(RuntimeError):
+    """The browser said no, went away, or did not answer in time."""
+
+
+class Chromium:
+    """One headless Chromium and one page, over the DevTools pipe."""
+
+    def __init__(self, binary: str = CHROMIUM) -> None:
+        self.profile = tempfile.mkdtemp(prefix="killpoint-chromium-")
+        to_browser_r, self._to_browser = os.pipe()
+        self._from_browser, from_browser_w = os.pipe()
+
+        def plumb() -> None:  # in the child: the pipe goes on fds 3 (commands) and 4 (replies)
+            a = fcntl.fcntl(to_browser_r, fcntl.F_DUPFD_CLOEXEC, 10)
+            b = fcntl.fcntl(from_browser_w, fcntl.F_DUPFD_CLOEXEC, 10)
+            os.dup2(a, 3)
+            os.dup2(b, 4)
+
+        self.process = subprocess.Popen(
+            [binary, *FLAGS, f"--user-data-dir={self.profile}", "--remote-debugging-pipe"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            close_fds=False,  # fds are non-inheritable by default; only 3 and 4 pass
+            preexec_fn=plumb,
+        )
+        os.close(to_browser_r)
+        os.close(from_browser_w)
+        self._buffer = b""
+        self._next_id = 0
+        self.events: list[dict[str, Any]] = []
+        self.session = ""
+        try:
+            target = self.call("Target.createTarget", url="about:blank")["targetId"]
+            self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)[
+                "sessionId"
+            ]
+            for domain in ("Page", "Runtime", "Log"):
+                self.call(f"{domain}.enable")
+            # A page in a headless browser is never focused; the clipboard wants focus.
+            self.call("Emulation.setFocusEmulationEnabled", enabled=True)
+            self.call(
+                "Browser.grantPermissions",
+                permissions=["clipboardReadWrite", "clipboardSanitizedWrite"],
+            )
+            self.call(
+                "Emulation.setDeviceMetricsOverride",
+                width=WIDTH,
+                height=HEIGHT,
+                deviceScaleFactor=1,
+                mobile=False,
+            )
+        except BaseException:
+            self.close()
+            raise
+
+    # -- the protocol ---------------------------------------------------------------------
+
+    def _read_message(self, deadline: float) -> dict[str, Any]:
+        while b"\0" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise BrowserError("chromium did not answer in time")
+            ready, _, _ = select.select([self._from_browser], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(self._from_browser, 1 << 20)
+            if not chunk:
+                raise BrowserError(f"chromium closed the pipe: {self._stderr()}")
+            self._buffer += chunk
+        message, _, self._buffer = self._buffer.partition(b"\0")
+        return json.loads(message)
+
+    def call(self, method: str, timeout: float = TIMEOUT, **params: Any) -> dict[str, Any]:
+        self._next_id += 1
+        request: dict[str, Any] = {"id": self._next_id, "method": method, "params": params}
+        if self.session and not method.startswith(("Target.", "Browser.")):
+            request["sessionId"] = self.session
+        os.write(self._to_browser, json.dumps(request).encode() + b"\0")
+        deadline = time.monotonic() + timeout
+        while True:
+            message = self._read_message(deadline)
+            if message.get("id") == self._next_id:
+                if "error" in message:
+                    raise BrowserError(f"{method}: {message['error']}")
+                return message.get("result", {})
+            if "method" in message:
+                self.events.append(message)
+
+    def wait_event(
+        self,
+        method: str,
+        where: Callable[[dict[str, Any]], bool] = lambda p: True,
+        timeout: float = TIMEOUT,
+    ) -> dict[str, Any]:
+        """The first event `method` (already received or next) whose params match."""
+        for n, event in enumerate(self.events):
+            if event["method"] == method and where(event.get("params", {})):
+                del self.events[n]
+                return event["params"]
+        deadline = time.monotonic() + timeout
+        while True:
+            message = self._read_message(deadline)
+            if message.get("method") == method and where(message.get("params", {})):
+                return message["params"]
+            if "method" in message:
+                self.events.append(message)
+
+    def evaluate(self, expression: str) -> Any:
+        result = self.call(
+            "Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True
+        )
+        if "exceptionDetails" in result:
+            raise BrowserError(f"{expression!r} threw: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    # -- what a user does -------------------------------------------------------------------
+
+    def open(self, path: Path) -> float:
+        """Navigate to a file and wait for its load event; the seconds it took."""
+        started = time.perf_counter()
+        self.call("Page.navigate", url=path.resolve().as_uri())
+        self.wait_event("Page.loadEventFired")
+        return time.perf_counter() - started
+
+    def click(self, selector: str) -> None:
+        """A real mouse click (press and release) at the middle of the element."""
+        box = self.evaluate(
+            f"(() => {{ const e = document.querySelector({json.dumps(selector)});"
+            " if (!e) return null; e.scrollIntoView({block: 'center', inline: 'center'});"
+            " const r = e.getBoundingClientRect();"
+            " return {x: r.left + r.width / 2, y: r.top + r.height / 2, w: r.width}; })()"
+        )
+        if not box or not box["w"]:
+            raise BrowserError(f"nothing visible to click at {selector!r}")
+        for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+            self.call(
+                "Input.dispatchMouseEvent",
+                type=kind,
+                x=box["x"],
+                y=box["y"],
+                button="left" if kind != "mouseMoved" else "none",
+                clickCount=1 if kind != "mouseMoved" else 0,
+            )
+
+    def screenshot(self, path: Path) -> None:
+        data = self.call("Page.captureScreenshot", format="png")["data"]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(base64.b64decode(data))
+
+    def log(self, method: str) -> list[dict[str, Any]]:
+        return [e["params"] for e in self.events if e["method"] == method]
+
+    # -- the end ----------------------------------------------------------------------------
+
+    def _stderr(self) -> str:
+        if self.process.poll() is None or self.process.stderr is None:
+            return "(still running)"
+        return self.process.stderr.read().decode(errors="replace")[-2000:]
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            try:
+                if self.session:
+                    self.call("Browser.close", timeout=10)
+            except (BrowserError, OSError):
+                pass
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        for fd in (self._to_browser, self._from_browser):
+            with suppress(OSError):
+                os.close(fd)
+        if self.process.stderr is not None:
+            self.process.stderr.close()
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+@contextmanager
+def chromium() -> Iterator[Chromium]:
+    browser = Chromium()
+    try:
+        yield browser
+    finally:
+        browser.close()
+
+
+def measure_load(path: Path) -> dict[str, float]:
+    """Open a rendered report; the load times, and the cost of a filter and of opening a cell."""
+    with chromium() as browser:
+        browser.open(path)
+        timing = browser.evaluate(
+            "(() => { const n = performance.getEntriesByType('navigation')[0];"
+            " return {load: n.loadEventEnd, dcl: n.domContentLoadedEventEnd,"
+            " ready: window.killpointReport.ready}; })()"
+        )
+        costs = browser.evaluate(
+            "(() => { const r = window.killpointReport; let t = performance.now();"
+            " document.getElementById('f-unexp').click(); const f = performance.now() - t;"
+            " const b = document.querySelector('td.x button[data-c]');"
+            " t = performance.now(); r.open(+b.dataset.c); const o = performance.now() - t;"
+            " return {filter: f, open: o}; })()"
+        )
+    return {
+        "load_ms": timing["load"],
+        "dcl_ms": timing["dcl"],
+        "ready_ms": timing["ready"],
+        "filter_ms": costs["filter"],
+        "open_ms": costs["open"],
+    }
+
+
+# -- the test --------------------------------------------------------------------------------
+
+# Would leave a trace if it ever ran: a changed title, a global, a DOM element.
+TRAP = "window.__kp_pwned=1;document.title='PWNED'"
+HOSTILE = (
+    f"<script>{TRAP}</script>"
+    f'<img src=x onerror="{TRAP}">'
+    f'<svg onload="{TRAP}"></svg>'
+    f"</script><script>{TRAP}</script>"
+    f'"><iframe srcdoc="<script>parent.{TRAP}</script>"></iframe>'
+    "\x1b[31mRED\x1b[0m {{ 7*7 }}"
+)
+
+
+# Resolves with an element's text once it is not WAS (a MutationObserver, not a timer).
+CHANGED = (
+    "new Promise(done => { const e = document.getElementById('ID');"
+    " const check = () => { if (e.textContent !== 'WAS') done(e.textContent); }; check();"
+    " new MutationObserver(check).observe(e, {childList: true, characterData: true, subtree: true}); })"
+)
+
+
+def browser_document() -> dict[str, Any]:
+    from tests.benchmarks.report_size import synthetic_document
+
+    document = synthetic_document(300, seed=11)
+    hostile = dict(document["cells"][0])
+    hostile.update(
+        id=f"reference/hostile-content/tool/sqlite/{HOSTILE}",
+        scenario="hostile-content",
+        mode="tool",
+        schedule=["after-checkpoint:1"],
+        verdict="diverged",
+        expected=False,
+        detail=f"detail {HOSTILE}",
+        first_difference={"path": f"session.{HOSTILE}", "baseline": HOSTILE, "actual": [HOSTILE]},
+        stderr_tail=f"stderr {HOSTILE}",
+        timeline=[[0.001, "worker started (pid 1)"], [0.05, f"event {HOSTILE}"]],
+        store_at_crash={"checkpoints": 1, "runs": [{"run": 1, "status": HOSTILE}]},
+        replay=f"killpoint replay '{HOSTILE}'",
+    )
+    document["cells"] = [
+        c
+        for c in document["cells"]
+        if not (c["scenario"] == "hostile-content" and c["mode"] == "tool")
+    ] + [hostile]
+    document["command"] = f"killpoint matrix {HOSTILE}"
+    return document
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Chromium]:
+    if not Path(CHROMIUM).exists():
+        reason = f"{CHROMIUM} not found (apt-get install chromium)"
+        print(f"\nskipping the browser test: {reason}")
+        pytest.skip(reason)
+    with chromium() as b:
+        yield b
+
+
+def test_filter_open_a_cell_and_no_run_content_runs(browser: Chromium, tmp_path: Path) -> None:
+    from harness.report import render_report
+
+    document = browser_document()
+    page = tmp_path / "report.html"
+    page.write_text(render_report(document), encoding="utf-8")
+    seconds = browser.open(page)
+    print(f"\nreport of {len(document['cells'])} cells loaded in {seconds * 1000:.0f} ms")
+
+    assert browser.evaluate("typeof window.killpointReport") == "object", "the page script ran"
+    total = browser.evaluate("document.querySelectorAll('#matrix tbody tr:not([hidden])').length")
+    rows = len({(c["scenario"], c["mode"]) for c in document["cells"]}) + len(document["skipped"])
+    assert total == rows
+
+    # Filter to the unexpected cells with the mouse.
+    browser.click("#f-unexp")
+    assert browser.evaluate("document.getElementById('f-unexp').checked") is True
+    shown = browser.evaluate(
+        "Array.from(document.querySelectorAll('#matrix tbody tr:not([hidden])'))"
+        ".map(tr => +tr.dataset.unexp)"
+    )
+    with_unexpected = {(c["scenario"], c["mode"]) for c in document["cells"] if not c["expected"]}
+    assert len(shown) == len(with_unexpected) < total
+    assert all(n > 0 for n in shown)
+    # Every visible column has an unexpected cell in a visible row.
+    assert browser.evaluate(
+        "(() => { const heads = Array.from(document.querySelectorAll('#matrix thead tr:nth-child(2) th'));"
+        " const rows = Array.from(document.querySelectorAll('#matrix tbody tr:not([hidden])'));"
+        " return heads.every((th, i) => th.hidden ||"
+        " rows.some(tr => tr.cells[i + 1] && tr.cells[i + 1].classList.contains('x'))); })()"
+    )
+
+    # Open the hostile cell with the mouse and read its evidence back from the page.
+    n = len(document["cells"]) - 1
+    browser.click(f'button[data-c="{n}"]')
+    detail = browser.evaluate(
+        "(() => { const t = id => document.getElementById(id).textContent;"
+        " return {hidden: document.getElementById('detail').hidden, title: t('d-title'),"
+        " verdict: t('d-verdict'), expected: t('d-expected'), detail: t('d-detail'),"
+        " stderr: t('d-stderr'), base: t('d-base'), actual: t('d-actual'), path: t('d-path'),"
+        " replay: t('d-replay'), events: t('d-events'), store: t('d-store'), id: t('d-id'),"
+        " marks: document.querySelectorAll('#d-svg .mk').length}; })()"
+    )
+    shown_hostile = HOSTILE.replace("\x1b", "\\x1b")  # ESC is written out, not sent
+    assert detail["hidden"] is False
+    assert detail["title"] == "after-checkpoint:1"
+    assert detail["verdict"].endswith("diverged") and detail["expected"] == "unexpected"
+    assert detail["detail"] == f"detail {shown_hostile}"
+    assert detail["stderr"] == f"stderr {shown_hostile}"
+    assert detail["base"] == shown_hostile
+    assert detail["actual"] == json.dumps([HOSTILE], ensure_ascii=False)  # not text: as JSON
+    assert detail["path"] == f"session.{shown_hostile}"
+    assert detail["replay"] == f"killpoint replay '{shown_hostile}'"
+    assert f"event {shown_hostile}" in detail["events"]
+    assert shown_hostile in detail["store"]
+    assert detail["marks"] == 2
+
+    # The copy button puts the replay command on the clipboard.
+    browser.click("#d-copy")
+    assert browser.evaluate(CHANGED.replace("ID", "d-copy").replace("WAS", "Copy")) == "Copied"
+    assert browser.evaluate("navigator.clipboard.readText()") == detail["replay"]
+    browser.screenshot(REPORTS / "report-browser.png")
+
+    # Nothing from the run executed, and nothing from it became an element.
+    assert browser.evaluate("typeof window.__kp_pwned") == "undefined"
+    assert browser.evaluate("document.title").startswith("killpoint crash matrix")
+    assert browser.evaluate("document.querySelectorAll('img, iframe, object, embed').length") == 0
+    assert browser.evaluate("document.querySelectorAll('script').length") == 2
+    assert (
+        browser.evaluate(
+            "Array.from(document.querySelectorAll('*')).filter(e =>"
+            " Array.from(e.attributes).some(a => a.name.startsWith('on'))).length"
+        )
+        == 0
+    )
+    # No script error in the page, and no script blocked by the Content-Security-Policy
+    # (a blocked one would mean markup from the run became a script element).
+    assert browser.log("Runtime.exceptionThrown") == []
+    refused = [e for e in browser.log("Log.entryAdded") if e["entry"].get("source") == "security"]
+    assert refused == []
+
+    browser.call(
+        "Input.dispatchKeyEvent",
+        type="keyDown",
+        key="Escape",
+        code="Escape",
+        windowsVirtualKeyCode=27,
+    )
+    assert browser.evaluate("document.getElementById('detail').hidden") is True
+
+
+# -- the screenshot tool -------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="screenshot a rendered killpoint report")
+    parser.add_argument("report", type=Path)
+    parser.add_argument("png", type=Path)
+    parser.add_argument("--cell", type=int, help="open this cell (index in the JSON) first")
+    parser.add_argument("--unexpected", action="store_true", help="filter to unexpected cells")
+    args = parser.parse_args(argv)
+    with chromium() as browser:
+        browser.open(args.report)
+        if args.unexpected:
+            browser.click("#f-unexp")
+        if args.cell is not None:
+            browser.click(f'button[data-c="{args.cell}"]')
+        browser.screenshot(args.png)
+    print(args.png)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
