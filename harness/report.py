@@ -90,6 +90,20 @@ def _escape_control(match: re.Match[str]) -> str:
     return "\\r" if char == "\r" else f"\\x{ord(char):02x}"
 
 
+def number(value: Any) -> int | float | str | None:
+    """A figure as it is; anything else in its place, as visible text."""
+    if value is None or (isinstance(value, int | float) and not isinstance(value, bool)):
+        return value
+    return visible(value)
+
+
+def _float(value: Any) -> float:
+    try:
+        return float(value or 0)
+    except (TypeError, ValueError):
+        return 0.0
+
+
 def clip_tail(text: str, limit: int) -> tuple[str, int]:
     """The last `limit` characters (from a line start when one is near); and the full length."""
     if len(text) <= limit:
@@ -116,6 +130,10 @@ class Column:
     sort: tuple[Any, ...]
     starts_group: bool = False
 
+    @property
+    def title(self) -> str:
+        return visible(self.key)
+
 
 def column_for(schedule: Sequence[str]) -> Column:
     key = "+".join(schedule)
@@ -125,7 +143,7 @@ def column_for(schedule: Sequence[str]) -> Column:
             parsed.append(CrashPoint.parse(text))
         except PointError:
             # A point this version does not know: a column of its own, after the known ones.
-            return Column(key, key, "", (len(schedule), (len(ORDER), 0, 0), key))
+            return Column(key, visible(key), "", (len(schedule), (len(ORDER), 0, 0), key))
     kinds = [p.kind for p in parsed]
     group = " → ".join(kinds)
     label = "+".join(str(p)[len(p.kind) + 1 :] for p in parsed)
@@ -211,9 +229,9 @@ def _cell_data(cell: Mapping[str, Any], strings: Strings) -> dict[str, Any]:
         "schedule": [visible(p) for p in cell.get("schedule") or []],
         "verdict": visible(cell.get("verdict", "")),
         "expected": expected,
-        "duplicates": cell.get("duplicates") or 0,
-        "bound": cell.get("bound") or 0,
-        "seconds": cell.get("seconds") or 0,
+        "duplicates": number(cell.get("duplicates") or 0),
+        "bound": number(cell.get("bound") or 0),
+        "seconds": number(cell.get("seconds") or 0),
         "detail": strings(clip_head(visible(cell.get("detail") or ""), TEXT_CHARS)),
         "diff": None,
         "store": None,
@@ -234,7 +252,7 @@ def _cell_data(cell: Mapping[str, Any], strings: Strings) -> dict[str, Any]:
     if isinstance(store, Mapping):
         runs = store.get("runs") or []
         data["store"] = {
-            "checkpoints": store.get("checkpoints"),
+            "checkpoints": number(store.get("checkpoints")),
             "runs": [
                 {visible(k): visible(v) for k, v in run.items()}
                 for run in runs
@@ -314,7 +332,7 @@ def build_view(document: Mapping[str, Any]) -> dict[str, Any]:
             "verdict_text": visible(verdict),
             "glyph": VERDICTS.get(verdict, (UNKNOWN_GLYPH, ""))[0],
             "expected": expected,
-            "duplicates": cell.get("duplicates") or 0,
+            "duplicates": number(cell.get("duplicates") or 0),
             "schedule": visible(schedule),
         }
         row.count += 1
@@ -330,15 +348,17 @@ def build_view(document: Mapping[str, Any]) -> dict[str, Any]:
     for before, row in zip([None, *ordered], ordered, strict=False):
         row.first_of_scenario = before is None or before.sort[:2] != row.sort[:2]
     summary = dict(document.get("summary") or {})
-    by_verdict = {str(k): int(v) for k, v in (summary.get("by_verdict") or {}).items()}
+    by_verdict = {str(k): int(_float(v)) for k, v in (summary.get("by_verdict") or {}).items()}
     total = sum(by_verdict.values()) or 1
     runtimes = list(dict.fromkeys(r.runtime for r in ordered))
     stores = list(dict.fromkeys(r.store for r in ordered))
     row_modes = list(dict.fromkeys(r.mode for r in sorted(ordered, key=lambda r: r.sort[2])))
-    planned = summary.get("planned")
-    n_cells = summary.get("cells", len(cells))
-    unexpected = summary.get("unexpected", sum(1 for c in cells if not c.get("expected", False)))
-    seconds = float(summary.get("seconds") or 0)
+    planned = number(summary.get("planned"))
+    n_cells = number(summary.get("cells", len(cells)))
+    unexpected = number(
+        summary.get("unexpected", sum(1 for c in cells if not c.get("expected", False)))
+    )
+    seconds = _float(summary.get("seconds"))
 
     return {
         "title": f"killpoint crash matrix — {visible(document.get('runtime', ''))}",
@@ -355,12 +375,12 @@ def build_view(document: Mapping[str, Any]) -> dict[str, Any]:
         "cells": n_cells,
         "planned": planned,
         "unexpected": unexpected,
-        "expected_losses": summary.get("expected_losses", 0),
-        "duplicates": summary.get("duplicates", 0),
-        "missed_count": summary.get("missed", len(missed)),
+        "expected_losses": number(summary.get("expected_losses", 0)),
+        "duplicates": number(summary.get("duplicates", 0)),
+        "missed_count": number(summary.get("missed", len(missed))),
         "missed": missed,
         "seconds": _duration(seconds),
-        "cells_per_second": summary.get("cells_per_second", 0),
+        "cells_per_second": number(summary.get("cells_per_second", 0)),
         "by_verdict": [
             {
                 "verdict": v if v in VERDICTS else "unknown",
@@ -393,8 +413,8 @@ def build_view(document: Mapping[str, Any]) -> dict[str, Any]:
                 "scenario": visible(b.get("scenario", "")),
                 "mode": visible(b.get("mode", "")),
                 "store": visible(b.get("store", "")),
-                "checkpoints": b.get("checkpoints"),
-                "seconds": b.get("seconds"),
+                "checkpoints": number(b.get("checkpoints")),
+                "seconds": number(b.get("seconds")),
                 "problem": visible(b["problem"]) if b.get("problem") else "",
                 "nondeterministic": visible(b["nondeterministic"])
                 if b.get("nondeterministic")

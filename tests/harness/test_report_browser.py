@@ -296,7 +296,7 @@ def browser_document() -> dict[str, Any]:
     hostile = dict(document["cells"][0])
     hostile.update(
         id=f"reference/hostile-content/tool/sqlite/{HOSTILE}",
-        scenario="hostile-content",
+        scenario=f"hostile-content{HOSTILE}",
         mode="tool",
         schedule=["after-checkpoint:1"],
         verdict="diverged",
@@ -327,6 +327,26 @@ def browser() -> Iterator[Chromium]:
         yield b
 
 
+def assert_no_run_content_ran(browser: Chromium) -> None:
+    """Nothing from the run executed, and nothing from it became an element."""
+    assert browser.evaluate("typeof window.__kp_pwned") == "undefined"
+    assert browser.evaluate("document.title").startswith("killpoint crash matrix")
+    # No script blocked by the Content-Security-Policy either: a blocked one would mean
+    # markup from the run became a script or a handler (and only the CSP stopped it).
+    refused = [e for e in browser.log("Log.entryAdded") if e["entry"].get("source") == "security"]
+    assert refused == []
+    assert browser.evaluate("document.querySelectorAll('img, iframe, object, embed').length") == 0
+    assert browser.evaluate("document.querySelectorAll('script').length") == 2
+    assert (
+        browser.evaluate(
+            "Array.from(document.querySelectorAll('*')).filter(e =>"
+            " Array.from(e.attributes).some(a => a.name.startsWith('on'))).length"
+        )
+        == 0
+    )
+    assert browser.log("Runtime.exceptionThrown") == []  # and the page's own script is sound
+
+
 def test_filter_open_a_cell_and_no_run_content_runs(browser: Chromium, tmp_path: Path) -> None:
     from harness.report import render_report
 
@@ -337,6 +357,7 @@ def test_filter_open_a_cell_and_no_run_content_runs(browser: Chromium, tmp_path:
     print(f"\nreport of {len(document['cells'])} cells loaded in {seconds * 1000:.0f} ms")
 
     assert browser.evaluate("typeof window.killpointReport") == "object", "the page script ran"
+    assert_no_run_content_ran(browser)
     total = browser.evaluate("document.querySelectorAll('#matrix tbody tr:not([hidden])').length")
     rows = len({(c["scenario"], c["mode"]) for c in document["cells"]}) + len(document["skipped"])
     assert total == rows
@@ -390,23 +411,7 @@ def test_filter_open_a_cell_and_no_run_content_runs(browser: Chromium, tmp_path:
     assert browser.evaluate("navigator.clipboard.readText()") == detail["replay"]
     browser.screenshot(REPORTS / "report-browser.png")
 
-    # Nothing from the run executed, and nothing from it became an element.
-    assert browser.evaluate("typeof window.__kp_pwned") == "undefined"
-    assert browser.evaluate("document.title").startswith("killpoint crash matrix")
-    assert browser.evaluate("document.querySelectorAll('img, iframe, object, embed').length") == 0
-    assert browser.evaluate("document.querySelectorAll('script').length") == 2
-    assert (
-        browser.evaluate(
-            "Array.from(document.querySelectorAll('*')).filter(e =>"
-            " Array.from(e.attributes).some(a => a.name.startsWith('on'))).length"
-        )
-        == 0
-    )
-    # No script error in the page, and no script blocked by the Content-Security-Policy
-    # (a blocked one would mean markup from the run became a script element).
-    assert browser.log("Runtime.exceptionThrown") == []
-    refused = [e for e in browser.log("Log.entryAdded") if e["entry"].get("source") == "security"]
-    assert refused == []
+    assert_no_run_content_ran(browser)
 
     browser.call(
         "Input.dispatchKeyEvent",
