@@ -49,6 +49,7 @@ class Batch:
     number: int  # 1-based, over the session
     turn: int  # the model turn that asked for it
     calls: tuple[Call, ...]
+    first_index: int  # where in the trace its first call started
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,6 @@ class Plan:
     checkpoints: int  # checkpoints of the session in the store at the point
     run_index: int  # 0-based: the run in flight
     run_started_at: int  # checkpoints of the session when that run started
-    bound: int  # duplicate effects a resume from here may cause
     finished_first: tuple[Call, ...] = ()  # calls whose effects must be done before the kill
 
     @property
@@ -127,19 +127,19 @@ class Baseline:
         return batches
 
     def _batches(self) -> list[Batch]:
-        segments: list[tuple[int, list[str]]] = []
-        turn = 0
-        for e in self.trace:
+        # A segment: the tool calls that started after one model request, before the next.
+        segments: list[tuple[int, list[str], int]] = []
+        for n, e in enumerate(self.trace):
             m = _MODEL.match(e)
             if m:
-                turn = int(m.group(1))
-                segments.append((turn, []))
+                segments.append((int(m.group(1)), [], -1))
             elif e.startswith("tool:") and base_name(e).endswith(":started") and segments:
-                segments[-1][1].append(e)
+                turn, started, first = segments[-1]
+                segments[-1] = (turn, [*started, e], n if first < 0 else first)
         segments = [s for s in segments if s[1]]
         seen: Counter[tuple[str, str]] = Counter()
         batches: list[Batch] = []
-        for number, (calls, (turn, started)) in enumerate(
+        for number, (calls, (turn, started, first)) in enumerate(
             zip(self._messages_batches(), segments, strict=False), start=1
         ):
             free = list(started)
@@ -160,7 +160,7 @@ class Baseline:
                         occurrence=seen[(tool, args)],
                     )
                 )
-            batches.append(Batch(number=number, turn=turn, calls=tuple(planned)))
+            batches.append(Batch(number=number, turn=turn, calls=tuple(planned), first_index=first))
         return batches
 
     # -- points -------------------------------------------------------------------------
@@ -169,8 +169,14 @@ class Baseline:
         n = self.checkpoints
         out: list[CrashPoint] = []
         for kind in kinds:
-            if kind in ("after-checkpoint", "sigstop", "double-resume"):
+            if kind == "after-checkpoint":
                 out += [CrashPoint(kind, k) for k in range(1, n)]
+            elif kind in ("sigstop", "double-resume"):
+                out += [
+                    CrashPoint(kind, k)
+                    for k in range(1, n)
+                    if not self._between_runs(self._index(f"checkpoint:{k}:landed"))
+                ]
             elif kind == "mid-commit":
                 out += [CrashPoint(kind, k) for k in range(1, n + 1)]
             elif kind in ("mid-model", "model-500", "model-timeout"):
@@ -181,32 +187,11 @@ class Baseline:
                 ]
         return sorted(out, key=CrashPoint.sort_key)
 
-    def _bound(self, batch_size: int) -> int:
-        """Duplicates one crash may cause with `batch_size` calls in flight."""
-        if self.mode == "tool":
-            return min(1, batch_size)
-        return batch_size
-
-    def _turn_at(self, index: int) -> tuple[int, int]:
-        """(model turn in progress at trace position `index`, where its request arrived)."""
-        for n in range(index - 1, -1, -1):
-            m = _MODEL.match(self.trace[n])
-            if m:
-                return int(m.group(1)), n
-        return 0, 0
-
-    def _batch_in_flight(self, index: int) -> Batch | None:
-        """The batch whose calls ran between the latest model turn and `index`, if any."""
-        turn, since = self._turn_at(index)
-        if not any(e.startswith("tool:") for e in self.trace[since:index]):
-            return None
-        return next((b for b in self.batches if b.turn == turn), None)
-
-    def _next_batch(self, index: int) -> Batch | None:
-        return next(
-            (b for b in self.batches if b.calls and self._index(b.calls[0].started) > index),
-            None,
-        )
+    def _between_runs(self, index: int) -> bool:
+        """Whether trace position `index` falls after a run returned and before the next
+        began: nothing is in flight there, so there is nothing to take over or resume."""
+        after = [e for e in self.trace[index + 1 :] if not e.startswith("checkpoint:")]
+        return not after or bool(_RUN.match(after[0]))
 
     def plan(self, point: CrashPoint) -> Plan:
         kind, k = point.kind, point.k
@@ -217,28 +202,18 @@ class Baseline:
                     f"{self.checkpoints} checkpoints, boundaries 1..{self.checkpoints - 1}"
                 )
             gate = f"checkpoint:{k}:landed"
-            index = self._index(gate)
-            run, started = self._run_at(index)
-            bound = 0
-            if kind == "sigstop":
-                # The paused worker, once woken, may start the next batch before it learns
-                # that the run was taken over.
-                following = self._next_batch(index)
-                bound = self._bound(len(following.calls)) if following else 0
-            return Plan(point, (gate,), frozenset({gate}), k, run, started, bound)
+            run, started = self._run_at(self._index(gate))
+            return Plan(point, (gate,), frozenset({gate}), k, run, started)
         if kind == "mid-commit":
             gate = f"checkpoint:{k}:committing"
-            index = self._index(gate)
-            run, started = self._run_at(index)
-            batch = self._batch_in_flight(index)
-            bound = self._bound(len(batch.calls)) if batch else 0
-            return Plan(point, (gate,), frozenset({gate}), k - 1, run, started, bound)
+            run, started = self._run_at(self._index(gate))
+            return Plan(point, (gate,), frozenset({gate}), k - 1, run, started)
         if kind in ("mid-model", "model-500", "model-timeout"):
             gate = gates.model_gate(k)
             index = self._index(gate)
             run, started = self._run_at(index)
             arm = (gate,) if kind == "mid-model" else ()
-            return Plan(point, arm, frozenset(arm), self.landed_before(index), run, started, 0)
+            return Plan(point, arm, frozenset(arm), self.landed_before(index), run, started)
         if kind == "mid-batch":
             batch = next((b for b in self.batches if b.number == k), None)
             if batch is None or point.i is None or not 0 <= point.i < len(batch.calls):
@@ -248,17 +223,10 @@ class Baseline:
                 )
             i = point.i
             arm = (batch.calls[i].finished, *(c.started for c in batch.calls[i + 1 :]))
-            index = self._index(gates.model_gate(batch.turn))
-            run, started = self._run_at(index)
-            done = self.landed_before(index) + (i if self.mode == "tool" else 0)
+            run, started = self._run_at(batch.first_index)
+            # "tool" mode makes each finished call durable on its own.
+            done = self.landed_before(batch.first_index) + (i if self.mode == "tool" else 0)
             return Plan(
-                point,
-                arm,
-                frozenset(arm),
-                done,
-                run,
-                started,
-                self._bound(len(batch.calls)),
-                finished_first=batch.calls[:i],
+                point, arm, frozenset(arm), done, run, started, finished_first=batch.calls[:i]
             )
         raise PointError(f"killpoint: no plan for crash point {point}")

@@ -9,6 +9,7 @@ import shutil
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 
 from scenarios import Fault
 from scenarios import ledger as ledger_mod
+from scenarios.conversation import canonical_arguments
 
 from .adapter import RuntimeAdapter, load_adapter
 from .baseline import Baseline, Plan, effects
@@ -83,6 +85,12 @@ class Engine:
             if row not in self._baselines:
                 self._baselines[row] = self._make_baseline(row)
             return self._baselines[row]
+
+    def adopt_baseline(self, base: Baseline) -> None:
+        """Use a baseline made by another process (the pytest-xdist controller) for its row."""
+        row = (base.runtime, base.scenario, base.mode, base.store)
+        with self._lock:
+            self._baselines[row] = base
 
     def _make_baseline(self, row: tuple[str, str, str, str]) -> Baseline:
         _runtime, _scenario, _mode, _store = row
@@ -223,6 +231,7 @@ class _CellRun:
     url: str | None = None
     store_at_crash: dict[str, Any] | None = None
     verdict_ok: bool = False
+    bound: int = 0  # duplicate effects the crashes so far allow
 
     @property
     def adapter(self) -> RuntimeAdapter:
@@ -289,7 +298,6 @@ class _CellRun:
         self.work = self.engine._work_dir(cell.id)
         self.url = self.engine.stores.fresh(self.work)
         self.event(f"plan: {first} — {plan.checkpoints} checkpoint(s) durable at the point")
-        bound = plan.bound
 
         if first.kind in ("model-500", "model-timeout"):
             kind = "500" if first.kind == "model-500" else "timeout"
@@ -298,7 +306,7 @@ class _CellRun:
             if out.kind == "timeout":
                 return self.result("hung", False, detail=out.detail)
             self.event(f"first worker ended: {out.kind} {out.detail}".strip())
-            return self.after_crash(base, plan, bound, [w], rest=cell.schedule[1:])
+            return self.after_crash(base, plan, [w], rest=cell.schedule[1:])
 
         paused = first.kind == "sigstop"
         w = self.start(
@@ -313,7 +321,8 @@ class _CellRun:
         if first.kind == "sigstop":
             return self.sigstop(base, plan, w)
         w.kill()
-        return self.after_crash(base, plan, bound, [w], rest=cell.schedule[1:])
+        self.count_in_flight()
+        return self.after_crash(base, plan, [w], rest=cell.schedule[1:])
 
     def reach(self, w: Worker, plan: Plan, offset_note: str = "") -> CellResult | None:
         """Wait for the worker to announce the point, then confirm it in the store.
@@ -359,11 +368,43 @@ class _CellRun:
         self.event(f"store confirms {plan.checkpoints} checkpoint(s) at {plan.point}")
         return None
 
+    def count_in_flight(self) -> None:
+        """At a crash (or a pause): calls whose effect happened but whose result is not
+        durable. A resume may repeat each of them once, and nothing else: that is the
+        duplicate bound, in every mode ("tool" mode simply leaves fewer such calls)."""
+        assert self.url is not None and self.work is not None
+        happened = effects(ledger_mod.read(self.work / LEDGER))
+        durable = durable_results(self.adapter.read_session(self.url, SESSION_ID))
+        in_flight = sum((happened - durable).values())
+        self.bound += in_flight
+        self.event(f"{in_flight} call(s) in flight without a durable result")
+
+    def next_step(self, plan: Plan, session: dict[str, Any] | None) -> dict[str, Any] | CellResult:
+        """What a fresh worker must do after the crash: continue run i, start run i+1,
+        nothing (the session is finished), or a verdict (the run is gone)."""
+        runs = list((session or {}).get("runs", {}).values())
+        i = plan.run_index
+        if i >= len(runs):
+            expected = plan.expects_loss
+            landed = plan.checkpoints - plan.run_started_at
+            detail = f"run {i + 1} is not in the store after the crash" + (
+                " (no checkpoint of it had landed)"
+                if expected
+                else f" although {landed} checkpoint(s) of it had landed"
+            )
+            return self.result("lost", expected, detail=detail)
+        status = runs[i]["status"]
+        if status == "CANCELLED":
+            return {}
+        if status == "COMPLETED":
+            inputs = len(resolve_scenario(self.cell.scenario).inputs)
+            return {} if i + 1 >= inputs else {"start_at": i + 1}
+        return {"resume_at": i}
+
     def after_crash(
         self,
         base: Baseline,
         plan: Plan,
-        bound: int,
         crashed: list[Worker],
         rest: tuple[CrashPoint, ...],
     ) -> CellResult:
@@ -381,74 +422,17 @@ class _CellRun:
             return self.result("lost", False, detail="; ".join(acked))
         self.event("inspect: store sound")
 
-        scenario = resolve_scenario(self.cell.scenario)
-        runs = list((session or {}).get("runs", {}).values())
-        i = plan.run_index
-        step: dict[str, Any]
-        if i >= len(runs):
-            expected = plan.expects_loss
-            detail = f"run {i + 1} is not in the store after the crash" + (
-                " (no checkpoint of it had landed)"
-                if expected
-                else f" although {plan.checkpoints - plan.run_started_at} checkpoint(s) of it had landed"
-            )
-            return self.result("lost", expected, detail=detail)
-        status = runs[i]["status"]
-        if status == "COMPLETED":
-            step = {} if i + 1 >= len(scenario.inputs) else {"start_at": i + 1}
-        elif status == "CANCELLED":
-            step = {}
-        else:
-            step = {"resume_at": i}
-
+        step = self.next_step(plan, session)
+        if isinstance(step, CellResult):
+            return step
         if step and self.cell.schedule[0].kind == "double-resume":
-            outcome = self.double_resume(step, i)
-            if isinstance(outcome, CellResult):
-                return outcome
+            refused = self.double_resume(step)
+            if refused is not None:
+                return refused
+        elif step and rest:
+            return self.crash_again(base, step, held, rest)
         elif step:
-            offset = held
-            if rest:
-                second = rest[0]
-                gate = (
-                    f"checkpoint:{second.k}:landed"
-                    if second.kind == "after-checkpoint"
-                    else f"model:{second.k}:received"
-                )
-                w2 = self.start("resumer", gates=(gate,), checkpoint_offset=offset, **step)
-                plan2 = Plan(
-                    second,
-                    (gate,),
-                    frozenset({gate}),
-                    second.k if second.kind == "after-checkpoint" else -1,
-                    i,
-                    plan.run_started_at,
-                    0,
-                )
-                out = w2.wait(plan2.wait_for, self.deadline())
-                if out.kind == "timeout":
-                    w2.kill()
-                    return self.result("hung", False, detail=out.detail)
-                if out.kind != "gates":
-                    w2.kill()
-                    return self.result(
-                        "missed",
-                        False,
-                        detail=f"the resumed worker ended ({out.kind}) before {second}: {out.detail}",
-                    )
-                if second.kind == "after-checkpoint":
-                    ok = _poll(
-                        lambda: self.adapter.progress(self.url, SESSION_ID) == second.k,
-                        self.engine.config.confirm_timeout,
-                        self.engine.stopping,
-                    )
-                    if not ok:
-                        w2.kill()
-                        return self.result(
-                            "corrupt", False, detail=f"{second} not confirmed in the store"
-                        )
-                w2.kill()
-                return self.after_crash(base, plan2, bound + plan2.bound, [w2], rest=rest[1:])
-            w2 = self.start("resumer", checkpoint_offset=offset, **step)
+            w2 = self.start("resumer", checkpoint_offset=held, **step)
             out = w2.join(self.deadline())
             if out.kind == "timeout":
                 return self.result("hung", False, detail=out.detail)
@@ -456,10 +440,42 @@ class _CellRun:
                 return self.result(
                     "unresumable", False, detail=f"the resumed run failed: {out.detail}"
                 )
-        return self.compare(base, bound)
+        return self.compare(base)
 
-    def double_resume(self, step: dict[str, Any], i: int) -> CellResult | None:
-        gate = f"run:{i + 1}:resume" if "resume_at" in step else f"run:{i + 1}:start"
+    def crash_again(
+        self, base: Baseline, step: dict[str, Any], held: int, rest: tuple[CrashPoint, ...]
+    ) -> CellResult:
+        """Depth 2: crash the resumed worker too, at a point of its own."""
+        second = rest[0]
+        plan = base.plan(second)
+        w = self.start("resumer", gates=plan.arm, checkpoint_offset=held, **step)
+        out = w.wait(plan.wait_for, self.deadline())
+        if out.kind == "timeout":
+            w.kill()
+            return self.result("hung", False, detail=out.detail)
+        if out.kind != "gates":
+            w.kill()
+            return self.result(
+                "missed",
+                False,
+                detail=f"the resumed worker ended ({out.kind}) before {second}: {out.detail}",
+            )
+        ok = _poll(
+            lambda: self.adapter.progress(self.url, SESSION_ID) == plan.checkpoints,
+            self.engine.config.confirm_timeout,
+            self.engine.stopping,
+        )
+        w.kill()
+        if not ok:
+            return self.result("corrupt", False, detail=f"{second} not confirmed in the store")
+        self.count_in_flight()
+        return self.after_crash(base, plan, [w], rest=rest[1:])
+
+    def double_resume(self, step: dict[str, Any]) -> CellResult | None:
+        if "resume_at" in step:
+            gate = f"run:{step['resume_at'] + 1}:resume"
+        else:
+            gate = f"run:{step['start_at'] + 1}:start"
         a = self.start("resumer-a", gates=(gate,), release=True, **step)
         b = self.start("resumer-b", gates=(gate,), release=True, **step)
         for w in (a, b):
@@ -492,6 +508,7 @@ class _CellRun:
         gate = next(iter(plan.wait_for))
         a.stop()
         a.release(gate)  # read once it is woken
+        self.count_in_flight()
         deadline = self.adapter.lease_deadline(self.url, SESSION_ID)
         if deadline is not None:
             # Waiting on the row's lease, not on a process: the takeover is legal from then.
@@ -499,8 +516,12 @@ class _CellRun:
             while time.time() < deadline:
                 time.sleep(max(0.0, deadline - time.time()) + 0.001)
         held = self.adapter.progress(self.url, SESSION_ID)
-        self.store_at_crash = _summary(self.adapter.read_session(self.url, SESSION_ID), held)
-        b = self.start("resumer", resume_at=plan.run_index, checkpoint_offset=held)
+        session = self.adapter.read_session(self.url, SESSION_ID)
+        self.store_at_crash = _summary(session, held)
+        step = self.next_step(plan, session)
+        if isinstance(step, CellResult):
+            return step
+        b = self.start("resumer", checkpoint_offset=held, **step)
         out = b.join(self.deadline())
         if out.kind == "timeout":
             return self.result("hung", False, detail=out.detail)
@@ -525,13 +546,14 @@ class _CellRun:
                 "corrupt", False, detail="the stale worker finished its run after the takeover"
             )
         self.event(f"stale worker rejected: {woke.detail}")
-        return self.compare(base, plan.bound)
+        return self.compare(base)
 
-    def compare(self, base: Baseline, bound: int) -> CellResult:
+    def compare(self, base: Baseline) -> CellResult:
         assert self.url is not None and self.work is not None
         final = self.adapter.read_session(self.url, SESSION_ID)
         diff = first_difference(comparable(base.session), comparable(final))
         counted = count_effects(base.effects, effects(ledger_mod.read(self.work / LEDGER)))
+        bound = self.bound
         common = {"duplicates": counted.duplicates, "bound": bound}
         if diff is not None:
             return self.result(
@@ -556,6 +578,15 @@ class _CellRun:
         return self.result("ok", True, **common)
 
 
+def durable_results(session: dict[str, Any] | None) -> Counter[tuple[str, str]]:
+    """Tool results the store holds, per (tool, canonical arguments)."""
+    found: Counter[tuple[str, str]] = Counter()
+    for run in (session or {}).get("runs", {}).values():
+        for e in run["tool_executions"]:
+            found[(e["name"], canonical_arguments(e["arguments"]))] += 1
+    return found
+
+
 def _poll(predicate: Callable[[], bool], timeout: float, stop: threading.Event) -> bool:
     """Wait on the store: check, back off briefly, check again (the worker is parked at
     its gate, so the state being waited for is about to hold or never will)."""
@@ -570,4 +601,46 @@ def _poll(predicate: Callable[[], bool], timeout: float, stop: threading.Event) 
         pause = min(pause * 2, 0.02)
 
 
-__all__ = ["SESSION_ID", "Engine", "EngineConfig", "Interrupted", "Outcome"]
+def agent_adapter(factory: Callable[..., Any], *, name: str | None = None) -> RuntimeAdapter:
+    """A reference-runtime adapter whose agent is the user's own, built by `factory`.
+
+    `factory` is called in each worker with the keyword arguments the reference driver
+    gives `runtime.Agent` (name, model, db, tools, instructions, checkpoint,
+    lease_seconds) and returns an `Agent` (or a subclass). Use it as a decorator or
+    assign its result in a module; `package.module:name` is then a runtime for
+    `killpoint matrix --runtime`, `killpoint replay` and the pytest plugin. The
+    result still builds agents when called. Lives here, not in the pytest plugin, so
+    that workers and the CLI never import pytest.
+    """
+    from .adapters.reference import ReferenceAdapter, ReferenceDriver
+
+    class Driver(ReferenceDriver):
+        def __init__(self, scenario: Any, store: Any, mode: str, ledger: Any, **kw: Any) -> None:
+            super().__init__(scenario, store, mode, ledger, **kw)
+            ref = self.agent  # built from the scenario: its model, store and tools
+            self.agent = factory(
+                name=ref.name,
+                model=ref.model,
+                db=ref.db,
+                tools=ref.tools,
+                instructions=ref.instructions,
+                checkpoint=ref.checkpoint,
+                lease_seconds=ref.lease_seconds,
+            )
+
+    class FactoryAdapter(ReferenceAdapter):
+        driver_class = Driver
+
+        def __call__(self, **kwargs: Any) -> Any:
+            return factory(**kwargs)
+
+        def __repr__(self) -> str:
+            return f"agent_adapter({getattr(factory, '__qualname__', factory)!r})"
+
+    adapter = FactoryAdapter()
+    adapter.name = name or getattr(factory, "__name__", "agent")
+    adapter.factory = factory  # type: ignore[attr-defined]
+    return adapter
+
+
+__all__ = ["SESSION_ID", "Engine", "EngineConfig", "Interrupted", "Outcome", "agent_adapter"]

@@ -94,8 +94,16 @@ def worker_main(spec: WorkerSpec, conn: Connection) -> None:
     os.dup2(log_fd, 1)
     os.dup2(log_fd, 2)
     channel = _Channel(conn)
+    profile_dir = os.environ.get("KILLPOINT_PROFILE_DIR")
     try:
-        results = _run(spec, channel, work)
+        if profile_dir:  # for performance work: one cProfile dump per worker
+            import cProfile
+
+            profiler = cProfile.Profile()
+            results = profiler.runcall(_run, spec, channel, work)
+            profiler.dump_stats(os.path.join(profile_dir, f"{spec.log_name}-{os.getpid()}.prof"))
+        else:
+            results = _run(spec, channel, work)
     except BaseException as exc:
         traceback.print_exc()
         channel.send(("error", type(exc).__name__, str(exc)[:2000]))

@@ -87,6 +87,7 @@ class Agent:
         self.checkpoint = checkpoint
         self.lease_seconds = lease_seconds
         self.add_history = add_history
+        self._active: dict[str, _RunState] = {}  # runs this agent is driving now
 
     def __repr__(self) -> str:
         return f"Agent(name={self.name!r}, model={self.model!r}, checkpoint={self.checkpoint!r})"
@@ -138,6 +139,8 @@ class Agent:
                 )
         owner = Owner.current()
         stored = self.db.claim(run_id, session_id, owner, lease_seconds=self.lease_seconds)
+        if stored.cancel_after is not None:
+            cancellation.request_cancel(run_id, stored.cancel_after)
         session = self.db.read_session(session_id) or {"state": {}}
         st = _RunState(
             run_id=run_id,
@@ -159,8 +162,16 @@ class Agent:
         return await self._drive(st)
 
     def cancel_run(self, run_id: str) -> None:
-        """Ask the run to stop at its next step boundary; it ends CANCELLED, persisted."""
-        cancellation.request_cancel(run_id)
+        """Ask the run to stop at its next step boundary; it ends CANCELLED, persisted.
+
+        A step in flight completes first. The request is also written to the run's row
+        (when it has one), so a worker that resumes the run after a crash honours it at
+        the same boundary (see runtime.cancellation).
+        """
+        st = self._active.get(run_id)
+        after = len(st.messages) if st is not None else -1
+        cancellation.request_cancel(run_id, after)
+        self.db.request_cancel(run_id, after)
 
     def get_run(self, run_id: str) -> RunOutput | None:
         """The run as the store holds it."""
@@ -198,9 +209,11 @@ class Agent:
 
     async def _drive(self, st: _RunState) -> RunOutput:
         heartbeat = asyncio.create_task(self._heartbeat(st))
+        self._active[st.run_id] = st
         try:
             return await self._loop(st)
         finally:
+            self._active.pop(st.run_id, None)
             heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await heartbeat
@@ -209,10 +222,12 @@ class Agent:
     async def _loop(self, st: _RunState) -> RunOutput:
         schemas = [t.schema() for t in self.tools]
         while True:
-            if cancellation.is_cancel_requested(st.run_id):
-                return self._finish(st, RunStatus.CANCELLED)
             last = st.messages[-1]
-            if last.role == "assistant" and last.tool_calls:
+            in_batch = last.role == "assistant" and bool(last.tool_calls)
+            after = cancellation.cancel_after(st.run_id)
+            if after is not None and len(st.messages) > after and not in_batch:
+                return self._finish(st, RunStatus.CANCELLED)
+            if in_batch:
                 # A batch without results: resumed mid-batch ("tool" mode) or just confirmed.
                 batch = last
             else:
@@ -355,6 +370,7 @@ class Agent:
             session_state=st.session_state,
             owner=st.owner,
             expected_version=st.version,
+            cancel_after=cancellation.cancel_after(st.run_id),
             lease_expires_at=None if status.terminal else time.time() + self.lease_seconds,
             created_at=st.created_at,
         )

@@ -190,15 +190,21 @@ class ReferenceAdapter:
         return problems
 
 
-def _store(url: str) -> Store:
-    # One Store per URL and process: engines are made lazily after fork.
-    cache: dict[str, Store] = _STORES
-    if url not in cache:
-        cache[url] = Store(url)
-    return cache[url]
-
-
 _STORES: dict[str, Store] = {}
+_STORES_LOCK = threading.Lock()
+_STORES_KEPT = 64  # cells in flight at once stay well under this
+
+
+def _store(url: str) -> Store:
+    """One Store per URL in this process (engines are made lazily, after any fork).
+    The oldest are disposed so that a long campaign does not hoard connections."""
+    with _STORES_LOCK:
+        store = _STORES.get(url)
+        if store is None:
+            store = _STORES[url] = Store(url)
+            while len(_STORES) > _STORES_KEPT:
+                _STORES.pop(next(iter(_STORES))).dispose()
+        return store
 
 
 def normalise_run(run: Any) -> dict[str, Any]:

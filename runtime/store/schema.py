@@ -50,6 +50,10 @@ runs = Table(
     Column("pending_confirmations", Text, nullable=False),  # JSON list of call ids
     Column("last_checkpoint_at_message_index", Integer, nullable=False),
     Column("checkpoints", Integer, nullable=False),  # durable writes so far
+    # A cancel asked for while the run was in flight (see runtime.cancellation): a worker
+    # that resumes the run after a crash must honour it, so it cannot live only in the
+    # dead worker's memory. NULL: none; n: cancel once the run has more than n messages.
+    Column("cancel_after", Integer),
     # Ownership: compare-and-swap on version; a live lease keeps other resumers out.
     Column("version", Integer, nullable=False),
     Column("owner", String(64)),

@@ -14,7 +14,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, Engine, and_, delete, func, insert, inspect, select, text, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    and_,
+    case,
+    delete,
+    func,
+    insert,
+    inspect,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 
 from ..errors import RunNotContinuable, RunNotFound, RunOwnedElsewhere
@@ -27,6 +39,11 @@ from .ownership import Owner, holder_is_alive
 
 def _dump(value: Any) -> str:
     return json.dumps(value, ensure_ascii=True, sort_keys=True)
+
+
+def _earlier(column: Any, value: int) -> Any:
+    """The smaller of a nullable column and a value, on every backend (NULL < x is NULL)."""
+    return case((column < value, column), else_=value)
 
 
 def _load(value: str | None) -> Any:
@@ -57,6 +74,7 @@ class Checkpoint:
     expected_version: int | None  # None: the run has no row yet
     lease_expires_at: float | None  # None: release the run (terminal states)
     created_at: float
+    cancel_after: int | None = None  # a write sets it, never clears it
 
 
 @dataclass
@@ -75,6 +93,7 @@ class StoredRun:
     checkpoints: int
     version: int
     owner: str | None
+    cancel_after: int | None
     created_at: float
     updated_at: float
     messages: list[Message] = field(default_factory=list)
@@ -247,6 +266,7 @@ class Store:
             checkpoints=row.checkpoints,
             version=row.version,
             owner=row.owner,
+            cancel_after=row.cancel_after,
             created_at=row.created_at,
             updated_at=row.updated_at,
             messages=[Message.from_json(b) for b in bodies],
@@ -346,6 +366,22 @@ class Store:
             run.tool_executions = [e for e in run.tool_executions if e.turn <= turns]
             return run
 
+    def request_cancel(self, run_id: str, after: int) -> bool:
+        """Record a cancel request on the run's row (an earlier one wins); False when the
+        run has no row yet."""
+        if not self.has_schema():
+            return False
+        r = schema.runs
+        with self.writing() as conn:
+            return (
+                conn.execute(
+                    update(r)
+                    .where(r.c.run_id == run_id)
+                    .values(cancel_after=_earlier(r.c.cancel_after, after))
+                ).rowcount
+                == 1
+            )
+
     def renew_lease(self, run_id: str, owner: Owner, version: int, lease_seconds: float) -> bool:
         """Extend the lease without a new version; False when the run was taken over."""
         r = schema.runs
@@ -394,6 +430,7 @@ class Store:
                             input=_dump(cp.input),
                             version=version,
                             created_at=cp.created_at,
+                            cancel_after=cp.cancel_after,
                             **values,
                         )
                     )
@@ -414,7 +451,15 @@ class Store:
                             r.c.owner == cp.owner.token,
                         )
                     )
-                    .values(version=version, **values)
+                    .values(
+                        version=version,
+                        **values,
+                        **(
+                            {"cancel_after": _earlier(r.c.cancel_after, cp.cancel_after)}
+                            if cp.cancel_after is not None
+                            else {}
+                        ),
+                    )
                 ).rowcount
                 if written != 1:
                     raise RunOwnedElsewhere(
