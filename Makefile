@@ -4,6 +4,8 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# Spread the suite over every core; override with `make test PYTEST_ARGS=...`.
+PYTEST_ARGS ?= -n auto -q
 
 .PHONY: matrix test lint format bench
 
