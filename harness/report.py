@@ -254,7 +254,7 @@ def _cell_data(cell: Mapping[str, Any], strings: Strings) -> dict[str, Any]:
         data["store"] = {
             "checkpoints": number(store.get("checkpoints")),
             "runs": [
-                {visible(k): visible(v) for k, v in run.items()}
+                {visible(k): number(v) for k, v in run.items()}
                 for run in runs
                 if isinstance(run, Mapping)
             ],
@@ -326,7 +326,14 @@ def build_view(document: Mapping[str, Any]) -> dict[str, Any]:
         schedule = "+".join(str(p) for p in cell.get("schedule") or [])
         n = len(data)
         data.append(_cell_data(cell, strings))
-        row.cells[col_index[schedule]] = {
+        row.count += 1
+        row.unexpected += 0 if expected else 1
+        if verdict == "missed":
+            missed.append({"n": n, "id": visible(cell.get("id", ""))})
+        slot = col_index[schedule]
+        if row.cells[slot] is not None and (expected or not row.cells[slot]["expected"]):
+            continue  # the same cell twice (merged results): the matrix shows the worse one
+        row.cells[slot] = {
             "n": n,
             "verdict": verdict if verdict in VERDICTS else "unknown",
             "verdict_text": visible(verdict),
@@ -335,10 +342,6 @@ def build_view(document: Mapping[str, Any]) -> dict[str, Any]:
             "duplicates": number(cell.get("duplicates") or 0),
             "schedule": visible(schedule),
         }
-        row.count += 1
-        row.unexpected += 0 if expected else 1
-        if verdict == "missed":
-            missed.append({"n": n, "id": visible(cell.get("id", ""))})
     for item in skipped:  # a skipped row names no store: the campaign's
         row_for({"store": document.get("store", ""), **item}).skipped = visible(
             item.get("reason", "") or "skipped"

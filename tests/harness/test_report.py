@@ -413,7 +413,7 @@ def test_detail_data_has_the_evidence() -> None:
         "baseline": "a",
         "actual": "7",
     }
-    assert entry["store"] == {"checkpoints": 3, "runs": [{"run": "1", "status": "RUNNING"}]}
+    assert entry["store"] == {"checkpoints": 3, "runs": [{"run": 1, "status": "RUNNING"}]}
     assert s[entry["stderr"]] == evidence["stderr_tail"]
     assert [[t, s[i]] for t, i in entry["timeline"]] == evidence["timeline"]
     assert s[entry["replay"]] == evidence["replay"]
@@ -674,3 +674,15 @@ def test_killpoint_matrix_writes_the_report_next_to_the_json(tmp_path: Path) -> 
         "runs",
         "tool-batch",
     ]
+
+
+def test_a_cell_reported_twice_shows_the_worse_verdict() -> None:
+    twice = [
+        cell("research", "tool", ["after-checkpoint:1"]),
+        cell("research", "tool", ["after-checkpoint:1"], "diverged", False),
+        cell("research", "tool", ["after-checkpoint:1"]),
+    ]
+    page = parse(render_report(document(twice)))
+    row = page.by_id("matrix").find_all("tbody")[0].find_all("tr")[0]
+    assert [b.attrs["data-c"] for b in row.find_all("button")] == ["1"]
+    assert row.attrs["data-unexp"] == "1"
