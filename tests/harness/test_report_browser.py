@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -172,10 +173,11 @@ class Chromium:
 
     # -- what a user does -------------------------------------------------------------------
 
-    def open(self, path: Path) -> float:
+    def open(self, path: Path, fragment: str = "") -> float:
         """Navigate to a file and wait for its load event; the seconds it took."""
         started = time.perf_counter()
-        self.call("Page.navigate", url=path.resolve().as_uri())
+        url = path.resolve().as_uri() + (f"#{fragment}" if fragment else "")
+        self.call("Page.navigate", url=url)
         self.wait_event("Page.loadEventFired")
         return time.perf_counter() - started
 
@@ -414,6 +416,8 @@ def test_filter_open_a_cell_and_no_run_content_runs(browser: Chromium, tmp_path:
 
     assert_no_run_content_ran(browser)
 
+    # The open cell is in the address (a link to it), and Escape closes the panel.
+    assert browser.evaluate("decodeURIComponent(location.hash.slice(1))") == detail["id"]
     browser.call(
         "Input.dispatchKeyEvent",
         type="keyDown",
@@ -422,6 +426,16 @@ def test_filter_open_a_cell_and_no_run_content_runs(browser: Chromium, tmp_path:
         windowsVirtualKeyCode=27,
     )
     assert browser.evaluate("document.getElementById('detail').hidden") is True
+    assert browser.evaluate("location.hash") == ""
+
+    # A link to a cell opens it.
+    browser.call("Page.navigate", url="about:blank")
+    browser.wait_event("Page.loadEventFired")
+    wanted = document["cells"][3]["id"]
+    browser.open(page, fragment=quote(wanted, safe=""))
+    assert browser.evaluate("document.getElementById('detail').hidden") is False
+    assert browser.evaluate("document.getElementById('d-id').textContent") == wanted
+    assert_no_run_content_ran(browser)
 
 
 # -- the screenshot tool -------------------------------------------------------------------
