@@ -319,6 +319,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    import os
+
+    # Like `python -m`: the user's own modules (adapters, scenarios) import from here,
+    # in this process and in every worker forked for it.
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

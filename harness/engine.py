@@ -131,6 +131,7 @@ class Engine:
                 base.problem = f"the baseline run failed ({out.kind}): {out.detail}" + _tail(
                     work, "baseline"
                 )
+                base.problem_verdict = "hung" if out.kind == "timeout" else "missed"
                 return base
             adapter = self.adapter(runtime)
             base.session = adapter.read_session(url, SESSION_ID)
@@ -140,6 +141,7 @@ class Engine:
                 base.problem = (
                     "the baseline acknowledged what its store does not hold: " + "; ".join(problems)
                 )
+                base.problem_verdict = "lost"
             return base
         finally:
             self.stores.drop(url)
@@ -290,7 +292,7 @@ class _CellRun:
         cell = self.cell
         base = self.engine.baseline(cell.row)
         if base.problem:
-            return self.result("missed", False, detail=base.problem)
+            return self.result(base.problem_verdict, False, detail=base.problem)
         if base.nondeterministic:
             return self.result("diverged", False, detail=base.nondeterministic)
         first = cell.schedule[0]

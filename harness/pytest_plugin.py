@@ -752,8 +752,8 @@ class CrashMatrix(pytest.Collector):
                 item.add_marker(pytest.mark.skip(reason=item.why))
         return items
 
-    def reportinfo(self) -> tuple[Path, None, str]:
-        return self.path, None, "killpoint crash matrix"
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, "killpoint crash matrix"
 
 
 def matrix_items(session: pytest.Session, plan: MatrixPlan) -> list[pytest.Item]:
@@ -809,8 +809,8 @@ class CellItem(pytest.Item):
             return cell_failure(excinfo.value.result, excinfo.value.seed)
         return super().repr_failure(excinfo, style=style)
 
-    def reportinfo(self) -> tuple[Path, None, str]:
-        return self.path, None, f"killpoint cell {self.name}"
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, f"killpoint cell {self.name}"
 
 
 class RowItem(pytest.Item):
@@ -824,8 +824,8 @@ class RowItem(pytest.Item):
     def runtest(self) -> None:
         pytest.fail(f"killpoint: {self.name}: {self.why}", pytrace=False)
 
-    def reportinfo(self) -> tuple[Path, None, str]:
-        return self.path, None, f"killpoint row {self.name}"
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, f"killpoint row {self.name}"
 
 
 def _dirs(root: Path) -> set[Path]:

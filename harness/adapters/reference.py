@@ -34,7 +34,13 @@ EXCLUDED = (
 
 
 class ReferenceDriver:
-    """Builds a reference `Agent` from a scenario and drives it (scenarios.Driver)."""
+    """Builds a reference `Agent` from a scenario and drives it (scenarios.Driver).
+
+    Subclasses may swap `agent_class` or `store_class` (variants of the runtime).
+    """
+
+    agent_class: type[Agent] = Agent
+    store_class: type[Store] = Store
 
     def __init__(
         self,
@@ -51,12 +57,12 @@ class ReferenceDriver:
             Tool.from_function(fn, requires_confirmation=fn.__name__ in scenario.confirm)
             for fn in scenario.build_tools(ToolEnv(ledger))
         ]
-        self.agent = Agent(
+        self.agent = self.agent_class(
             name=scenario.name,
             model=OpenAIResponses(
                 model_id, api_key=SCRIPTED_API_KEY, max_retries=scenario.max_retries
             ),
-            db=store,
+            db=store if isinstance(store, Store) else self.store_class(store),
             tools=tools,
             instructions=scenario.instructions,
             checkpoint=mode,

@@ -1,0 +1,151 @@
+"""The crash engine end to end: real workers, real kills, a real SQLite file or server."""
+
+# ruff: noqa: SIM300
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import psutil
+import pytest
+
+from harness.cell import Cell, CellResult
+from harness.engine import Engine, EngineConfig
+from harness.points import KINDS, CrashPoint, parse_schedule
+
+from .broken_runtimes import VARIANTS
+
+pytestmark = pytest.mark.slow
+
+
+def engine_for(tmp_path: Path, store: str = "sqlite", **kwargs: object) -> Engine:
+    return Engine(EngineConfig(store=store, work_root=tmp_path / "work", keep="none", **kwargs))
+
+
+def run_row(
+    engine: Engine, runtime: str, scenario: str, mode: str, kinds: tuple[str, ...]
+) -> list[CellResult]:
+    row = (runtime, scenario, mode, engine.stores.kind)
+    base = engine.baseline(row)
+    assert base.problem is None, base.problem
+    return [engine.run_cell(Cell(*row, schedule=(p,))) for p in base.points(kinds)]
+
+
+def worker_pids(results: list[CellResult]) -> list[int]:
+    return [
+        int(m.group(1))
+        for r in results
+        for _, event in r.timeline
+        if (m := re.search(r"started \(pid (\d+)\)", event))
+    ]
+
+
+def assert_no_worker_alive(pids: list[int]) -> None:
+    alive = []
+    for pid in pids:
+        try:
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                alive.append(pid)
+        except psutil.NoSuchProcess:
+            continue
+    assert [] == alive
+
+
+class TestReferenceRuntime:
+    def test_every_point_of_research_is_expected_on_sqlite(self, tmp_path: Path) -> None:
+        """The reference runtime gets no unexpected verdict at any crash point or fault of
+        the research scenario in "tool-batch" mode, and every kind of point is exercised."""
+        results = run_row(engine_for(tmp_path), "reference", "research", "tool-batch", KINDS)
+        unexpected = [(r.id, r.verdict, r.detail) for r in results if not r.expected]
+        assert [] == unexpected
+        assert set(KINDS) == {CrashPoint.parse(r.schedule[0]).kind for r in results}
+        kills = [r for r in results if CrashPoint.parse(r.schedule[0]).kills]
+        assert all(-9 == r.exit_codes[0] for r in kills)
+        assert_no_worker_alive(worker_pids(results))
+
+    @pytest.mark.postgres
+    def test_kills_in_tool_mode_are_expected_on_postgresql(
+        self, tmp_path: Path, pg_url: str
+    ) -> None:
+        """The same holds on a real PostgreSQL server, where each cell gets its own schema."""
+        engine = engine_for(tmp_path, store=pg_url)
+        results = run_row(
+            engine, "reference", "parallel-fetch", "tool", ("after-checkpoint", "mid-batch")
+        )
+        assert [] == [(r.id, r.verdict, r.detail) for r in results if not r.expected]
+        assert {"postgresql"} == {r.store for r in results}
+
+    def test_runs_mode_loses_the_run_as_documented(self, tmp_path: Path) -> None:
+        """In mode "runs" a crash mid-run leaves the session and no run: verdict lost,
+        expected, and nothing is resumed."""
+        engine = engine_for(tmp_path)
+        results = run_row(engine, "reference", "research", "runs", ("mid-model",))
+        assert {("lost", True)} == {(r.verdict, r.expected) for r in results}
+        assert all(1 == len(r.exit_codes) for r in results)
+
+    def test_a_second_crash_in_the_resumed_run(self, tmp_path: Path) -> None:
+        """Depth 2: crashed after checkpoint 1, resumed, crashed again after checkpoint 3,
+        resumed again: the run still ends as the baseline."""
+        engine = engine_for(tmp_path)
+        cell = Cell(
+            "reference",
+            "research",
+            "tool-batch",
+            "sqlite",
+            parse_schedule("after-checkpoint:1+after-checkpoint:3"),
+        )
+        result = engine.run_cell(cell)
+        assert ("ok", True) == (result.verdict, result.expected), result.detail
+        assert [-9, -9, 0] == result.exit_codes
+
+
+class TestBrokenRuntimes:
+    @pytest.mark.parametrize("variant", VARIANTS)
+    def test_each_defect_gets_an_unexpected_verdict(self, tmp_path: Path, variant: str) -> None:
+        """Each deliberately broken variant of the reference runtime gets at least one
+        unexpected verdict over the kill points of the research scenario."""
+        runtime = f"tests.harness.broken_runtimes:{variant}"
+        engine = engine_for(tmp_path)
+        row = (runtime, "research", "tool-batch", "sqlite")
+        base = engine.baseline(row)
+        points = base.points(("after-checkpoint", "mid-batch")) if base.problem is None else []
+        points = points or [CrashPoint("mid-model", 2)]
+        results = [engine.run_cell(Cell(*row, schedule=(p,))) for p in points]
+        unexpected = [r for r in results if not r.expected]
+        assert unexpected, [(r.id, r.verdict) for r in results]
+        assert all(r.replay.startswith("killpoint replay ") for r in unexpected)
+
+
+class TestHarnessFailures:
+    def test_a_scenario_that_is_not_deterministic_fails_its_row(self, tmp_path: Path) -> None:
+        """Two baselines that differ make every cell of the row a failure that says so."""
+        engine = engine_for(tmp_path)
+        cell = Cell(
+            "reference",
+            "tests.harness.scenarios_for_tests:IMPURE",
+            "tool-batch",
+            "sqlite",
+            (CrashPoint("after-checkpoint", 1),),
+        )
+        result = engine.run_cell(cell)
+        assert ("diverged", False) == (result.verdict, result.expected)
+        assert "scenario is not deterministic" in result.detail
+
+    def test_a_hung_worker_is_killed_and_reported(self, tmp_path: Path) -> None:
+        """A worker past its time limit is killed, the cell says hung, nothing is left."""
+        engine = engine_for(tmp_path, timeout=2.0)
+        row = ("reference", "tests.harness.scenarios_for_tests:BLOCKING", "tool-batch", "sqlite")
+        result = engine.run_cell(Cell(*row, schedule=(CrashPoint("mid-model", 1),)))
+        assert ("hung", False) == (result.verdict, result.expected)
+        assert "baseline" in result.detail and "timeout" in result.detail
+        assert_no_worker_alive(worker_pids([result]))
+
+    def test_a_point_the_baseline_never_reaches_is_missed(self, tmp_path: Path) -> None:
+        """Asking for a boundary the baseline does not have is a harness failure, never a pass."""
+        engine = engine_for(tmp_path)
+        cell = Cell(
+            "reference", "research", "tool-batch", "sqlite", (CrashPoint("after-checkpoint", 9),)
+        )
+        result = engine.run_cell(cell)
+        assert ("missed", False) == (result.verdict, result.expected)
+        assert "boundaries 1..4" in result.detail
