@@ -23,6 +23,7 @@ alone (or the single process) writes the JSON and HTML in pytest_sessionfinish.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import os
@@ -317,19 +318,11 @@ class MatrixPlan:
 
 
 def baseline_to_wire(base: Baseline) -> dict[str, Any]:
-    return {
-        "runtime": base.runtime,
-        "scenario": base.scenario,
-        "mode": base.mode,
-        "store": base.store,
-        "session": base.session,
-        "effects": [[tool, args, n] for (tool, args), n in base.effects.items()],
-        "trace": base.trace,
-        "results": base.results,
-        "problem": base.problem,
-        "nondeterministic": base.nondeterministic,
-        "seconds": base.seconds,
-    }
+    """Every field but the derived batches (rebuilt by analyse()); effects as triples."""
+    data = {f.name: getattr(base, f.name) for f in dataclasses.fields(base)}
+    del data["batches"]
+    data["effects"] = [[tool, args, n] for (tool, args), n in base.effects.items()]
+    return data
 
 
 def baseline_from_wire(data: dict[str, Any]) -> Baseline:
@@ -337,19 +330,9 @@ def baseline_from_wire(data: dict[str, Any]) -> Baseline:
 
     from .baseline import Baseline
 
-    base = Baseline(
-        runtime=data["runtime"],
-        scenario=data["scenario"],
-        mode=data["mode"],
-        store=data["store"],
-        session=data["session"],
-        effects=Counter({(tool, args): n for tool, args, n in data["effects"]}),
-        trace=list(data["trace"]),
-        results=list(data["results"]),
-        problem=data["problem"],
-        nondeterministic=data["nondeterministic"],
-        seconds=data["seconds"],
-    )
+    data = dict(data)
+    effects = Counter({(tool, args): n for tool, args, n in data.pop("effects")})
+    base = Baseline(**data, effects=effects)
     base.analyse()
     return base
 
