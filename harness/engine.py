@@ -24,7 +24,7 @@ from .baseline import Baseline, Plan, effects
 from .cell import Cell, CellResult
 from .oracle import comparable, count_effects, first_difference
 from .points import CrashPoint, PointError
-from .processes import Outcome, Worker
+from .processes import Interrupted, Outcome, Worker
 from .stores import Stores
 from .targets import resolve_scenario
 from .worker import LEDGER, WorkerSpec
@@ -41,10 +41,6 @@ class EngineConfig:
     keep: str = "failed"  # none | failed | all
     work_root: Path | None = None
     lease_seconds: float = 30.0
-
-
-class Interrupted(Exception):
-    """The campaign was interrupted (Ctrl-C); the cell did not finish."""
 
 
 class Engine:
@@ -123,6 +119,7 @@ class Engine:
                 self._spec(row, url, work, trace=True, log_name="baseline"),
                 timeline,
                 time.monotonic(),
+                self.stopping,
             )
             out = w.join(time.monotonic() + self.config.timeout)
             base.trace = w.trace
@@ -246,11 +243,9 @@ class _CellRun:
         return time.monotonic() + self.engine.config.timeout
 
     def start(self, log_name: str, **kwargs: Any) -> Worker:
-        if self.engine.stopping.is_set():
-            raise Interrupted()
         assert self.work is not None and self.url is not None
         spec = self.engine._spec(self.cell.row, self.url, self.work, log_name=log_name, **kwargs)
-        w = Worker(spec, self.timeline, self.t0)
+        w = Worker(spec, self.timeline, self.t0, self.engine.stopping)
         self.workers.append(w)
         return w
 

@@ -63,23 +63,40 @@ class Outcome:
     results: list[dict[str, Any]] = field(default_factory=list)
 
 
+class Interrupted(Exception):
+    """The campaign is stopping: no new worker may start."""
+
+
 class Worker:
-    def __init__(self, spec: WorkerSpec, timeline: list[tuple[float, str]], t0: float) -> None:
+    def __init__(
+        self,
+        spec: WorkerSpec,
+        timeline: list[tuple[float, str]],
+        t0: float,
+        stop: threading.Event | None = None,
+    ) -> None:
         self.spec = spec
         self.timeline = timeline
         self.t0 = t0
+        if stop is not None and stop.is_set():
+            raise Interrupted()
         ctx = context()
         self.conn, child = ctx.Pipe(duplex=True)
         self.proc = ctx.Process(target=worker_main, args=(spec, child), daemon=False)
-        with _live_lock:
-            _live.add(self)
         self.proc.start()
         child.close()
         self.pid: int = self.proc.pid  # type: ignore[assignment]
+        self.exitcode: int | None = None
+        with _live_lock:
+            _live.add(self)
+        # The race with an interrupt: kill_all() sets `stop` before it lists the live
+        # workers, so a worker registered after that list sees `stop` here and dies.
+        if stop is not None and stop.is_set():
+            self.kill()
+            raise Interrupted()
         self.gates_hit: list[str] = []
         self.trace: list[str] = []
         self.acks: list[dict[str, Any]] = []
-        self.exitcode: int | None = None
         self.finished: Outcome | None = None
         self.event(f"{spec.log_name} started (pid {self.pid})")
 

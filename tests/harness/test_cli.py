@@ -1,0 +1,150 @@
+"""The `killpoint` command as a user runs it: a real process, real workers, real signals."""
+
+# ruff: noqa: SIM300
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BLOCKING = "tests.harness.scenarios_for_tests:BLOCKING"
+
+pytestmark = pytest.mark.slow
+
+
+def killpoint(
+    *args: str, cwd: Path = REPO, timeout: float = 240
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "harness.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+class TestBadInput:
+    @pytest.mark.parametrize(
+        ("args", "named"),
+        [
+            (["--scenarios", "nope"], "unknown scenario 'nope'"),
+            (["--modes", "fast"], "unknown mode 'fast'"),
+            (["--points", "after-checkpoint:x"], "points 'after-checkpoint:x'"),
+            (["--runtime", "nosuch"], "unknown runtime 'nosuch'"),
+            (["--store", "mysql://u@h/db"], "'mysql'"),
+            (["--store", "postgresql+psycopg://nobody@127.0.0.1:1/db"], "cannot reach the store"),
+            (["--json", "/proc/killpoint/out.json"], "cannot write the report to '/proc/killpoint"),
+        ],
+    )
+    def test_one_line_naming_the_value_and_exit_2(
+        self, tmp_path: Path, args: list[str], named: str
+    ) -> None:
+        """Bad input gets one line that names the value, exit status 2, no traceback, and
+        nothing written."""
+        out = tmp_path / "reports"
+        defaults = ["--json", str(out / "m.json"), "--report", str(out / "m.html")]
+        result = killpoint("matrix", *defaults, *args)
+        assert 2 == result.returncode
+        assert named in result.stderr
+        assert 1 == len(result.stderr.strip().splitlines()), result.stderr
+        assert "Traceback" not in result.stderr
+        assert not (out / "m.json").exists()
+
+    def test_an_unknown_cell_id_is_refused(self) -> None:
+        """replay names the malformed cell id and shows its shape."""
+        result = killpoint("replay", "research/after-checkpoint:2")
+        assert 2 == result.returncode
+        assert "RUNTIME/SCENARIO/MODE/STORE/SCHEDULE" in result.stderr
+
+
+class TestMatrix:
+    def test_matrix_writes_json_and_replay_reproduces_a_cell(self, tmp_path: Path) -> None:
+        """A small matrix exits 0, its JSON has the documented fields, and replaying one of
+        its cells gives the same verdict."""
+        path = tmp_path / "m.json"
+        result = killpoint(
+            "matrix", "--scenarios", "research", "--modes", "tool-batch",
+            "--points", "boundaries", "--json", str(path), "--report", str(tmp_path / "m.html"),
+        )  # fmt: skip
+        assert 0 == result.returncode, result.stderr
+        document = json.loads(path.read_text())
+        assert 4 == len(document["cells"])
+        cell = document["cells"][1]
+        assert {"id", "runtime", "scenario", "mode", "store", "schedule", "verdict",
+                "expected", "duplicates", "seconds", "replay"} <= set(cell)  # fmt: skip
+        assert ("ok", True) == (cell["verdict"], cell["expected"])
+        replay = killpoint("replay", cell["id"], "--json", str(path))
+        assert 0 == replay.returncode, replay.stdout + replay.stderr
+        assert "recorded verdict: ok — same" in replay.stdout
+
+    def test_a_hung_row_does_not_stop_the_campaign(self, tmp_path: Path) -> None:
+        """A row whose worker never finishes is killed and reported hung; the other rows
+        still run; the exit status says something was unexpected; no worker is left."""
+        path = tmp_path / "m.json"
+        result = killpoint(
+            "matrix", "--scenarios", f"{BLOCKING},research", "--modes", "tool-batch",
+            "--points", "after-checkpoint:1", "--timeout", "3",
+            "--json", str(path), "--report", str(tmp_path / "m.html"),
+        )  # fmt: skip
+        assert 1 == result.returncode, result.stderr
+        verdicts = {c["scenario"]: c["verdict"] for c in json.loads(path.read_text())["cells"]}
+        assert {BLOCKING: "hung", "research": "ok"} == verdicts
+
+    def test_demo_tells_the_story(self) -> None:
+        """The demo crashes after checkpoint 1, shows the store, continues and compares."""
+        result = killpoint("demo")
+        assert 0 == result.returncode, result.stderr
+        for step in (
+            "gate checkpoint:1:landed",
+            "killed (exit -9)",
+            "status RUNNING",
+            "ok (expected)",
+        ):
+            assert step in result.stdout
+
+
+class TestInterrupt:
+    def test_ctrl_c_kills_every_worker_writes_what_it_has_and_exits_130(
+        self, tmp_path: Path
+    ) -> None:
+        """SIGINT while a worker sits in a tool: exit 130, the JSON is written (marked
+        interrupted), and no process of the campaign survives."""
+        fifo = tmp_path / "in-tool"
+        os.mkfifo(fifo)
+        path = tmp_path / "m.json"
+        env = {**os.environ, "KILLPOINT_TEST_FIFO": str(fifo)}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "harness.cli", "matrix", "--scenarios", BLOCKING,
+             "--modes", "tool-batch", "--points", "boundaries", "--timeout", "120",
+             "--json", str(path), "--report", str(tmp_path / "m.html")],
+            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            # Wait on the pipe for the tool to say it is running: no sleeps.
+            fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+            try:
+                ready, _, _ = select.select([fd], [], [], 60)
+                assert ready, "no worker reached the tool"
+            finally:
+                os.close(fd)
+            family = psutil.Process(proc.pid).children(recursive=True)
+            assert family, "the campaign has no worker processes"
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=60)
+            assert 130 == proc.returncode, proc.stderr.read() if proc.stderr else ""
+            _, alive = psutil.wait_procs(family, timeout=30)
+            assert [] == [p.pid for p in alive]
+            assert json.loads(path.read_text())["interrupted"] is True
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
