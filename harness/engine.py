@@ -318,8 +318,7 @@ class _CellRun:
         if first.kind == "sigstop":
             return self.sigstop(base, plan, w)
         w.kill()
-        self.count_in_flight()
-        return self.after_crash(base, plan, [w], rest=cell.schedule[1:])
+        return self.after_crash(base, plan, [w], rest=cell.schedule[1:], killed=True)
 
     def reach(self, w: Worker, plan: Plan, offset_note: str = "") -> CellResult | None:
         """Wait for the worker to announce the point, then confirm it in the store.
@@ -365,13 +364,15 @@ class _CellRun:
         self.event(f"store confirms {plan.checkpoints} checkpoint(s) at {plan.point}")
         return None
 
-    def count_in_flight(self) -> None:
+    def count_in_flight(self, session: dict[str, Any] | None = None) -> None:
         """At a crash (or a pause): calls whose effect happened but whose result is not
         durable. A resume may repeat each of them once, and nothing else: that is the
         duplicate bound, in every mode ("tool" mode simply leaves fewer such calls)."""
         assert self.url is not None and self.work is not None
         happened = effects(ledger_mod.read(self.work / LEDGER))
-        durable = durable_results(self.adapter.read_session(self.url, SESSION_ID))
+        if session is None:
+            session = self.adapter.read_session(self.url, SESSION_ID)
+        durable = durable_results(session)
         in_flight = sum((happened - durable).values())
         self.bound += in_flight
         self.event(f"{in_flight} call(s) in flight without a durable result")
@@ -404,12 +405,15 @@ class _CellRun:
         plan: Plan,
         crashed: list[Worker],
         rest: tuple[CrashPoint, ...],
+        killed: bool = False,
     ) -> CellResult:
         assert self.url is not None and self.work is not None
         held = self.adapter.progress(self.url, SESSION_ID)
         session = self.adapter.read_session(self.url, SESSION_ID)
         if self.store_at_crash is None:
             self.store_at_crash = _summary(session, held)
+        if killed:
+            self.count_in_flight(session)
         problems = self.adapter.inspect(self.url, SESSION_ID)
         if problems:
             self.event("inspect: " + "; ".join(problems))
@@ -465,8 +469,7 @@ class _CellRun:
         w.kill()
         if not ok:
             return self.result("corrupt", False, detail=f"{second} not confirmed in the store")
-        self.count_in_flight()
-        return self.after_crash(base, plan, [w], rest=rest[1:])
+        return self.after_crash(base, plan, [w], rest=rest[1:], killed=True)
 
     def double_resume(self, step: dict[str, Any]) -> CellResult | None:
         if "resume_at" in step:

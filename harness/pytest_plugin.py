@@ -588,7 +588,7 @@ class KillpointSession:
             self.written.append(str(self.settings.report))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.is_worker or not (self.results or self.settings.matrix):
+        if self.is_worker or not self.results:
             return
         cells = list(self.results.values())
         bad = [c for c in cells if not c.expected]
@@ -935,7 +935,7 @@ class CrashResults:
             lines.append(f"  {c.verdict:<11} {c.id}")
             if c.detail:
                 lines.append(f"              {c.detail.splitlines()[0][:300]}")
-            if c.first_difference:
+            if c.first_difference and _difference(c) not in c.detail:
                 lines.append(f"              first difference: {_difference(c)[:300]}")
             lines.append(f"              replay: {replay_line(c)}")
         if self.unexpected or self.problems:
@@ -958,6 +958,11 @@ class Crash:
         self.tmp_path = tmp_path
         self.state = request.config.stash[SESSION_KEY]
         self._runs = 0
+
+    @property
+    def store(self) -> str:
+        """The store this process runs cells on (under xdist: this worker's database)."""
+        return self.state.store_url()
 
     def check(self, runtime: Any = None, scenario: Any = None, **options: Any) -> CrashResults:
         __tracebackhide__ = True
@@ -1055,12 +1060,13 @@ class Crash:
         """An import path for `obj` (workers import runtimes and scenarios by name)."""
         if isinstance(obj, str):
             return obj
-        candidates = [self.request.module, sys.modules.get(getattr(obj, "__module__", ""), None)]
-        for attr in ("factory", "script", "tools"):
-            inner = getattr(obj, attr, None)
-            candidates.append(sys.modules.get(getattr(inner, "__module__", ""), None))
-        for module in candidates:
-            for name, value in vars(module or object()).items():
+        # Where it is defined first (an adapter's factory, a scenario's script), the test
+        # module last: the path should read like the user's own code.
+        inner = [getattr(obj, attr, None) for attr in ("factory", "script", "tools")]
+        names = [getattr(o, "__module__", "") for o in (*inner, obj)]
+        candidates = [sys.modules.get(n or "") for n in names] + [self.request.module]
+        for module in filter(None, candidates):
+            for name, value in vars(module).items():
                 if value is obj and not name.startswith("_"):
                     return f"{module.__name__}:{name}"
         raise TypeError(

@@ -99,7 +99,7 @@ class Agent:
     ) -> RunOutput:
         session_id = session_id or uuid.uuid4().hex
         run_id = run_id or uuid.uuid4().hex
-        if self.db.read_run(run_id) is not None:
+        if self.db.read_run(run_id, whole=False) is not None:
             raise ConfigurationError(
                 f"runtime: run {run_id!r} already exists; use acontinue_run() to resume it"
             )
@@ -129,7 +129,7 @@ class Agent:
         A PAUSED run needs `confirmations`: call id -> True (run it) / False (reject it).
         """
         confirmations = dict(confirmations or {})
-        before = self.db.read_run(run_id)
+        before = self.db.read_run(run_id, whole=False)
         if before is not None and before.status is RunStatus.PAUSED:
             missing = [c for c in before.pending_confirmations if c not in confirmations]
             if missing:

@@ -75,7 +75,7 @@ class ReferenceDriver:
     async def resume(
         self, run_id: str, *, session_id: str, confirmations: Mapping[str, bool]
     ) -> RunResult:
-        if not confirmations:
+        if not confirmations and self.scenario.confirm:
             # Resumed after a crash while PAUSED: answer as the scenario says.
             stored = self.agent.get_run(run_id)
             if stored is not None and stored.pending_confirmations:

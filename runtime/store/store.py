@@ -233,24 +233,28 @@ class Store:
 
     # -- runs ---------------------------------------------------------------------------
 
-    def read_run(self, run_id: str) -> StoredRun | None:
-        """The run, whole: row, messages in order, tool executions in call order."""
+    def read_run(self, run_id: str, *, whole: bool = True) -> StoredRun | None:
+        """The run, whole: row, messages in order, tool executions in call order.
+        With whole=False, the row only (messages and executions left empty)."""
         if not self.has_schema():
             return None
         with self.reading() as conn:
-            return self._read_run(conn, run_id)
+            return self._read_run(conn, run_id, whole=whole)
 
-    def _read_run(self, conn: Connection, run_id: str) -> StoredRun | None:
+    def _read_run(self, conn: Connection, run_id: str, *, whole: bool = True) -> StoredRun | None:
         row = conn.execute(select(schema.runs).where(schema.runs.c.run_id == run_id)).one_or_none()
         if row is None:
             return None
         m, t = schema.run_messages, schema.tool_executions
-        bodies = conn.execute(
-            select(m.c.body).where(m.c.run_id == run_id).order_by(m.c.idx)
-        ).scalars()
-        execs = conn.execute(
-            select(t).where(t.c.run_id == run_id).order_by(t.c.turn, t.c.call_index)
-        ).all()
+        bodies: Any = ()
+        execs: Any = ()
+        if whole:
+            bodies = conn.execute(
+                select(m.c.body).where(m.c.run_id == run_id).order_by(m.c.idx)
+            ).scalars()
+            execs = conn.execute(
+                select(t).where(t.c.run_id == run_id).order_by(t.c.turn, t.c.call_index)
+            ).all()
         return StoredRun(
             run_id=row.run_id,
             session_id=row.session_id,
