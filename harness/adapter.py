@@ -27,8 +27,10 @@ class RuntimeAdapter(Protocol):
         """Import what a worker needs, so forked workers start warm."""
 
     def instrument(self, checkpoint_offset: int) -> None:
-        """In a worker: hit gates `checkpoint:{n}:committing` and `checkpoint:{n}:landed`
-        around every checkpoint, n counting from checkpoint_offset + 1."""
+        """In a worker: hit gates `checkpoint:{n}:writing` (before the write begins),
+        `checkpoint:{n}:committing` (inside its transaction, before COMMIT) and
+        `checkpoint:{n}:landed` (committed) around every checkpoint, n counting from
+        checkpoint_offset + 1."""
 
     def driver(
         self, scenario: Scenario, store_url: str, mode: str, ledger: Ledger, *, lease_seconds: float

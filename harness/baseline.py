@@ -178,7 +178,7 @@ class Baseline:
                     for k in range(1, n)
                     if not self._between_runs(self._index(f"checkpoint:{k}:landed"))
                 ]
-            elif kind == "mid-commit":
+            elif kind in ("mid-commit", "lock-held"):
                 out += [CrashPoint(kind, k) for k in range(1, n + 1)]
             elif kind in ("mid-model", "model-500", "model-timeout"):
                 out += [CrashPoint(kind, t) for t in self.turns]
@@ -210,6 +210,10 @@ class Baseline:
             # is caught between them (the store then holds part of it).
             commits = [e for e in self.trace if base_name(e) == f"checkpoint:{k}:committing"]
             gate = commits[-1] if commits else f"checkpoint:{k}:committing"
+            run, started = self._run_at(self._index(gate))
+            return Plan(point, (gate,), frozenset({gate}), k - 1, run, started)
+        if kind == "lock-held":
+            gate = f"checkpoint:{k}:writing"
             run, started = self._run_at(self._index(gate))
             return Plan(point, (gate,), frozenset({gate}), k - 1, run, started)
         if kind in ("mid-model", "model-500", "model-timeout"):

@@ -223,6 +223,36 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(mode=args.mode, store=args.store, runtime=args.runtime)
 
 
+# -- search -------------------------------------------------------------------------------
+
+
+def _cmd_search(args: argparse.Namespace) -> int:
+    from .campaign import CampaignConfig, ConfigError
+    from .engine import Engine, EngineConfig
+    from .search import search
+
+    config = CampaignConfig(
+        runtime=args.runtime, scenarios=(args.scenario,), modes=(args.mode,), store=args.store
+    )
+    try:
+        config.validate()
+    except ConfigError as exc:
+        return _fail(str(exc))
+    engine = Engine(EngineConfig(store=args.store, timeout=args.timeout))
+    row = (args.runtime, args.scenario, args.mode, engine.stores.kind)
+    print(f"searching {'/'.join(row)} (depth {args.depth}, seed {args.seed}) ...")
+    found = search(engine, row, depth=args.depth, max_examples=args.max_examples, seed=args.seed)
+    print(f"ran {len(found.tried)} schedules")
+    if found.minimal is None:
+        print("no schedule gave an unexpected verdict")
+        return 0
+    m = found.minimal
+    print(f"minimal failing schedule: {'+'.join(m.schedule)}")
+    print(f"  {m.verdict}: {m.detail}")
+    print(f"  replay: {m.replay}")
+    return EXIT_UNEXPECTED
+
+
 # -- report -------------------------------------------------------------------------------
 
 
@@ -310,6 +340,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--store", default="sqlite", help="sqlite, or a postgresql+psycopg:// URL")
     p.add_argument("--runtime", default="reference")
     p.set_defaults(func=_cmd_demo)
+
+    p = sub.add_parser("search", help="search crash schedules with hypothesis; shrink a failure")
+    p.add_argument("--runtime", default="reference")
+    p.add_argument("--scenario", default="research")
+    p.add_argument("--mode", default="tool-batch", choices=("runs", "tool-batch", "tool"))
+    p.add_argument("--store", default="sqlite")
+    p.add_argument("--depth", type=_positive_int, default=2, help="most crashes per schedule")
+    p.add_argument("--max-examples", type=_positive_int, default=30)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--timeout", type=float, default=30.0)
+    p.set_defaults(func=_cmd_search)
 
     p = sub.add_parser("report", help="render a saved JSON as the HTML crash-matrix report")
     p.add_argument("results", help="a matrix JSON")

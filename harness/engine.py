@@ -31,6 +31,7 @@ from .worker import LEDGER, WorkerSpec
 
 SESSION_ID = "killpoint-session"
 SIGSTOP_LEASE = 0.3  # seconds: short, so the takeover after a pause waits little
+LOCK_WAIT = 0.1  # seconds a worker waits for a held write lock before its write fails
 
 
 @dataclass
@@ -244,7 +245,8 @@ class _CellRun:
 
     def start(self, log_name: str, **kwargs: Any) -> Worker:
         assert self.work is not None and self.url is not None
-        spec = self.engine._spec(self.cell.row, self.url, self.work, log_name=log_name, **kwargs)
+        url = kwargs.pop("store_url", self.url)
+        spec = self.engine._spec(self.cell.row, url, self.work, log_name=log_name, **kwargs)
         w = Worker(spec, self.timeline, self.t0, self.engine.stopping)
         self.workers.append(w)
         return w
@@ -304,6 +306,9 @@ class _CellRun:
                 return self.result("hung", False, detail=out.detail)
             self.event(f"first worker ended: {out.kind} {out.detail}".strip())
             return self.after_crash(base, plan, [w], rest=cell.schedule[1:])
+
+        if first.kind == "lock-held":
+            return self.lock_held(base, plan)
 
         paused = first.kind == "sigstop"
         w = self.start(
@@ -547,6 +552,30 @@ class _CellRun:
             )
         self.event(f"stale worker rejected: {woke.detail}")
         return self.compare(base)
+
+    def lock_held(self, base: Baseline, plan: Plan) -> CellResult:
+        """Checkpoint k meets a write lock held by another connection: the worker's write
+        must fail (it waits only LOCK_WAIT), nothing half-written may remain, and a
+        fresh worker continues the run once the lock is gone."""
+        assert self.url is not None
+        gate = next(iter(plan.wait_for))
+        impatient = self.engine.stores.with_lock_timeout(self.url, LOCK_WAIT)
+        w = self.start("worker", gates=plan.arm, release=True, store_url=impatient)
+        reached = self.reach(w, plan)
+        if reached is not None:
+            return reached
+        release = self.engine.stores.hold_write_lock(self.url)
+        self.event("another connection holds the store's write lock")
+        try:
+            w.release(gate)
+            # The worker ends on its own: its write gives up after LOCK_WAIT.
+            out = w.join(self.deadline())
+        finally:
+            release()
+        self.event(f"write lock released; the worker ended ({out.kind}) {out.detail}".strip())
+        if out.kind == "timeout":
+            return self.result("hung", False, detail=out.detail)
+        return self.after_crash(base, plan, [w], rest=(), killed=True)
 
     def compare(self, base: Baseline) -> CellResult:
         assert self.url is not None and self.work is not None

@@ -11,6 +11,8 @@ Other faults (columns of the matrix like any crash point):
   double-resume:k      killed after checkpoint k; two resumers start at once
   model-500:k          the request for model turn k gets a 500 (the run ends ERROR), continue
   model-timeout:k      the request for model turn k times out, continue
+  lock-held:k          another connection holds the store's write lock when checkpoint k is
+                       written; the worker gives up (its write fails), then a fresh one continues
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 KILL_KINDS = ("after-checkpoint", "mid-batch", "mid-model", "mid-commit")
-FAULT_KINDS = ("sigstop", "double-resume", "model-500", "model-timeout")
+FAULT_KINDS = ("sigstop", "double-resume", "model-500", "model-timeout", "lock-held")
 KINDS = KILL_KINDS + FAULT_KINDS
 # Column order in reports: boundaries first, then in-step points, then other faults.
 ORDER = {kind: n for n, kind in enumerate(KINDS)}

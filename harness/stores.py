@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sqlite3
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from sqlalchemy import create_engine, text
@@ -75,6 +77,44 @@ class Stores:
             engine.dispose()
         url = self._pg_url.update_query_dict({"options": f"-csearch_path={schema}"})
         return url.render_as_string(hide_password=False)
+
+    def with_lock_timeout(self, url: str, seconds: float) -> str:
+        """The same store, for a writer that gives up waiting for a lock after `seconds`."""
+        parsed = make_url(url)
+        if self._pg_url is None:
+            return parsed.update_query_dict({"timeout": str(seconds)}).render_as_string(
+                hide_password=False
+            )
+        options = parsed.query.get("options", "")
+        options = f"{options} -clock_timeout={int(seconds * 1000)}".strip()
+        return parsed.update_query_dict({"options": options}).render_as_string(hide_password=False)
+
+    def hold_write_lock(self, url: str) -> Callable[[], None]:
+        """Take the store's write lock from another connection; returns the release."""
+        if self._pg_url is None:
+            conn = sqlite3.connect(make_url(url).database or "", isolation_level=None)
+            conn.execute("BEGIN IMMEDIATE")
+
+            def release_sqlite() -> None:
+                conn.execute("ROLLBACK")
+                conn.close()
+
+            return release_sqlite
+        engine = create_engine(url)
+        pg = engine.connect()
+        pg.begin()
+        tables = pg.execute(
+            text("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
+        ).scalars()
+        for table in tables:
+            pg.execute(text(f'LOCK TABLE "{table}" IN EXCLUSIVE MODE'))
+
+        def release_pg() -> None:
+            pg.rollback()
+            pg.close()
+            engine.dispose()
+
+        return release_pg
 
     def drop(self, url: str) -> None:
         if self._pg_url is None:

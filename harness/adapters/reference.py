@@ -126,6 +126,7 @@ class ReferenceAdapter:
 
         def write_checkpoint(store: Store, cp: Any) -> int:
             _local.checkpoint = n = next(counter)
+            gates.hit(f"checkpoint:{n}:writing")
             try:
                 version = original(store, cp)
             finally:

@@ -63,7 +63,14 @@ def _sqlite_engine(url: str, *, synchronous: str, **kwargs: Any) -> Engine:
             f"runtime: synchronous={synchronous!r} is not a SQLite level; choose one of "
             f"{', '.join(SYNCHRONOUS)}"
         )
-    engine = create_engine(url, connect_args={"timeout": 30}, **kwargs)
+    # How long a writer waits for SQLite's write lock: `?timeout=SECONDS` in the URL, as
+    # for sqlite3.connect (default 30 s).
+    parsed = make_url(url)
+    wait = float(parsed.query.get("timeout", 30))  # type: ignore[arg-type]
+    busy_ms = int(wait * 1000)
+    engine = create_engine(
+        parsed.difference_update_query(["timeout"]), connect_args={"timeout": wait}, **kwargs
+    )
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
@@ -73,7 +80,7 @@ def _sqlite_engine(url: str, *, synchronous: str, **kwargs: Any) -> Engine:
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute(f"PRAGMA synchronous={synchronous.upper()}")
         cur.execute("PRAGMA foreign_keys=ON")
-        cur.execute("PRAGMA busy_timeout=30000")
+        cur.execute(f"PRAGMA busy_timeout={busy_ms}")
         cur.close()
 
     @event.listens_for(engine, "begin")
