@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import gc
 import shutil
 import tempfile
 from pathlib import Path
@@ -51,6 +52,10 @@ def warm() -> None:
     # A failed warm-up costs speed, never correctness.
     with contextlib.suppress(Exception):
         _run_once()
+    # Everything loaded so far lives as long as the forkserver: keep the collector from
+    # walking (and copy-on-write touching) it again in every forked worker.
+    gc.collect()
+    gc.freeze()
 
 
 warm()
