@@ -6,8 +6,9 @@ Driven over the DevTools protocol on `--remote-debugging-pipe` (fds 3 and 4, NUL
 JSON) with the standard library only: no driver package, no browser download, no port.
 Every wait is on the browser: a reply, a protocol event, or the process's exit.
 
-Also a tool: `python -m tests.harness.test_report_browser REPORT.html PNG [--cell N]`
-saves a screenshot of a rendered report (how docs/report.png is made).
+Also a tool: `python -m tests.harness.test_report_browser REPORT.html PNG [--cell N]
+[--unexpected]` saves a screenshot of a rendered report. docs/report.png is a full
+`killpoint matrix` report with cell 1032 open, run through `pngquant --quality 70-90`.
 """
 
 from __future__ import annotations
