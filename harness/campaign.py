@@ -156,6 +156,7 @@ class CampaignResult:
             "unexpected": len(self.unexpected),
             "expected_losses": sum(1 for c in self.cells if c.verdict == "lost" and c.expected),
             "duplicates": sum(c.duplicates for c in self.cells),
+            "duplicates_beyond_bound": sum(max(0, c.duplicates - c.bound) for c in self.cells),
             "by_verdict": by,
             "missed": by.get("missed", 0),
             "seconds": round(self.seconds, 3),

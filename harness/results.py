@@ -42,7 +42,10 @@ def to_document(result: CampaignResult, command: list[str] | None = None) -> dic
         "interrupted": result.interrupted,
         "summary": result.summary(),
         "excluded_from_comparison": list(EXCLUDED),
-        "skipped": [vars(s) for s in result.skipped],
+        "skipped": [
+            {**vars(s), "store": config.store if config.store == "sqlite" else "postgresql"}
+            for s in result.skipped
+        ],
         "baselines": [
             {
                 "runtime": b.runtime,
@@ -76,6 +79,10 @@ def write_atomically(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        # mkstemp makes the file private (0600); a report is meant to be shared.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
