@@ -57,7 +57,19 @@ def _reference() -> RuntimeAdapter:
     return ReferenceAdapter()
 
 
-BUILTIN: dict[str, Callable[[], RuntimeAdapter]] = {"reference": _reference}
+def _agno() -> RuntimeAdapter:
+    from .adapters import agno  # imports agno lazily; sets AGNO_TELEMETRY=false first
+
+    problem = agno.import_problem()
+    if problem is not None:
+        raise AdapterError(
+            f"killpoint: runtime 'agno' needs agno 3.1, which cannot be imported ({problem}); "
+            "install it with `pip install killpoint[agno]`"
+        )
+    return agno.AgnoAdapter()
+
+
+BUILTIN: dict[str, Callable[[], RuntimeAdapter]] = {"reference": _reference, "agno": _agno}
 
 
 def load_adapter(spec: str) -> RuntimeAdapter:

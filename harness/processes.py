@@ -7,6 +7,7 @@ can kill whatever is still alive (`kill_all`).
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import multiprocessing
 import os
 import signal
@@ -36,6 +37,17 @@ PRELOAD = [
     "sqlalchemy.dialects.postgresql.psycopg",
     "psutil",
 ]
+# agno (the optional extra), when installed: its modules, and the adapter. Found without
+# importing it here; the forkserver imports it, and warm.py runs it once.
+if importlib.util.find_spec("agno") is not None:
+    PRELOAD += [
+        "harness.adapters.agno",
+        "agno.agent",
+        "agno.db.sqlite",
+        "agno.db.postgres",
+        "agno.models.openai.responses",
+        "agno.tools",
+    ]
 
 _ctx: ForkServerContext | None = None
 _ctx_lock = threading.Lock()

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import functools
 import gc
+import importlib.util
 import shutil
 import tempfile
 from pathlib import Path
@@ -47,11 +48,45 @@ def _run_once() -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _run_agno_once() -> None:
+    """agno's first run in a process costs over a second (lazy imports, pydantic schemas,
+    SQLAlchemy table metadata); run `research` once per conversation style here."""
+    if importlib.util.find_spec("agno") is None:
+        return
+    import scenarios
+    from scenarios import Ledger, ScriptedModel, drive
+
+    from .adapters.agno import CHAINED_MODEL_ID, TRANSCRIPT_MODEL_ID, AgnoDriver, import_problem
+
+    if import_problem() is not None:
+        return
+    scenario = scenarios.get("research")
+    tmp = Path(tempfile.mkdtemp(prefix="killpoint-warm-agno-"))
+    try:
+        for n, model_id in enumerate((TRANSCRIPT_MODEL_ID, CHAINED_MODEL_ID)):
+            driver = AgnoDriver(
+                scenario,
+                f"sqlite:///{tmp}/warm{n}.db",
+                "tool-batch",
+                Ledger(tmp / f"ledger{n}", scenario.name),
+                model_id=model_id,
+            )
+            try:
+                with ScriptedModel(scenario.script, tmp / f"model{n}") as model:
+                    asyncio.run(drive(scenario, driver, model, session_id="warm"))
+            finally:
+                driver.dispose()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def warm() -> None:
     _cache_tls_context()
     # A failed warm-up costs speed, never correctness.
     with contextlib.suppress(Exception):
         _run_once()
+    with contextlib.suppress(Exception):
+        _run_agno_once()
     # Everything loaded so far lives as long as the forkserver: keep the collector from
     # walking (and copy-on-write touching) it again in every forked worker.
     gc.collect()

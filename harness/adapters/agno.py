@@ -1,0 +1,652 @@
+"""agno (PyPI `agno` 3.1.x), unmodified, as a runtime under test.
+
+The driver builds an `agno.agent.Agent` from a scenario: the scenario's own tools (a
+tool that needs confirmation goes through agno's `@tool(requires_confirmation=True)`),
+agno's default `OpenAIResponses` client (which the scripted model answers over respx),
+`SqliteDb` or `PostgresDb`, and `checkpoint=` the cell's mode. Nothing of agno is
+patched in the driver: `instrument()` (workers only) wraps agno's one durable write,
+`persist_run_in_session`, to place the engine's gates around it.
+
+Reading back goes to agno's tables (`agno_sessions`, `agno_runs`) with plain SQL, and
+maps a run into the normalised form of the reference adapter (same keys), plus every
+other field agno persists, minus `EXCLUDED`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import threading
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.engine import make_url
+
+from scenarios import Ledger, RunResult, Scenario, ToolEnv, gates
+
+# agno reports usage to its servers unless told not to; workers have no network.
+os.environ.setdefault("AGNO_TELEMETRY", "false")
+
+SCRIPTED_API_KEY = "sk-killpoint-scripted-model"
+
+# Two ways agno talks to the Responses API, chosen by the model id
+# (`OpenAIResponses._using_reasoning_model`): non-reasoning ids resend the whole
+# transcript every turn; reasoning ids (o3, o4-mini, gpt-5*, gpt-6*) chain turns with
+# `previous_response_id` and send only what is new.
+TRANSCRIPT_MODEL_ID = "gpt-4.1-mini"
+CHAINED_MODEL_ID = "gpt-5-mini"
+
+# The table where instrumented workers count the checkpoints that landed (see
+# `AgnoAdapter.instrument`). agno keeps no such counter.
+COUNTER_TABLE = "killpoint_checkpoints"
+RUNS_TABLE = "agno_runs"
+SESSIONS_TABLE = "agno_sessions"
+
+# What the comparison leaves out, and why. Ids are fresh per run or derived from
+# response ids; times and durations differ by construction.
+EXCLUDED = (
+    # ids
+    "run_id",
+    "session_id",
+    "id",  # message ids (uuid4)
+    "tool_call_id",
+    "call_id",
+    "response_id",  # provider_data / model_provider_data: the scripted model's reply id
+    "approval_id",
+    # timestamps
+    "created_at",
+    "updated_at",
+    "checkpoint_created_at",
+    "start_time",
+    "end_time",
+    # durations
+    "duration",
+    "time_to_first_token",
+    "timer",
+)
+
+_STATUSES = ("PENDING", "RUNNING", "PAUSED", "COMPLETED", "ERROR", "CANCELLED", "REGENERATED")
+
+
+def import_problem() -> str | None:
+    """Why agno cannot be used here (None: it can)."""
+    try:
+        import agno.agent
+        import agno.db.sqlite  # noqa: F401  (needs greenlet under SQLAlchemy 2.1)
+    except ImportError as exc:
+        return str(exc)
+    return None
+
+
+# -- stores ---------------------------------------------------------------------------------
+
+
+def _pg_schema(url: str) -> str | None:
+    """The schema a killpoint PostgreSQL store URL selects (`options=-csearch_path=...`)."""
+    options = str(make_url(url).query.get("options", ""))
+    found = options.partition("search_path=")[2].split()
+    return found[0].split(",")[0] if found else None
+
+
+def is_postgres(url: str) -> bool:
+    return make_url(url).get_backend_name() == "postgresql"
+
+
+def make_db(store_url: str) -> Any:
+    """agno's own database class for a killpoint store URL."""
+    if is_postgres(store_url):
+        from agno.db.postgres import PostgresDb
+
+        # agno qualifies every table with db_schema ("ai" by default); each killpoint
+        # PostgreSQL store is a schema of its own.
+        return PostgresDb(db_url=store_url, db_schema=_pg_schema(store_url) or "ai")
+    from agno.db.sqlite import SqliteDb
+
+    # db_url rather than db_file: the URL's query (e.g. the lock timeout of the lock-held
+    # column) reaches the driver.
+    return SqliteDb(db_url=store_url)
+
+
+def _table(store_url: str, name: str) -> str:
+    if is_postgres(store_url):
+        return f'"{_pg_schema(store_url) or "ai"}".{name}'
+    return name
+
+
+# -- the driver -----------------------------------------------------------------------------
+
+
+class AgnoDriver:
+    """Builds an agno `Agent` from a scenario and drives it (scenarios.Driver)."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        store_url: str,
+        mode: str,
+        ledger: Ledger,
+        *,
+        model_id: str = TRANSCRIPT_MODEL_ID,
+    ) -> None:
+        from agno.agent import Agent
+        from agno.models.openai import OpenAIResponses
+        from agno.tools import tool
+
+        self.scenario = scenario
+        tools: list[Any] = []
+        for fn in scenario.build_tools(ToolEnv(ledger)):
+            if fn.__name__ in scenario.confirm:
+                tools.append(tool(requires_confirmation=True)(fn))
+            else:
+                tools.append(fn)
+        self.db = make_db(store_url)
+        self.agent = Agent(
+            name=scenario.name,
+            model=OpenAIResponses(
+                id=model_id, api_key=SCRIPTED_API_KEY, max_retries=scenario.max_retries
+            ),
+            db=self.db,
+            tools=tools,
+            instructions=scenario.instructions,
+            checkpoint=mode,
+            # Several runs in one session answer from the earlier runs (multi-run).
+            add_history_to_context=True,
+            telemetry=False,
+        )
+
+    async def start(self, input: str, *, session_id: str, run_id: str) -> RunResult:
+        out = await self.agent.arun(input, session_id=session_id, run_id=run_id)
+        return _result(out)
+
+    async def resume(
+        self, run_id: str, *, session_id: str, confirmations: Mapping[str, bool]
+    ) -> RunResult:
+        stored = await self.agent.aget_run_output(run_id=run_id, session_id=session_id)
+        requirements = None
+        if stored is not None and stored.active_requirements:
+            # PAUSED: answer each pending confirmation, as the driver was told or (after a
+            # crash while PAUSED) as the scenario says.
+            requirements = stored.requirements
+            for req in stored.active_requirements:
+                call = req.tool_execution
+                cid = call.tool_call_id if call is not None else None
+                name = call.tool_name if call is not None else ""
+                if cid in confirmations:
+                    ok = confirmations[cid]
+                else:
+                    ok = self.scenario.confirm.get(name or "", True)
+                if ok:
+                    req.confirm()
+                else:
+                    req.reject()
+        out = await self.agent.acontinue_run(
+            run_id=run_id, session_id=session_id, requirements=requirements
+        )
+        return _result(out)
+
+    def cancel(self, run_id: str) -> None:
+        self.agent.cancel_run(run_id)
+
+    def dispose(self) -> None:
+        self.db.db_engine.dispose()
+
+
+def _result(out: Any) -> RunResult:
+    pending = []
+    for req in getattr(out, "active_requirements", None) or []:
+        call = req.tool_execution
+        if call is not None:
+            pending.append((call.tool_call_id or "", call.tool_name or ""))
+    status = out.status.value if hasattr(out.status, "value") else str(out.status)
+    content = (
+        out.content if isinstance(out.content, str) or out.content is None else str(out.content)
+    )
+    return RunResult(run_id=out.run_id, status=status, content=content, pending=pending)
+
+
+# -- instrumentation ------------------------------------------------------------------------
+
+_local = threading.local()
+
+
+def _count_landed(conn: Any, cursor: Any, statement: str, *_: Any) -> None:
+    """After agno's INSERT .. ON CONFLICT into agno_runs, inside the same transaction:
+    one row in the counter table for the checkpoint being written."""
+    n = getattr(_local, "checkpoint", None)
+    if n is None or getattr(_local, "counted", False):
+        return
+    head = statement.lstrip()[:120].upper()
+    if not head.startswith("INSERT INTO") or RUNS_TABLE.upper() not in head:
+        return
+    _local.counted = True
+    table = getattr(_local, "counter_table", COUNTER_TABLE)
+    mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
+    raw = cursor.connection.cursor()
+    try:
+        raw.execute(
+            f"CREATE TABLE IF NOT EXISTS {table} "
+            "(n INTEGER NOT NULL, session_id VARCHAR NOT NULL, run_id VARCHAR)"
+        )
+        raw.execute(
+            f"INSERT INTO {table} (n, session_id, run_id) VALUES ({mark}, {mark}, {mark})",
+            (n, _local.session_id, _local.run_id),
+        )
+    finally:
+        raw.close()
+
+
+def _on_commit(conn: Any) -> None:
+    # SQLAlchemy's "commit" event fires inside the transaction, before COMMIT.
+    n = getattr(_local, "checkpoint", None)
+    if n is not None:
+        gates.hit(f"checkpoint:{n}:committing")
+
+
+def _counter_table_for(agent: Any) -> str:
+    db = getattr(agent, "db", None)
+    schema = getattr(db, "db_schema", None)
+    return f'"{schema}".{COUNTER_TABLE}' if schema else COUNTER_TABLE
+
+
+# -- the adapter ----------------------------------------------------------------------------
+
+
+class AgnoAdapter:
+    """killpoint's adapter for agno. `model_id` picks the conversation style."""
+
+    name = "agno"
+    modes: tuple[str, ...] = ("runs", "tool-batch")
+    # Why "tool" is not offered: agno 3.1 reserves checkpoint="tools" ("reserved for the
+    # 3.0 runs-table split and not available yet") and raises on it.
+    skipped_modes: ClassVar[dict[str, str]] = {
+        "tool": 'agno 3.1 reserves checkpoint="tools" and raises on it'
+    }
+    excluded = EXCLUDED
+
+    def __init__(self, model_id: str = TRANSCRIPT_MODEL_ID) -> None:
+        self.model_id = model_id
+
+    def __repr__(self) -> str:
+        return f"AgnoAdapter(model_id={self.model_id!r})"
+
+    def preload(self) -> None:
+        for module in PRELOAD_MODULES:
+            __import__(module)
+
+    def instrument(self, checkpoint_offset: int) -> None:
+        """Wrap agno's `persist_run_in_session` (and its async twin) in this worker.
+
+        That function is agno's one durable write of a run: every mid-run checkpoint
+        (`checkpoint_run`) and every terminal write (`cleanup_and_store`: COMPLETED,
+        PAUSED, ERROR, CANCELLED) goes through it. It is two transactions: the session
+        row (`upsert_session`), then the run row (`upsert_run`). `checkpoint:{n}:writing`
+        comes before the first; each COMMIT inside it
+        hits `checkpoint:{n}:committing` (so the engine's mid-commit point, the last
+        commit, falls between the two); `checkpoint:{n}:landed` follows the call.
+        The run row's INSERT also adds one row to `killpoint_checkpoints` in the same
+        transaction, so `progress()` counts exactly the checkpoints whose run row
+        committed.
+        """
+        from agno.agent import _run
+
+        counter = itertools.count(checkpoint_offset + 1)
+        sync_original = _run.persist_run_in_session
+        async_original = _run.apersist_run_in_session
+
+        def begin(agent: Any, run_response: Any, session: Any) -> int:
+            _local.checkpoint = n = next(counter)
+            _local.counted = False
+            _local.session_id = session.session_id
+            _local.run_id = run_response.run_id
+            _local.counter_table = _counter_table_for(agent)
+            gates.hit(f"checkpoint:{n}:writing")
+            return n
+
+        def end() -> None:
+            _local.checkpoint = None
+
+        def persist_run_in_session(
+            agent: Any, run_response: Any, session: Any, *a: Any, **k: Any
+        ) -> None:
+            n = begin(agent, run_response, session)
+            try:
+                sync_original(agent, run_response, session, *a, **k)
+            finally:
+                end()
+            gates.hit(f"checkpoint:{n}:landed")
+
+        async def apersist_run_in_session(
+            agent: Any, run_response: Any, session: Any, *a: Any, **k: Any
+        ) -> None:
+            n = begin(agent, run_response, session)
+            try:
+                await async_original(agent, run_response, session, *a, **k)
+            finally:
+                end()
+            gates.hit(f"checkpoint:{n}:landed")
+
+        _run.persist_run_in_session = persist_run_in_session
+        _run.apersist_run_in_session = apersist_run_in_session
+        event.listen(Engine, "commit", _on_commit)
+        event.listen(Engine, "after_cursor_execute", _count_landed)
+
+    def driver(
+        self, scenario: Scenario, store_url: str, mode: str, ledger: Ledger, *, lease_seconds: float
+    ) -> AgnoDriver:
+        # agno has no lease: a run has no owner, so lease_seconds has nothing to set.
+        return AgnoDriver(scenario, store_url, mode, ledger, model_id=self.model_id)
+
+    # -- reading back -------------------------------------------------------------------
+
+    def progress(self, store_url: str, session_id: str) -> int:
+        engine = _engine(store_url)
+        table = _table(store_url, COUNTER_TABLE)
+        with engine.connect() as conn:
+            if not _has_table(conn, store_url, COUNTER_TABLE):
+                return 0
+            return int(
+                conn.execute(
+                    text(f"SELECT COUNT(*) FROM {table} WHERE session_id = :s"), {"s": session_id}
+                ).scalar_one()
+            )
+
+    def lease_deadline(self, store_url: str, session_id: str) -> float | None:
+        return None  # agno runs have no owner and no lease
+
+    def _rows(
+        self, store_url: str, session_id: str
+    ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+        engine = _engine(store_url)
+        with engine.connect() as conn:
+            if not _has_table(conn, store_url, SESSIONS_TABLE):
+                return None, []
+            session = (
+                conn.execute(
+                    text(
+                        f"SELECT * FROM {_table(store_url, SESSIONS_TABLE)} WHERE session_id = :s"
+                    ),
+                    {"s": session_id},
+                )
+                .mappings()
+                .one_or_none()
+            )
+            runs: list[dict[str, Any]] = []
+            if _has_table(conn, store_url, RUNS_TABLE):
+                runs = [
+                    dict(r)
+                    for r in conn.execute(
+                        text(
+                            f"SELECT * FROM {_table(store_url, RUNS_TABLE)} WHERE session_id = :s "
+                            "ORDER BY run_index, created_at, run_id"
+                        ),
+                        {"s": session_id},
+                    ).mappings()
+                ]
+        return (dict(session) if session is not None else None), runs
+
+    def read_session(self, store_url: str, session_id: str) -> dict[str, Any] | None:
+        session, rows = self._rows(store_url, session_id)
+        if session is None and not rows:
+            return None
+        data = _json(session.get("session_data")) if session is not None else None
+        state = strip(data) if data is not None else None
+        runs = {row["run_id"]: normalise_run(row) for row in rows}
+        return {"state": state, "runs": runs}
+
+    def inspect(self, store_url: str, session_id: str) -> list[str]:
+        problems: list[str] = []
+        engine = _engine(store_url)
+        if not is_postgres(store_url):
+            with engine.connect() as conn:
+                verdict = conn.execute(text("PRAGMA integrity_check")).scalar_one()
+            if verdict != "ok":
+                problems.append(f"SQLite integrity_check: {verdict}")
+        session, rows = self._rows(store_url, session_id)
+        if rows and session is None:
+            problems.append(f"{len(rows)} run row(s) of session {session_id!r} but no session row")
+        for row in rows:
+            problems.extend(f"run {row['run_id']}: {p}" for p in run_invariants(row))
+        return problems
+
+
+def chained() -> AgnoAdapter:
+    """agno with a reasoning model id: turns chained with previous_response_id
+    (`--runtime harness.adapters.agno:chained`)."""
+    adapter = AgnoAdapter(CHAINED_MODEL_ID)
+    adapter.name = "harness.adapters.agno:chained"
+    return adapter
+
+
+PRELOAD_MODULES = (
+    "agno.agent",
+    "agno.agent._run",
+    "agno.agent._messages",
+    "agno.agent._response",
+    "agno.agent._storage",
+    "agno.agent._tools",
+    "agno.db.sqlite",
+    "agno.db.postgres",
+    "agno.models.openai",
+    "agno.models.openai.responses",
+    "agno.tools",
+    "agno.run.agent",
+)
+
+
+# -- engines --------------------------------------------------------------------------------
+
+_ENGINES: dict[str, Engine] = {}
+_ENGINES_LOCK = threading.Lock()
+_ENGINES_KEPT = 64
+
+
+def _engine(url: str) -> Engine:
+    """One engine per store URL in this (engine) process, the oldest disposed."""
+    with _ENGINES_LOCK:
+        engine = _ENGINES.get(url)
+        if engine is None:
+            engine = _ENGINES[url] = create_engine(url)
+            while len(_ENGINES) > _ENGINES_KEPT:
+                _ENGINES.pop(next(iter(_ENGINES))).dispose()
+        return engine
+
+
+def _has_table(conn: Any, store_url: str, name: str) -> bool:
+    if is_postgres(store_url):
+        return bool(
+            conn.execute(
+                text(
+                    "SELECT 1 FROM information_schema.tables "
+                    "WHERE table_schema = :schema AND table_name = :name"
+                ),
+                {"schema": _pg_schema(store_url) or "ai", "name": name},
+            ).first()
+        )
+    return bool(
+        conn.execute(
+            text("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = :name"),
+            {"name": name},
+        ).first()
+    )
+
+
+# -- normalising ----------------------------------------------------------------------------
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, (str, bytes)):
+        return json.loads(value)
+    return value
+
+
+def strip(value: Any) -> Any:
+    """`value` without the EXCLUDED keys (at any depth) and without empty values, which
+    agno writes or omits interchangeably (None, {}, [] are all "nothing")."""
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if k in EXCLUDED:
+                continue
+            v = strip(v)
+            if v is None or v == {} or v == []:
+                continue
+            out[k] = v
+        return out
+    if isinstance(value, list):
+        return [strip(v) for v in value]
+    return value
+
+
+def _arguments(raw: Any) -> str:
+    return raw if isinstance(raw, str) else json.dumps(raw, sort_keys=True)
+
+
+def _calls(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": (c.get("function") or {}).get("name"),
+            "arguments": _arguments((c.get("function") or {}).get("arguments") or "{}"),
+        }
+        for c in message.get("tool_calls") or []
+    ]
+
+
+def _call_positions(messages: list[Mapping[str, Any]]) -> dict[str, tuple[int, int]]:
+    """tool_call_id -> (1-based model turn, index in that turn's batch)."""
+    positions: dict[str, tuple[int, int]] = {}
+    turn = 0
+    for m in messages:
+        if m.get("role") != "assistant":
+            continue
+        turn += 1
+        for i, c in enumerate(m.get("tool_calls") or []):
+            for key in ("id", "call_id"):
+                if c.get(key):
+                    positions[c[key]] = (turn, i)
+    return positions
+
+
+def _tool_status(t: Mapping[str, Any]) -> str:
+    if t.get("confirmed") is False:
+        return "rejected"
+    return "error" if t.get("tool_call_error") else "ok"
+
+
+_MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_name", "tool_call_error")
+_TOOL_KEYS = ("tool_name", "tool_args", "result", "tool_call_error", "confirmed")
+_RUN_KEYS = (
+    "input",
+    "status",
+    "content",
+    "metrics",
+    "last_checkpoint_at_message_index",
+    "requirements",
+    "messages",
+    "tools",
+)
+
+
+def normalise_run(row: Mapping[str, Any]) -> dict[str, Any]:
+    """One agno run row in the reference adapter's form, then agno's other fields."""
+    data = _json(row["run_data"])
+    messages: list[dict[str, Any]] = list(data.get("messages") or [])
+    tools: list[dict[str, Any]] = list(data.get("tools") or [])
+    positions = _call_positions(messages)
+    metrics = data.get("metrics") or {}
+    usage = strip({k: v for k, v in metrics.items() if k != "details"})
+    requirements = data.get("requirements") or []
+    pending = [
+        (r.get("tool_execution") or {}).get("tool_name", "?")
+        for r in requirements
+        if r.get("confirmation") is None
+        and (r.get("tool_execution") or {}).get("requires_confirmation")
+    ]
+    out: dict[str, Any] = {
+        "input": (data.get("input") or {}).get("input_content"),
+        "status": row.get("status") or data.get("status"),
+        "content": data.get("content"),
+        "error": data.get("content") if (row.get("status") == "ERROR") else None,
+        "usage": usage,
+        "last_checkpoint_at_message_index": data.get("last_checkpoint_at_message_index"),
+        "pending_confirmations": pending,
+        "messages": [
+            {
+                "role": m.get("role"),
+                "content": m.get("content"),
+                "tool_calls": _calls(m),
+                "name": m.get("tool_name"),
+                "status": (
+                    None
+                    if m.get("role") != "tool"
+                    else ("error" if m.get("tool_call_error") else "ok")
+                ),
+                **strip({k: v for k, v in m.items() if k not in _MESSAGE_KEYS}),
+            }
+            for m in messages
+        ],
+        "tool_executions": [
+            {
+                "name": t.get("tool_name"),
+                "arguments": _arguments(t.get("tool_args") or {}),
+                "result": t.get("result"),
+                "status": _tool_status(t),
+                "turn": positions.get(t.get("tool_call_id") or "", (None, None))[0],
+                "call_index": positions.get(t.get("tool_call_id") or "", (None, None))[1],
+                **strip({k: v for k, v in t.items() if k not in _TOOL_KEYS}),
+            }
+            for t in tools
+        ],
+    }
+    # Everything else agno persists about the run (metrics details, requirements, events...).
+    out.update(strip({k: v for k, v in data.items() if k not in _RUN_KEYS and k not in out}))
+    if metrics.get("details"):
+        out["metrics_details"] = strip(metrics["details"])
+    if requirements:
+        out["requirements"] = strip(requirements)
+    return out
+
+
+def run_invariants(row: Mapping[str, Any]) -> list[str]:
+    """What must hold of an agno run row at any moment, crash or not, by agno's own
+    definitions: a RUNNING row is a checkpoint (`checkpoint_run` sets
+    last_checkpoint_at_message_index to the number of messages it writes); no batch is
+    half-written; every call with a result has a tool execution."""
+    problems: list[str] = []
+    data = _json(row["run_data"])
+    status = row.get("status")
+    if status not in _STATUSES:
+        problems.append(f"unknown status {status!r}")
+    if data.get("status") != status:
+        problems.append(f"status column {status!r} but run_data says {data.get('status')!r}")
+    messages = list(data.get("messages") or [])
+    mark = data.get("last_checkpoint_at_message_index")
+    if status == "RUNNING" and mark != len(messages):
+        problems.append(
+            f"RUNNING with {len(messages)} messages but last_checkpoint_at_message_index is {mark}"
+        )
+    if mark is not None and mark > len(messages):
+        problems.append(f"last_checkpoint_at_message_index {mark} beyond {len(messages)} messages")
+    executed = {t.get("tool_call_id") for t in data.get("tools") or []}
+    for n, m in enumerate(messages):
+        if m.get("role") != "assistant" or not m.get("tool_calls"):
+            continue
+        ids = [c.get("id") for c in m["tool_calls"]]
+        answers = [
+            x.get("tool_call_id")
+            for x in messages[n + 1 : n + 1 + len(ids)]
+            if x.get("role") == "tool"
+        ]
+        if n + 1 == len(messages):
+            if status != "PAUSED":
+                problems.append(f"{status} run ends with a batch that has no results")
+            continue
+        if sorted(answers) != sorted(ids):
+            problems.append(
+                f"half-written batch at message {n}: calls {ids}, results for {answers}"
+            )
+        missing = [c for c in answers if c not in executed]
+        if missing:
+            problems.append(f"calls {missing} at message {n} have no tool execution")
+    return problems
