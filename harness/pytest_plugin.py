@@ -525,7 +525,8 @@ class KillpointSession:
         return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if self.is_worker or report.when != "call":
+        # "???": the report xdist makes for an item whose worker crashed.
+        if self.is_worker or report.when not in ("call", "???"):
             return
         from .cell import CellResult
 

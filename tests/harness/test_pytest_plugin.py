@@ -165,29 +165,30 @@ class TestMatrixUnderXdist:
         assert [b["checkpoints"] for b in document["baselines"]] == [5]
 
     def test_popen_gateways_and_junit_properties(self, pytester: pytest.Pytester) -> None:
-        """`--tx` gateways (one in another directory, as on a remote host) run the same
-        cells; JUnit XML carries verdict, schedule and replay command, without warnings."""
+        """Several `--tx` popen gateways run the same cells; a worker that dies is replaced
+        and loses nothing reported; JUnit XML carries verdict, schedule and replay command,
+        without warnings."""
         pytester.makeini("[pytest]\njunit_family = legacy\n")
-        (pytester.path / "elsewhere").mkdir()
+        # A worker that dies loses nothing already reported; xdist replaces it.
+        pytester.makepyfile(test_die="import os\n\ndef test_die():\n    os._exit(3)\n")
         result = run(
             pytester,
             *SMALL,
-            "--tx=popen",
-            "--tx=popen//chdir=elsewhere",
+            "--tx=2*popen",
             "--dist=load",
             "--crash-json=reports/tx.json",
             "--junitxml=junit.xml",
         )
-        result.assert_outcomes(passed=4)
+        result.assert_outcomes(passed=4, failed=1)
+        result.stdout.fnmatch_lines(["*crashed while running 'test_die.py::test_die'*"])
         assert "warning" not in result.stdout.str().lower()
         document = read_json(pytester.path / "reports" / "tx.json")
         assert [(c, "ok", True) for c in RESEARCH_CELLS] == cells(document)
         tree = ET.parse(pytester.path / "junit.xml")
-        cases = tree.findall(".//testcase")
+        cases = [c for c in tree.iter("testcase") if c.get("classname") == "killpoint"]
         assert len(cases) == 4
         for case in cases:
             props = {p.get("name"): p.get("value") for p in case.iter("property")}
-            assert case.get("classname") == "killpoint"
             assert props["verdict"] == "ok"
             assert props["schedule"] == case.get("name").rpartition("/")[2]
             assert props["replay"] == f"killpoint replay {case.get('name')}"
