@@ -116,13 +116,12 @@ def _read(config: pytest.Config) -> Settings:
         key = ini.removeprefix("crash_")
         given = config.getoption(ini)
         if given is not None:
-            raw, sources[key] = given, option
-            where = "cmdline"
+            raw, source, where = given, option, "cmdline"
         else:
-            raw, sources[key] = config.getini(ini), f"ini option {ini}"
-            where = "ini"
-            if raw in ("", None):
+            raw, source, where = config.getini(ini), f"ini option {ini}", "ini"
+            if raw in ("", None, False):
                 continue
+        sources[key] = source  # only what was given: the rest are valid defaults
         if key == "matrix":
             values[key] = bool(raw)
         elif key in ("scenarios", "modes"):
@@ -148,47 +147,57 @@ def _usage(settings: Settings, key: str, value: object, why: str) -> pytest.Usag
 
 
 def _validate(settings: Settings) -> None:
-    """Every option checked before anything runs; a UsageError names the option and value."""
-    from .campaign import CampaignConfig, ConfigError
-    from .results import check_writable
-    from .stores import StoreError, Stores
-    from .targets import ScenarioRefError, resolve_scenario
-
-    for mode in settings.modes:
-        if mode not in MODES:
-            raise _usage(settings, "modes", mode, f"not a mode; choose from {', '.join(MODES)}")
-    if not settings.modes:
-        raise _usage(settings, "modes", "", f"no modes; choose from {', '.join(MODES)}")
-    if settings.keep not in KEEP:
+    """Every option given is checked before anything runs (defaults are valid, and cost no
+    imports); a UsageError names the option and the value."""
+    given = settings.sources
+    if "modes" in given:
+        for mode in settings.modes:
+            if mode not in MODES:
+                raise _usage(settings, "modes", mode, f"not a mode; choose from {', '.join(MODES)}")
+        if not settings.modes:
+            raise _usage(settings, "modes", "", f"no modes; choose from {', '.join(MODES)}")
+    if "keep" in given and settings.keep not in KEEP:
         raise _usage(settings, "keep", settings.keep, f"choose from {', '.join(KEEP)}")
-    if settings.seed not in (None, "last") and not settings.seed.isdigit():
+    if "seed" in given and settings.seed != "last" and not str(settings.seed).isdigit():
         raise _usage(settings, "seed", settings.seed, "give a whole number, or 'last'")
-    try:
-        CampaignConfig(points=settings.points).point_kinds()
-    except ConfigError as exc:
-        raise _usage(settings, "points", settings.points, str(exc)) from None
-    adapter = _load_runtime(
-        settings.runtime, lambda why: _usage(settings, "runtime", settings.runtime, why)
-    )
-    if not any(m in adapter.modes for m in settings.modes):
-        raise _usage(
-            settings,
-            "modes",
-            ",".join(settings.modes),
-            f"runtime {settings.runtime!r} offers only {', '.join(adapter.modes)}",
-        )
-    for name in settings.scenarios:
+    if "points" in given:
+        from .campaign import CampaignConfig, ConfigError
+
         try:
-            resolve_scenario(name)
-        except (ScenarioRefError, LookupError) as exc:
-            raise _usage(settings, "scenarios", name, str(exc)) from None
-    try:
-        Stores(settings.store).check()
-    except StoreError as exc:
-        raise _usage(settings, "store", _shown(settings.store), str(exc)) from None
+            CampaignConfig(points=settings.points).point_kinds()
+        except ConfigError as exc:
+            raise _usage(settings, "points", settings.points, str(exc)) from None
+    if "runtime" in given or "modes" in given:
+        adapter = _load_runtime(
+            settings.runtime, lambda why: _usage(settings, "runtime", settings.runtime, why)
+        )
+        if not any(m in adapter.modes for m in settings.modes):
+            raise _usage(
+                settings,
+                "modes",
+                ",".join(settings.modes),
+                f"runtime {settings.runtime!r} offers only {', '.join(adapter.modes)}",
+            )
+    if "scenarios" in given:
+        from .targets import ScenarioRefError, resolve_scenario
+
+        for name in settings.scenarios:
+            try:
+                resolve_scenario(name)
+            except (ScenarioRefError, LookupError) as exc:
+                raise _usage(settings, "scenarios", name, str(exc)) from None
+    if "store" in given:
+        from .stores import StoreError, Stores
+
+        try:
+            Stores(settings.store).check()
+        except StoreError as exc:
+            raise _usage(settings, "store", _shown(settings.store), str(exc)) from None
     for key in ("report", "json"):
         path = getattr(settings, key)
         if path is not None:
+            from .results import check_writable
+
             try:
                 check_writable(path)
             except OSError as exc:
@@ -544,9 +553,7 @@ class KillpointSession:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        from .processes import kill_all
-
-        kill_all()  # nothing of ours outlives the session (each cell reaps its own)
+        _kill_workers()  # nothing of ours outlives the session (each cell reaps its own)
         if self.is_worker:
             self._drop_databases(self._databases)
             return
@@ -607,9 +614,14 @@ class KillpointSession:
             terminalreporter.write_line(f"written: {', '.join(self.written)}")
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
-        from .processes import kill_all
+        _kill_workers()
 
-        kill_all()
+
+def _kill_workers() -> None:
+    """Kill engine workers still registered in this process (none unless interrupted)."""
+    processes = sys.modules.get("harness.processes")
+    if processes is not None:  # never imported: nothing was started
+        processes.kill_all()
 
 
 def make_plan(config: CampaignConfig) -> MatrixPlan:

@@ -155,8 +155,12 @@ class TestMatrixUnderXdist:
         serial.stdout.fnmatch_lines(
             [f"killpoint::{cell} PASSED*" for cell in RESEARCH_CELLS], consecutive=False
         )
-        spread = run(pytester, *SMALL, "-n", "2", "--crash-json=spread.json")
+        spread = run(
+            pytester, *SMALL, "-n", "2", "--crash-json=spread.json", "--crash-report=spread.html"
+        )
         spread.assert_outcomes(passed=4)
+        spread.stdout.fnmatch_lines(["written: */spread.json, */spread.html"])
+        assert RESEARCH_CELLS[0] in (pytester.path / "spread.html").read_text()
         expected = [(cell, "ok", True) for cell in RESEARCH_CELLS]
         assert expected == cells(read_json(pytester.path / "serial.json"))
         assert expected == cells(read_json(pytester.path / "spread.json"))
