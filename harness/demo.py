@@ -41,7 +41,9 @@ def run_demo(*, mode: str = "tool-batch", store: str = "sqlite", runtime: str = 
     say("")
     say("3. The store right after the kill:")
     crash = result.store_at_crash or {}
-    if not crash.get("runs"):
+    if "session" in crash and crash["session"] is None:
+        say(f"   no session row and no run row; checkpoints: {crash.get('checkpoints')}")
+    elif not crash.get("runs"):
         say(
             f"   no run row (session {SESSION_ID!r} exists); checkpoints: {crash.get('checkpoints')}"
         )

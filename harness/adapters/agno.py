@@ -135,6 +135,7 @@ class AgnoDriver:
         from agno.tools import tool
 
         self.scenario = scenario
+        self._last: dict[str, Any] = {}  # run_id -> the RunOutput agno last returned
         tools: list[Any] = []
         for fn in scenario.build_tools(ToolEnv(ledger)):
             if fn.__name__ in scenario.confirm:
@@ -158,18 +159,23 @@ class AgnoDriver:
 
     async def start(self, input: str, *, session_id: str, run_id: str) -> RunResult:
         out = await self.agent.arun(input, session_id=session_id, run_id=run_id)
+        self._last[run_id] = out
         return _result(out)
 
     async def resume(
         self, run_id: str, *, session_id: str, confirmations: Mapping[str, bool]
     ) -> RunResult:
-        stored = await self.agent.aget_run_output(run_id=run_id, session_id=session_id)
+        # agno's pattern: answer the requirements of the PAUSED RunOutput it returned, then
+        # acontinue_run(run_id=..., requirements=...). A fresh worker (after a crash) has
+        # no RunOutput in hand: it reads the run back from agno's db and answers as the
+        # scenario says.
+        paused = self._last.get(run_id)
+        if paused is None or not paused.active_requirements:
+            paused = await self.agent.aget_run_output(run_id=run_id, session_id=session_id)
         requirements = None
-        if stored is not None and stored.active_requirements:
-            # PAUSED: answer each pending confirmation, as the driver was told or (after a
-            # crash while PAUSED) as the scenario says.
-            requirements = stored.requirements
-            for req in stored.active_requirements:
+        if paused is not None and paused.active_requirements:
+            requirements = paused.requirements
+            for req in paused.active_requirements:
                 call = req.tool_execution
                 cid = call.tool_call_id if call is not None else None
                 name = call.tool_name if call is not None else ""
@@ -184,6 +190,7 @@ class AgnoDriver:
         out = await self.agent.acontinue_run(
             run_id=run_id, session_id=session_id, requirements=requirements
         )
+        self._last[run_id] = out
         return _result(out)
 
     def cancel(self, run_id: str) -> None:
@@ -528,6 +535,11 @@ def _call_positions(messages: list[Mapping[str, Any]]) -> dict[str, tuple[int, i
     return positions
 
 
+def _pending(t: Mapping[str, Any]) -> bool:
+    """A call waiting for the user's confirmation: not executed, no result."""
+    return bool(t.get("requires_confirmation")) and t.get("confirmed") is None
+
+
 def _tool_status(t: Mapping[str, Any]) -> str:
     if t.get("confirmed") is False:
         return "rejected"
@@ -597,6 +609,14 @@ def normalise_run(row: Mapping[str, Any]) -> dict[str, Any]:
                 **strip({k: v for k, v in t.items() if k not in _TOOL_KEYS}),
             }
             for t in tools
+            if not _pending(t)
+        ],
+        # agno keeps calls that wait for confirmation among its tool executions; they
+        # have not run, so they are listed apart.
+        "pending_tool_calls": [
+            {"name": t.get("tool_name"), "arguments": _arguments(t.get("tool_args") or {})}
+            for t in tools
+            if _pending(t)
         ],
     }
     # Everything else agno persists about the run (metrics details, requirements, events...).
@@ -628,7 +648,13 @@ def run_invariants(row: Mapping[str, Any]) -> list[str]:
         )
     if mark is not None and mark > len(messages):
         problems.append(f"last_checkpoint_at_message_index {mark} beyond {len(messages)} messages")
-    executed = {t.get("tool_call_id") for t in data.get("tools") or []}
+    executed = {t.get("tool_call_id") for t in data.get("tools") or [] if not _pending(t)}
+    waiting = {
+        (r.get("tool_execution") or {}).get("tool_call_id")
+        for r in data.get("requirements") or []
+        if r.get("confirmation") is None
+        and (r.get("tool_execution") or {}).get("requires_confirmation")
+    }
     for n, m in enumerate(messages):
         if m.get("role") != "assistant" or not m.get("tool_calls"):
             continue
@@ -639,7 +665,9 @@ def run_invariants(row: Mapping[str, Any]) -> list[str]:
             if x.get("role") == "tool"
         ]
         if n + 1 == len(messages):
-            if status != "PAUSED":
+            # A trailing batch without results: a pause (agno may checkpoint it RUNNING
+            # just before it writes PAUSED), every call of it waiting for confirmation.
+            if status != "PAUSED" and not set(ids) <= waiting:
                 problems.append(f"{status} run ends with a batch that has no results")
             continue
         if sorted(answers) != sorted(ids):
