@@ -1,0 +1,99 @@
+"""How fast agno cells run: prints figures, asserts nothing.
+
+    python -m tests.benchmarks.agno_speed [--scenarios research] [--modes tool-batch,runs]
+                                          [--workers N] [--points all]
+
+Prints the median seconds per agno cell (a crash and its resume: two forked workers)
+beside the time of one fresh interpreter that imports agno and runs one agent once
+(the `research` scenario against the scripted model, SQLite, checkpoint="tool-batch"),
+and their ratio. Target: ratio <= 0.3, i.e. workers start warm: the forkserver has
+imported agno and run it once (harness/warm.py), so no cell pays agno's first run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from harness.campaign import Campaign, CampaignConfig
+
+# One agent, run once, in a fresh interpreter: what a cold worker would pay.
+FRESH_RUN = """
+import asyncio, sys
+from pathlib import Path
+import scenarios
+from scenarios import Ledger, ScriptedModel, drive
+from harness.adapters.agno import AgnoDriver
+
+tmp = Path(sys.argv[1])
+scenario = scenarios.get("research")
+driver = AgnoDriver(scenario, f"sqlite:///{tmp}/store.db", "tool-batch", Ledger(tmp / "ledger", "research"))
+with ScriptedModel(scenario.script, tmp / "model") as model:
+    results = asyncio.run(drive(scenario, driver, model, session_id="fresh"))
+assert results[-1].status == "COMPLETED", results
+"""
+
+
+def fresh_run(repeats: int = 3) -> float:
+    """Seconds for a fresh interpreter to import agno and run one agent once (median)."""
+    times = []
+    env = {**os.environ, "AGNO_TELEMETRY": "false"}
+    for _ in range(repeats):
+        with tempfile.TemporaryDirectory(prefix="killpoint-agno-fresh-") as tmp:
+            t0 = time.perf_counter()
+            subprocess.run(
+                [sys.executable, "-c", FRESH_RUN, tmp],
+                check=True,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--scenarios", default="research", help="comma-separated")
+    parser.add_argument("--modes", default="tool-batch,runs", help="comma-separated")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--points", default="all")
+    parser.add_argument("--runtime", default="agno", help="agno, or an agno adapter path")
+    args = parser.parse_args()
+
+    fresh = fresh_run()
+    with tempfile.TemporaryDirectory(prefix="killpoint-bench-agno-") as tmp:
+        config = CampaignConfig(
+            runtime=args.runtime,
+            scenarios=tuple(s for s in args.scenarios.split(",") if s),
+            modes=tuple(m for m in args.modes.split(",") if m),
+            points=args.points,
+            workers=args.workers,
+            keep="none",
+            work_root=Path(tmp),
+        )
+        config.validate()
+        t0 = time.perf_counter()
+        result = Campaign(config).run()
+        wall = time.perf_counter() - t0
+    cells = result.cells
+    per_cell = statistics.median(c.seconds for c in cells)
+    baselines = sum(b.seconds for b in result.baselines)
+    load = os.getloadavg()[0]
+    print(f"cores                            {os.cpu_count()}  (workers {args.workers})")
+    print(f"load average (1 min)             {load:.1f}")
+    print(f"cells                            {len(cells)}  ({len(result.unexpected)} unexpected)")
+    print(f"wall time                        {wall:.1f} s  (baselines {baselines:.1f} s)")
+    print(f"median per agno cell             {per_cell:.3f} s")
+    print(f"fresh interpreter, agno, 1 run   {fresh:.3f} s")
+    print(f"cell / fresh run                 {per_cell / fresh:.2f}  (target <= 0.3)")
+
+
+if __name__ == "__main__":
+    main()
