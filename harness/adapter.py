@@ -88,7 +88,10 @@ def load_adapter(spec: str) -> RuntimeAdapter:
             obj = getattr(obj, part)
     except (ImportError, AttributeError) as exc:
         raise AdapterError(f"killpoint: runtime {spec!r} cannot be imported: {exc}") from None
-    adapter = obj() if callable(obj) and not isinstance(obj, RuntimeAdapter) else obj
+    # A class is instantiated (a class passes the Protocol's isinstance check too).
+    if isinstance(obj, type) or (callable(obj) and not isinstance(obj, RuntimeAdapter)):
+        obj = obj()
+    adapter = obj
     if not isinstance(adapter, RuntimeAdapter):
         raise AdapterError(
             f"killpoint: runtime {spec!r} gave {adapter!r}, which is not a RuntimeAdapter "

@@ -209,6 +209,9 @@ class Campaign:
     def cells_for(self, base: Baseline) -> list[Cell]:
         kinds, sample, explicit = self.config.point_kinds()
         row = (base.runtime, base.scenario, base.mode, base.store)
+        if base.problem or base.nondeterministic:
+            # The row cannot be planned; one cell carries its failure into the matrix.
+            return [Cell(*row, schedule=(explicit or [CrashPoint("mid-model", 1)])[:1])]
         if explicit:
             points = explicit + base.points(kinds) if kinds else explicit
         else:

@@ -76,12 +76,14 @@ class _Channel:
         self._event(name).wait()
 
     def listen(self) -> None:
-        """Read releases for as long as the engine holds the pipe open."""
+        """Read releases for as long as the engine holds the pipe open. When the pipe
+        closes, the engine is gone (killed, crashed): a worker parked at a gate would
+        wait forever, so it exits instead of outliving its engine."""
         while True:
             try:
                 kind, name = self.conn.recv()
             except (EOFError, OSError):
-                return
+                os._exit(3)
             if kind == "release":
                 self._event(name).set()
 
@@ -118,8 +120,7 @@ def _run(spec: WorkerSpec, channel: _Channel, work: Path) -> list[RunResult]:
     adapter = load_adapter(spec.runtime)
     adapter.instrument(spec.checkpoint_offset)
     scenario = resolve_scenario(spec.scenario)
-    if spec.release:
-        threading.Thread(target=channel.listen, daemon=True).start()
+    threading.Thread(target=channel.listen, daemon=True).start()
     gates.configure(
         spec.gates,
         announce=channel.announce,

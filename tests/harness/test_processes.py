@@ -1,0 +1,77 @@
+"""Worker processes: started warm, killed for real, never outliving their engine."""
+
+# ruff: noqa: SIM300
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from harness.processes import Worker
+from harness.worker import WorkerSpec
+
+REPO = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.slow
+
+
+def spec(tmp_path: Path, **kwargs: object) -> WorkerSpec:
+    return WorkerSpec(
+        runtime="reference",
+        scenario="research",
+        mode="tool-batch",
+        store_url=f"sqlite:///{tmp_path / 'store.db'}",
+        work_dir=str(tmp_path),
+        session_id="s",
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+def test_a_killed_worker_is_reaped_with_its_real_exit_status(tmp_path: Path) -> None:
+    """A worker parked at a gate is SIGKILLed with its process group and reaped: the
+    exit status is -9 and the process is gone."""
+    w = Worker(spec(tmp_path, gates=("model:2:received",)), [], time.monotonic())
+    try:
+        assert "gates" == w.wait(frozenset({"model:2:received"}), time.monotonic() + 60).kind
+        assert -9 == w.kill()
+        assert not psutil.pid_exists(w.pid)
+    finally:
+        if w.alive:
+            w.kill()
+
+
+def test_a_worker_exits_when_its_engine_dies(tmp_path: Path) -> None:
+    """An engine killed hard (no cleanup) leaves no worker behind: a worker parked at a
+    gate sees its pipe close and exits."""
+    script = textwrap.dedent(
+        f"""
+        import os, sys, time
+        sys.path.insert(0, {str(REPO)!r})
+        from harness.processes import Worker
+        from tests.harness.test_processes import spec
+        from pathlib import Path
+        if __name__ == "__main__":
+            w = Worker(spec(Path({str(tmp_path)!r}), gates=("model:2:received",)), [], time.monotonic())
+            w.wait(frozenset({{"model:2:received"}}), time.monotonic() + 60)
+            print(w.pid, flush=True)
+            os._exit(0)  # the engine dies without killing its worker
+        """
+    )
+    path = tmp_path / "engine.py"
+    path.write_text(script)
+    out = subprocess.run(
+        [sys.executable, str(path)], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert 0 == out.returncode, out.stderr
+    pid = int(out.stdout.split()[0])
+    try:
+        worker = psutil.Process(pid)
+    except psutil.NoSuchProcess:
+        return  # already gone
+    _, alive = psutil.wait_procs([worker], timeout=30)
+    assert [] == alive
