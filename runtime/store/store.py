@@ -470,38 +470,43 @@ class Store:
                         f"runtime: run {cp.run_id!r} was taken over by another worker; this "
                         f"worker's checkpoint {cp.checkpoints} was rejected (stale writer)"
                     )
-            if cp.new_messages:
-                conn.execute(
-                    insert(schema.run_messages),
-                    [
-                        {"run_id": cp.run_id, "idx": cp.first_new_index + i, "body": m.to_json()}
-                        for i, m in enumerate(cp.new_messages)
-                    ],
-                )
-            if cp.new_tool_executions:
-                conn.execute(
-                    insert(schema.tool_executions),
-                    [
-                        {
-                            "run_id": cp.run_id,
-                            "call_id": e.call_id,
-                            "turn": e.turn,
-                            "call_index": e.call_index,
-                            "name": e.name,
-                            "arguments": _dump(e.arguments),
-                            "result": _dump(e.result),
-                            "status": e.status,
-                            "idempotency_key": e.idempotency_key,
-                        }
-                        for e in cp.new_tool_executions
-                    ],
-                )
+            self.append_rows(conn, cp)
             conn.execute(
                 update(schema.sessions)
                 .where(schema.sessions.c.session_id == cp.session_id)
                 .values(state=_dump(cp.session_state), updated_at=now)
             )
         return version
+
+    @staticmethod
+    def append_rows(conn: Connection, cp: Checkpoint) -> None:
+        """Insert the checkpoint's new message and tool-execution rows (append only)."""
+        if cp.new_messages:
+            conn.execute(
+                insert(schema.run_messages),
+                [
+                    {"run_id": cp.run_id, "idx": cp.first_new_index + i, "body": m.to_json()}
+                    for i, m in enumerate(cp.new_messages)
+                ],
+            )
+        if cp.new_tool_executions:
+            conn.execute(
+                insert(schema.tool_executions),
+                [
+                    {
+                        "run_id": cp.run_id,
+                        "call_id": e.call_id,
+                        "turn": e.turn,
+                        "call_index": e.call_index,
+                        "name": e.name,
+                        "arguments": _dump(e.arguments),
+                        "result": _dump(e.result),
+                        "status": e.status,
+                        "idempotency_key": e.idempotency_key,
+                    }
+                    for e in cp.new_tool_executions
+                ],
+            )
 
     def count_rows(self) -> dict[str, int]:
         """Row counts per table (for tests and the crash inspector)."""

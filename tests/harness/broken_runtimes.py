@@ -6,7 +6,6 @@ the reference adapter with one defect swapped in.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from typing import Any
 
@@ -69,32 +68,7 @@ class SplitCheckpointStore(Store):
     def write_checkpoint(self, cp: Checkpoint) -> int:
         version = super().write_checkpoint(replace(cp, new_messages=[], new_tool_executions=[]))
         with self.writing() as conn:
-            if cp.new_messages:
-                conn.execute(
-                    insert(schema.run_messages),
-                    [
-                        {"run_id": cp.run_id, "idx": cp.first_new_index + n, "body": m.to_json()}
-                        for n, m in enumerate(cp.new_messages)
-                    ],
-                )
-            if cp.new_tool_executions:
-                conn.execute(
-                    insert(schema.tool_executions),
-                    [
-                        {
-                            "run_id": cp.run_id,
-                            "call_id": e.call_id,
-                            "turn": e.turn,
-                            "call_index": e.call_index,
-                            "name": e.name,
-                            "arguments": json.dumps(e.arguments),
-                            "result": json.dumps(e.result),
-                            "status": e.status,
-                            "idempotency_key": e.idempotency_key,
-                        }
-                        for e in cp.new_tool_executions
-                    ],
-                )
+            self.append_rows(conn, cp)
         return version
 
 
