@@ -393,3 +393,19 @@ class TestClassicDemo:
             (early.first_difference or {}).get("path"),
         )
         assert_no_worker_alive(worker_pids([late, early]))
+
+
+@pytest.mark.slow
+@pytest.mark.postgres
+def test_the_demo_cell_on_postgresql(tmp_path: Path, pg_url: str) -> None:
+    """The same kill on agno's PostgresDb (a schema per cell, agno's db_schema set to
+    it): the same checkpoint confirmed, the same finding."""
+    engine = Engine(EngineConfig(store=pg_url, work_root=tmp_path / "work", keep="none"))
+    cell = Cell(
+        "agno", "research", "tool-batch", "postgresql", parse_schedule("after-checkpoint:1")
+    )
+    result = engine.run_cell(cell)
+    assert ("diverged", [-9, 0]) == (result.verdict, result.exit_codes)
+    assert "session.runs[0].tool_executions[0].name" == (result.first_difference or {}).get("path")
+    assert 1 == (result.store_at_crash or {}).get("checkpoints")
+    assert_no_worker_alive(worker_pids([result]))
