@@ -22,7 +22,6 @@ from sqlalchemy import (
     delete,
     func,
     insert,
-    inspect,
     select,
     text,
     update,
@@ -136,19 +135,27 @@ class Store:
     def create_schema(self) -> None:
         if self._schema_ready and self._pid == os.getpid():
             return
+        if self.has_schema():  # the common case, and a cheap query: no lock, no DDL
+            return
         with self.writing() as conn:
             if self.dialect == "postgresql":
                 # Concurrent CREATE TABLE from two workers would race on the catalog.
                 conn.execute(text("SELECT pg_advisory_xact_lock(727274)"))
-            schema.metadata.create_all(conn, checkfirst=True)
-            found = conn.execute(
-                select(schema.meta.c.value).where(schema.meta.c.key == "schema_version")
-            ).scalar_one_or_none()
-            if found is None:
+            # Checked again under the lock: another worker may have just created it. The
+            # tables are created in one transaction, so they exist all together or not at all.
+            if not self._tables_exist(conn):
+                schema.metadata.create_all(conn, checkfirst=False)
                 conn.execute(
                     insert(schema.meta).values(key="schema_version", value=schema.SCHEMA_VERSION)
                 )
         self._schema_ready = True
+
+    def _tables_exist(self, conn: Connection) -> bool:
+        if self.dialect == "sqlite":
+            query = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = :name"
+        else:
+            query = "SELECT 1 WHERE to_regclass(:name) IS NOT NULL"
+        return conn.execute(text(query), {"name": schema.runs.name}).first() is not None
 
     @contextmanager
     def writing(self) -> Iterator[Connection]:
@@ -165,7 +172,9 @@ class Store:
         if self._schema_ready and self._pid == os.getpid():
             return True
         with self.reading() as conn:
-            return inspect(conn).has_table(schema.runs.name)
+            found = self._tables_exist(conn)
+        self._schema_ready = found
+        return found
 
     # -- sessions -----------------------------------------------------------------------
 
