@@ -27,6 +27,15 @@ def versions(extra: tuple[str, ...] = ()) -> dict[str, str]:
     return found
 
 
+def _adapter(runtime: str) -> object:
+    from .adapter import AdapterError, load_adapter
+
+    try:
+        return load_adapter(runtime)
+    except AdapterError:
+        return object()
+
+
 def to_document(result: CampaignResult, command: list[str] | None = None) -> dict[str, Any]:
     config = result.config
     return {
@@ -41,7 +50,7 @@ def to_document(result: CampaignResult, command: list[str] | None = None) -> dic
         "versions": versions(),
         "interrupted": result.interrupted,
         "summary": result.summary(),
-        "excluded_from_comparison": list(EXCLUDED),
+        "excluded_from_comparison": list(getattr(_adapter(config.runtime), "excluded", EXCLUDED)),
         "skipped": [
             {**vars(s), "store": config.store if config.store == "sqlite" else "postgresql"}
             for s in result.skipped

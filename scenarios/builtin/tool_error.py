@@ -32,8 +32,9 @@ def tools(env: ToolEnv) -> list[Callable[..., Any]]:
 
 
 def _failed(output: str | None) -> bool:
-    # Runtimes word a tool's error differently; each says "error" somewhere.
-    return output is None or "error" in output.lower()
+    # Runtimes word a tool's error differently ("error: MirrorDown: ...", or the exception's
+    # text alone); every one of them carries the exception's message.
+    return output is None or "refused the connection" in output
 
 
 def script(conversation: Conversation) -> Reply:
