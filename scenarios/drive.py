@@ -57,10 +57,12 @@ async def drive(
     """
     results: list[RunResult] = []
     first = start_at if resume_at is None else resume_at
+    current = [""]  # the run in flight: the one a scripted cancel is aimed at
+    if scenario.cancel_at_turn is not None:
+        model.on_turn(scenario.cancel_at_turn, lambda: driver.cancel(current[0]))
     for index in range(first, len(scenario.inputs)):
         run_id = run_id_for(session_id, index)
-        if scenario.cancel_at_turn is not None:
-            model.on_turn(scenario.cancel_at_turn, lambda rid=run_id: driver.cancel(rid))
+        current[0] = run_id
         if index == resume_at:
             gates.hit(f"run:{index + 1}:resume")
             result = await driver.resume(run_id, session_id=session_id, confirmations={})
