@@ -3,10 +3,8 @@
 # ruff: noqa: SIM300
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-import psutil
 import pytest
 
 from harness.cell import Cell, CellResult
@@ -14,6 +12,7 @@ from harness.engine import Engine, EngineConfig
 from harness.points import KINDS, CrashPoint, parse_schedule
 
 from .broken_runtimes import VARIANTS
+from .workers import assert_no_worker_alive, worker_pids
 
 pytestmark = pytest.mark.slow
 
@@ -29,26 +28,6 @@ def run_row(
     base = engine.baseline(row)
     assert base.problem is None, base.problem
     return [engine.run_cell(Cell(*row, schedule=(p,))) for p in base.points(kinds)]
-
-
-def worker_pids(results: list[CellResult]) -> list[int]:
-    return [
-        int(m.group(1))
-        for r in results
-        for _, event in r.timeline
-        if (m := re.search(r"started \(pid (\d+)\)", event))
-    ]
-
-
-def assert_no_worker_alive(pids: list[int]) -> None:
-    alive = []
-    for pid in pids:
-        try:
-            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                alive.append(pid)
-        except psutil.NoSuchProcess:
-            continue
-    assert [] == alive
 
 
 class TestReferenceRuntime:
