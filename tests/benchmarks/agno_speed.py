@@ -19,9 +19,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
-from harness.campaign import Campaign, CampaignConfig
+from tests.benchmarks.matrix_speed import timed_campaign
 
 # One agent, run once, in a fresh interpreter: what a cold worker would pay.
 FRESH_RUN = """
@@ -68,20 +67,13 @@ def main() -> None:
     args = parser.parse_args()
 
     fresh = fresh_run()
-    with tempfile.TemporaryDirectory(prefix="killpoint-bench-agno-") as tmp:
-        config = CampaignConfig(
-            runtime=args.runtime,
-            scenarios=tuple(s for s in args.scenarios.split(",") if s),
-            modes=tuple(m for m in args.modes.split(",") if m),
-            points=args.points,
-            workers=args.workers,
-            keep="none",
-            work_root=Path(tmp),
-        )
-        config.validate()
-        t0 = time.perf_counter()
-        result = Campaign(config).run()
-        wall = time.perf_counter() - t0
+    result, wall = timed_campaign(
+        runtime=args.runtime,
+        scenarios=tuple(s for s in args.scenarios.split(",") if s),
+        modes=tuple(m for m in args.modes.split(",") if m),
+        points=args.points,
+        workers=args.workers,
+    )
     cells = result.cells
     per_cell = statistics.median(c.seconds for c in cells)
     baselines = sum(b.seconds for b in result.baselines)

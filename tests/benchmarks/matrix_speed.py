@@ -19,8 +19,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-from harness.campaign import Campaign, CampaignConfig, default_workers
+from harness.campaign import Campaign, CampaignConfig, CampaignResult, default_workers
 
 WORKER_IMPORTS = (
     "import harness.worker, harness.adapters.reference, runtime, scenarios, openai, "
@@ -38,6 +39,16 @@ def interpreter_start(repeats: int = 3) -> float:
     return statistics.median(times)
 
 
+def timed_campaign(**options: Any) -> tuple[CampaignResult, float]:
+    """Run a campaign in a throwaway folder; returns it and its wall time in seconds."""
+    with tempfile.TemporaryDirectory(prefix="killpoint-bench-") as tmp:
+        config = CampaignConfig(keep="none", work_root=Path(tmp), **options)
+        config.validate()
+        t0 = time.perf_counter()
+        result = Campaign(config).run()
+        return result, time.perf_counter() - t0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scenarios", default="", help="comma-separated (default: all)")
@@ -46,18 +57,11 @@ def main() -> None:
     args = parser.parse_args()
 
     start = interpreter_start()
-    with tempfile.TemporaryDirectory(prefix="killpoint-bench-") as tmp:
-        config = CampaignConfig(
-            scenarios=tuple(s for s in args.scenarios.split(",") if s),
-            points=args.points,
-            workers=args.workers,
-            keep="none",
-            work_root=Path(tmp),
-        )
-        config.validate()
-        t0 = time.perf_counter()
-        result = Campaign(config).run()
-        wall = time.perf_counter() - t0
+    result, wall = timed_campaign(
+        scenarios=tuple(s for s in args.scenarios.split(",") if s),
+        points=args.points,
+        workers=args.workers,
+    )
     cells = result.cells
     per_cell = statistics.median(c.seconds for c in cells)
     baselines = sum(b.seconds for b in result.baselines)

@@ -25,21 +25,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import scenarios
+
 SIZE_LIMIT = 5 * 1024 * 1024
-SCENARIOS = (
-    "research",
-    "parallel-fetch",
-    "long-chain",
-    "tool-error",
-    "confirm",
-    "flaky-model",
-    "cancel",
-    "side-effects",
-    "side-effects-idempotent",
-    "large-output",
-    "hostile-content",
-    "multi-run",
-)
+SCENARIOS = tuple(scenarios.BUILTINS)
 MODES = ("runs", "tool-batch", "tool")
 CHECKPOINTS = {"runs": 1, "tool-batch": 5, "tool": 9}
 SKIPPED = ("confirm", "tool")  # a row the campaign skipped (with its reason)

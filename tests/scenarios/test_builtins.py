@@ -26,6 +26,7 @@ from scenarios.builtin import (
 )
 
 from .support import Outcome, calls_of, ledger_multiset, run_scenario
+from .test_catalog import NAMES
 
 CELLS = [(name, mode) for name, sc in scenarios.BUILTINS.items() for mode in sc.modes]
 _BASELINES: dict[tuple[str, str], Outcome] = {}
@@ -41,20 +42,7 @@ def baseline(name: str, mode: str, tmp_path_factory: pytest.TempPathFactory) -> 
 
 def test_the_catalog_has_at_least_the_eleven_named_scenarios() -> None:
     """The issue's eleven built-ins (side-effects in two variants) are registered, in order."""
-    expected = [
-        "research",
-        "parallel-fetch",
-        "long-chain",
-        "tool-error",
-        "confirm",
-        "flaky-model",
-        "cancel",
-        "side-effects",
-        "side-effects-idempotent",
-        "large-output",
-        "hostile-content",
-        "multi-run",
-    ]
+    expected = NAMES
     assert expected == list(scenarios.BUILTINS)
 
 
