@@ -22,7 +22,14 @@ import psutil
 from .worker import WorkerSpec, worker_main
 
 PRELOAD = [
+    # The parent's main module: every child re-runs it before its target (multiprocessing
+    # does, to find functions defined there); imported once here, it is found already
+    # imported and skipped. Needs the usual `if __name__ == "__main__":` guard.
+    "__main__",
     "harness.cli",
+    # What a campaign imports: a main that imports it (the benchmarks, a user's script)
+    # costs a child nothing to re-run.
+    "harness.campaign",
     "harness.warm",
     "harness.worker",
     "harness.adapters.reference",

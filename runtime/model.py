@@ -44,11 +44,30 @@ def to_input_items(messages: Sequence[Message]) -> list[dict[str, Any]]:
     return items
 
 
+def chain_point(messages: Sequence[Message]) -> tuple[str | None, Sequence[Message]]:
+    """The newest model response in the conversation and the messages after it.
+
+    The provider already holds everything up to that response (it produced it from
+    exactly that prefix), so a chained request needs only what came after."""
+    for n in range(len(messages) - 1, -1, -1):
+        m = messages[n]
+        if m.role == "assistant" and m.response_id:
+            return m.response_id, messages[n + 1 :]
+    return None, messages
+
+
 class OpenAIResponses:
     """`responses.create` over `openai.AsyncOpenAI`; nothing here knows about fakes.
 
     The client is built lazily, inside the running event loop of the process that
     uses it, so an agent built before a fork works in the child.
+
+    `chain=True` sends only what the model has not seen, chained to its previous
+    response with `previous_response_id` (the provider keeps responses); each request
+    then costs the same however long the run is. The stored transcript stays the
+    source of truth: after a crash the chain resumes from the last checkpointed
+    response, and a provider that no longer has it gets the whole transcript instead.
+    `chain=False` (the default) resends the whole transcript every turn.
     """
 
     def __init__(
@@ -60,8 +79,10 @@ class OpenAIResponses:
         max_retries: int = 2,
         timeout: float = 60.0,
         client: Any = None,
+        chain: bool = False,
     ) -> None:
         self.id = id
+        self.chain = chain
         self._api_key = api_key
         self._base_url = base_url
         self.max_retries = max_retries
@@ -92,18 +113,33 @@ class OpenAIResponses:
     ) -> ModelReply:
         import openai
 
-        kwargs: dict[str, Any] = {"model": self.id, "input": to_input_items(messages)}
+        kwargs: dict[str, Any] = {"model": self.id}
         if instructions:
             kwargs["instructions"] = instructions
         if tools:
             kwargs["tools"] = list(tools)
+        previous, new = chain_point(messages) if self.chain else (None, messages)
         try:
-            response = await self._get_client().responses.create(**kwargs)
+            try:
+                response = await self._create(kwargs, previous, new)
+            except (openai.BadRequestError, openai.NotFoundError) as exc:
+                if previous is None or getattr(exc, "param", None) != "previous_response_id":
+                    raise
+                # The provider no longer holds the response: send the whole transcript.
+                response = await self._create(kwargs, None, messages)
         except (openai.OpenAIError, UnicodeError) as exc:
             # UnicodeError: the SDK cannot encode the request (a tool returned a lone
             # surrogate); the call failed like any other, and the run must end ERROR.
             raise ModelError(f"{type(exc).__name__}: {exc}") from exc
         return parse_response(response)
+
+    async def _create(
+        self, kwargs: dict[str, Any], previous: str | None, messages: Sequence[Message]
+    ) -> Any:
+        chained = {"previous_response_id": previous} if previous else {}
+        return await self._get_client().responses.create(
+            **kwargs, **chained, input=to_input_items(messages)
+        )
 
 
 def parse_response(response: Any) -> ModelReply:

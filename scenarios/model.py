@@ -30,10 +30,9 @@ from .script import Script
 RESPONSES_PATH = r".*/responses$"
 
 
-def _error(status: int, message: str) -> httpx.Response:
-    return httpx.Response(
-        status, json={"error": {"message": f"scripted model: {message}", "type": "invalid_request"}}
-    )
+def _error(status: int, message: str, param: str | None = None) -> httpx.Response:
+    error = {"message": f"scripted model: {message}", "type": "invalid_request", "param": param}
+    return httpx.Response(status, json={"error": error})
 
 
 class ScriptedModel:
@@ -84,7 +83,9 @@ class ScriptedModel:
         if previous:
             stored = self._load(previous)
             if stored is None:
-                return _error(400, f"previous_response_id {previous!r} is unknown")
+                return _error(
+                    400, f"previous_response_id {previous!r} is unknown", "previous_response_id"
+                )
             raw = stored["input"] + stored["output"] + raw
         conversation = Conversation.from_input(raw)
         turn = conversation.model_turn

@@ -51,6 +51,7 @@ class ReferenceDriver:
         *,
         model_id: str = "gpt-4.1-mini",
         lease_seconds: float = 30.0,
+        chain: bool = True,
     ) -> None:
         self.scenario = scenario
         tools = [
@@ -60,7 +61,7 @@ class ReferenceDriver:
         self.agent = self.agent_class(
             name=scenario.name,
             model=OpenAIResponses(
-                model_id, api_key=SCRIPTED_API_KEY, max_retries=scenario.max_retries
+                model_id, api_key=SCRIPTED_API_KEY, max_retries=scenario.max_retries, chain=chain
             ),
             db=store if isinstance(store, Store) else self.store_class(store),
             tools=tools,
@@ -109,10 +110,15 @@ _local = threading.local()
 
 
 class ReferenceAdapter:
+    """The reference runtime with its model chaining turns by `previous_response_id`
+    (the Responses API's own way to continue a conversation); `transcript()` is the
+    same runtime resending the whole transcript every turn."""
+
     name = "reference"
     modes: tuple[str, ...] = ("runs", "tool-batch", "tool")
     excluded = EXCLUDED
     driver_class: type[ReferenceDriver] = ReferenceDriver
+    chain = True
 
     def preload(self) -> None:
         import openai  # noqa: F401
@@ -146,7 +152,9 @@ class ReferenceAdapter:
     def driver(
         self, scenario: Scenario, store_url: str, mode: str, ledger: Ledger, *, lease_seconds: float
     ) -> ReferenceDriver:
-        return self.driver_class(scenario, store_url, mode, ledger, lease_seconds=lease_seconds)
+        return self.driver_class(
+            scenario, store_url, mode, ledger, lease_seconds=lease_seconds, chain=self.chain
+        )
 
     # -- reading back -------------------------------------------------------------------
 
@@ -195,6 +203,15 @@ class ReferenceAdapter:
             assert stored is not None
             problems.extend(f"run {run_id}: {p}" for p in run_invariants(stored))
         return problems
+
+
+def transcript() -> ReferenceAdapter:
+    """The reference runtime resending the whole transcript each turn
+    (`--runtime harness.adapters.reference:transcript`)."""
+    adapter = ReferenceAdapter()
+    adapter.name = "harness.adapters.reference:transcript"
+    adapter.chain = False
+    return adapter
 
 
 _STORES: dict[str, Store] = {}

@@ -42,6 +42,15 @@ class TestReferenceRuntime:
         assert all(-9 == r.exit_codes[0] for r in kills)
         assert_no_worker_alive(worker_pids(results))
 
+    def test_the_transcript_style_is_expected_too(self, tmp_path: Path) -> None:
+        """The reference runtime resending its whole transcript each turn (the matrix runs
+        it chained by default) is as sound at every kill point of research."""
+        runtime = "harness.adapters.reference:transcript"
+        kinds = ("after-checkpoint", "mid-batch", "mid-model", "mid-commit")
+        results = run_row(engine_for(tmp_path), runtime, "research", "tool", kinds)
+        assert [] == [(r.id, r.verdict, r.detail) for r in results if not r.expected]
+        assert set(kinds) == {CrashPoint.parse(r.schedule[0]).kind for r in results}
+
     @pytest.mark.postgres
     def test_kills_in_tool_mode_are_expected_on_postgresql(
         self, tmp_path: Path, pg_url: str

@@ -13,12 +13,13 @@ import pytest
 import respx
 
 from runtime import Message, ModelError, OpenAIResponses, ToolCall
-from runtime.model import ModelReply, to_input_items
+from runtime.model import ModelReply, chain_point, to_input_items
 from tests.helpers import (
     MODEL_ID,
     TEST_API_KEY,
     error_response,
     function_call,
+    json_response,
     make_model,
     message_item,
     serve,
@@ -180,3 +181,89 @@ def test_repr_never_shows_the_key() -> None:
     model = OpenAIResponses("gpt-x", api_key="sk-killpoint-secret-repr")
 
     assert "OpenAIResponses(id='gpt-x')" == repr(model)
+
+
+# -- chained turns (previous_response_id) ------------------------------------------------------
+
+BATCH = [
+    Message(role="user", content="add"),
+    Message(role="assistant", tool_calls=(ToolCall("c1", "add", '{"a": 1}'),), response_id="r1"),
+    Message(role="tool", content="1", call_id="c1", name="add", status="ok"),
+]
+
+
+def chained_model() -> OpenAIResponses:
+    return OpenAIResponses(MODEL_ID, api_key=TEST_API_KEY, max_retries=0, chain=True)
+
+
+def sent(route: respx.Route) -> list[dict[str, Any]]:
+    return [json.loads(call.request.content) for call in route.calls]
+
+
+def test_chain_point_is_the_newest_response_and_what_follows() -> None:
+    """The newest assistant message with a response id, and the messages after it; with
+    no response yet, nothing to chain to and the whole conversation."""
+    again = [*BATCH, Message(role="assistant", content="2", response_id="r2")]
+    more = [*again, Message(role="user", content="again")]
+
+    assert ("r1", BATCH[2:]) == chain_point(BATCH)
+    assert ("r2", more[4:]) == chain_point(more)
+    assert (None, BATCH[:1]) == chain_point(BATCH[:1])
+
+
+def test_a_chained_turn_sends_only_what_the_model_has_not_seen(
+    openai_mock: respx.MockRouter,
+) -> None:
+    """chain=True: the request names the previous response and carries only the tool
+    output after it; instructions and tools are sent every turn (the API does not
+    carry them over)."""
+    route, _ = serve(openai_mock, [[message_item("2")]])
+
+    ask(chained_model(), BATCH, "be brief", SCHEMA)
+
+    [body] = sent(route)
+    assert "r1" == body["previous_response_id"]
+    assert [{"type": "function_call_output", "call_id": "c1", "output": "1"}] == body["input"]
+    assert ("be brief", SCHEMA) == (body["instructions"], body["tools"])
+
+
+def test_the_default_resends_the_transcript(openai_mock: respx.MockRouter) -> None:
+    route, _ = serve(openai_mock, [[message_item("2")]])
+
+    ask(make_model(), BATCH)
+
+    [body] = sent(route)
+    assert "previous_response_id" not in body
+    assert to_input_items(BATCH) == body["input"]
+
+
+def unknown_response(param: str) -> httpx.Response:
+    error = {"message": "no such response", "type": "invalid_request_error", "param": param}
+    return json_response({"error": error}, 400)
+
+
+def test_a_forgotten_response_falls_back_to_the_transcript(
+    openai_mock: respx.MockRouter,
+) -> None:
+    """A provider that no longer holds the previous response answers 400 naming
+    previous_response_id: the same turn is sent again, whole, without it."""
+    route, _ = serve(openai_mock, [unknown_response("previous_response_id"), [message_item("2")]])
+
+    reply = ask(chained_model(), BATCH)
+
+    first, second = sent(route)
+    assert "r1" == first["previous_response_id"]
+    assert "previous_response_id" not in second
+    assert to_input_items(BATCH) == second["input"]
+    assert "2" == reply.message.content
+
+
+def test_another_bad_request_is_not_retried(openai_mock: respx.MockRouter) -> None:
+    """Only a 400 about previous_response_id earns the fallback: any other is a ModelError
+    after one request."""
+    route, _ = serve(openai_mock, [unknown_response("tools")])
+
+    with pytest.raises(ModelError, match="400"):
+        ask(chained_model(), BATCH)
+
+    assert 1 == route.call_count
