@@ -18,13 +18,13 @@ class RuntimeAdapter(Protocol):
     """How killpoint builds, drives and reads back one runtime.
 
     Every read takes the store URL: adapters keep no connection across a fork.
+
+    Optional: `preload_modules`, module names the forkserver imports before it forks
+    any worker of this runtime (its workers then start warm; see harness.processes).
     """
 
     name: str
     modes: tuple[str, ...]  # checkpoint modes the runtime offers
-
-    def preload(self) -> None:
-        """Import what a worker needs, so forked workers start warm."""
 
     def instrument(self, checkpoint_offset: int) -> None:
         """In a worker: hit gates `checkpoint:{n}:writing` (before the write begins),

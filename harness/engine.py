@@ -24,7 +24,7 @@ from .baseline import Baseline, Plan, effects
 from .cell import Cell, CellResult
 from .oracle import comparable, count_effects, first_difference
 from .points import CrashPoint, PointError
-from .processes import Interrupted, Outcome, Worker
+from .processes import Interrupted, Outcome, Worker, context
 from .stores import Stores
 from .targets import resolve_scenario
 from .worker import LEDGER, WorkerSpec
@@ -60,7 +60,9 @@ class Engine:
     def adapter(self, runtime: str) -> RuntimeAdapter:
         with self._lock:
             if runtime not in self._adapters:
-                self._adapters[runtime] = load_adapter(runtime)
+                adapter = self._adapters[runtime] = load_adapter(runtime)
+                # Before any worker starts: the forkserver then preloads this runtime.
+                context(getattr(adapter, "preload_modules", ()))
             return self._adapters[runtime]
 
     def _work_dir(self, label: str) -> Path:
@@ -150,6 +152,7 @@ class Engine:
         self, row: tuple[str, str, str, str], url: str, work: Path, **kwargs: Any
     ) -> WorkerSpec:
         runtime, scenario, mode, _ = row
+        self.adapter(runtime)  # loaded before its first worker forks (see adapter())
         kwargs.setdefault("lease_seconds", self.config.lease_seconds)
         return WorkerSpec(
             runtime=runtime,

@@ -7,12 +7,12 @@ can kill whatever is still alive (`kill_all`).
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import multiprocessing
 import os
 import signal
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from multiprocessing.context import ForkServerContext
 from typing import Any
@@ -21,6 +21,10 @@ import psutil
 
 from .worker import WorkerSpec, worker_main
 
+# What every forkserver imports. A runtime adds its own modules (its adapter's
+# `preload_modules`) when it is the first to start workers in this process: agno, say,
+# is not imported for a reference-runtime campaign, since every worker pays to fork,
+# and to exit from, each page of the forkserver's heap.
 PRELOAD = [
     # The parent's main module: every child re-runs it before its target (multiprocessing
     # does, to find functions defined there); imported once here, it is found already
@@ -30,7 +34,6 @@ PRELOAD = [
     # What a campaign imports: a main that imports it (the benchmarks, a user's script)
     # costs a child nothing to re-run.
     "harness.campaign",
-    "harness.warm",
     "harness.worker",
     "harness.adapters.reference",
     "runtime",
@@ -44,17 +47,8 @@ PRELOAD = [
     "sqlalchemy.dialects.postgresql.psycopg",
     "psutil",
 ]
-# agno (the optional extra), when installed: its modules, and the adapter. Found without
-# importing it here; the forkserver imports it, and warm.py runs it once.
-if importlib.util.find_spec("agno") is not None:
-    PRELOAD += [
-        "harness.adapters.agno",
-        "agno.agent",
-        "agno.db.sqlite",
-        "agno.db.postgres",
-        "agno.models.openai.responses",
-        "agno.tools",
-    ]
+# Last: runs what has been imported once, to warm its lazy paths (see warm.py).
+WARM = "harness.warm"
 
 _ctx: ForkServerContext | None = None
 _ctx_lock = threading.Lock()
@@ -62,13 +56,16 @@ _live: set[Worker] = set()
 _live_lock = threading.Lock()
 
 
-def context(extra_preload: list[str] | None = None) -> ForkServerContext:
-    """The forkserver: modules imported once, every worker a fork of that warm process."""
+def context(extra_preload: Sequence[str] = ()) -> ForkServerContext:
+    """The forkserver: modules imported once, every worker a fork of that warm process.
+
+    The first call fixes what it preloads; `extra_preload` of a later call is ignored
+    (its workers import those modules themselves: slower to start, nothing else)."""
     global _ctx
     with _ctx_lock:
         if _ctx is None:
             ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload(PRELOAD + list(extra_preload or ()))
+            ctx.set_forkserver_preload([*PRELOAD, *extra_preload, WARM])
             _ctx = ctx
         return _ctx
 

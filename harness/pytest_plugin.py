@@ -346,13 +346,19 @@ def baseline_from_wire(data: dict[str, Any]) -> Baseline:
     return base
 
 
-def warm_forkserver() -> None:
-    """Start the engine's forkserver now; its warm-up overlaps with what comes next."""
+def warm_forkserver(runtime: str) -> None:
+    """Start the engine's forkserver now, preloading `runtime`; its warm-up overlaps with
+    what comes next."""
     from multiprocessing import forkserver
 
+    from .adapter import AdapterError, load_adapter
     from .processes import context
 
-    context()
+    try:
+        modules = getattr(load_adapter(runtime), "preload_modules", ())
+    except AdapterError:
+        modules = ()  # reported where the runtime is used
+    context(modules)
     forkserver.ensure_running()
 
 
@@ -504,7 +510,7 @@ class KillpointSession:
         if self.settings.matrix and not self.is_worker:
             self.start_planning()
         elif self.settings.matrix:
-            warm_forkserver()  # it preloads while this worker collects
+            warm_forkserver(self.settings.runtime)  # it preloads while this worker collects
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:

@@ -13,8 +13,8 @@ import asyncio
 import contextlib
 import functools
 import gc
-import importlib.util
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -50,8 +50,9 @@ def _run_once() -> None:
 
 def _run_agno_once() -> None:
     """agno's first run in a process costs over a second (lazy imports, pydantic schemas,
-    SQLAlchemy table metadata); run `research` once per conversation style here."""
-    if importlib.util.find_spec("agno") is None:
+    SQLAlchemy table metadata); run `research` once per conversation style here, when
+    the forkserver preloaded agno's adapter (an agno campaign)."""
+    if "harness.adapters.agno" not in sys.modules:
         return
     import scenarios
     from scenarios import Ledger, ScriptedModel, drive

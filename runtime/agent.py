@@ -256,10 +256,19 @@ class Agent:
 
     def _fence(self, st: _RunState) -> None:
         """Before side effects, prove the run is still ours: a worker that was paused
-        while another took over stops here, instead of repeating the batch's effects."""
+        while another took over stops here, instead of repeating the batch's effects.
+
+        A read suffices while the lease was renewed within the heartbeat's period (two
+        thirds of it left): nobody can claim the run before it lapses, and the heartbeat
+        renews it first. Only a lease that has run lower is renewed here, by a write."""
         if st.version is None:
             return  # no row yet: nobody else can have taken the run
-        if not self.db.renew_lease(st.run_id, st.owner, st.version, self.lease_seconds):
+        left = self.db.lease_left(st.run_id, st.owner, st.version)
+        if left is not None and left >= self.lease_seconds * 2 / 3:
+            return
+        if left is None or not self.db.renew_lease(
+            st.run_id, st.owner, st.version, self.lease_seconds
+        ):
             raise RunOwnedElsewhere(
                 f"runtime: run {st.run_id!r} was taken over by another worker; this worker "
                 "stopped before running its next tool batch"

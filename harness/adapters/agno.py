@@ -278,9 +278,9 @@ class AgnoAdapter:
     def __repr__(self) -> str:
         return f"AgnoAdapter(model_id={self.model_id!r})"
 
-    def preload(self) -> None:
-        for module in PRELOAD_MODULES:
-            __import__(module)
+    @property
+    def preload_modules(self) -> tuple[str, ...]:
+        return ("harness.adapters.agno", *PRELOAD_MODULES)
 
     def instrument(self, checkpoint_offset: int) -> None:
         """Wrap agno's `persist_run_in_session` (and its async twin) in this worker.

@@ -7,10 +7,9 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import Engine, event, func, select, text
+from sqlalchemy import Engine, event, text
 
 from runtime import Agent, OpenAIResponses, RunOutput, RunStatus, Store, Tool
-from runtime.store import schema
 from scenarios import Ledger, RunResult, Scenario, ToolEnv, gates
 
 SCRIPTED_API_KEY = "sk-killpoint-scripted-model"
@@ -108,6 +107,14 @@ def _result(out: RunOutput) -> RunResult:
 
 _local = threading.local()
 
+# Polled while a worker is parked at its gate; text, like the store's own statements,
+# because each cell's store is read through a new engine (see runtime/store/sql.py).
+PROGRESS = text("SELECT coalesce(sum(checkpoints), 0) FROM kp_runs WHERE session_id = :session_id")
+LEASE_DEADLINE = text(
+    "SELECT max(lease_expires_at) FROM kp_runs WHERE session_id = :session_id AND owner IS NOT NULL"
+)
+INTEGRITY_CHECK = text("PRAGMA integrity_check")
+
 
 class ReferenceAdapter:
     """The reference runtime with its model chaining turns by `previous_response_id`
@@ -120,10 +127,7 @@ class ReferenceAdapter:
     driver_class: type[ReferenceDriver] = ReferenceDriver
     chain = True
 
-    def preload(self) -> None:
-        import openai  # noqa: F401
-        import sqlalchemy.dialects.postgresql.psycopg
-        import sqlalchemy.dialects.sqlite.pysqlite  # noqa: F401
+    preload_modules: tuple[str, ...] = ()  # the forkserver's base set covers it
 
     def instrument(self, checkpoint_offset: int) -> None:
         """Wrap Store.write_checkpoint in this (worker) process; the runtime is unchanged."""
@@ -159,23 +163,12 @@ class ReferenceAdapter:
     # -- reading back -------------------------------------------------------------------
 
     def progress(self, store_url: str, session_id: str) -> int:
-        store = _store(store_url)
-        with store.reading() as conn:
-            total = conn.execute(
-                select(func.coalesce(func.sum(schema.runs.c.checkpoints), 0)).where(
-                    schema.runs.c.session_id == session_id
-                )
-            ).scalar_one()
-        return int(total)
+        with _store(store_url).reading() as conn:
+            return int(conn.execute(PROGRESS, {"session_id": session_id}).scalar_one())
 
     def lease_deadline(self, store_url: str, session_id: str) -> float | None:
-        store = _store(store_url)
-        with store.reading() as conn:
-            return conn.execute(
-                select(func.max(schema.runs.c.lease_expires_at)).where(
-                    schema.runs.c.session_id == session_id, schema.runs.c.owner.is_not(None)
-                )
-            ).scalar_one()
+        with _store(store_url).reading() as conn:
+            return conn.execute(LEASE_DEADLINE, {"session_id": session_id}).scalar_one()
 
     def read_session(self, store_url: str, session_id: str) -> dict[str, Any] | None:
         store = _store(store_url)
@@ -194,7 +187,7 @@ class ReferenceAdapter:
         problems: list[str] = []
         if store.dialect == "sqlite":
             with store.reading() as conn:
-                verdict = conn.execute(text("PRAGMA integrity_check")).scalar_one()
+                verdict = conn.execute(INTEGRITY_CHECK).scalar_one()
             if verdict != "ok":
                 problems.append(f"SQLite integrity_check: {verdict}")
         session = store.read_session(session_id)

@@ -14,35 +14,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import (
-    Connection,
-    Engine,
-    and_,
-    case,
-    delete,
-    func,
-    insert,
-    select,
-    text,
-    update,
-)
+from sqlalchemy import Connection, Engine, func, select
 from sqlalchemy.exc import IntegrityError
 
 from ..errors import RunNotContinuable, RunNotFound, RunOwnedElsewhere
 from ..messages import Message, ToolExecution, Usage
 from ..status import CONTINUABLE, RunStatus
-from . import schema
+from . import schema, sql
 from .engine import WRITER, make_engine, normalise_url
 from .ownership import Owner, holder_is_alive
 
 
 def _dump(value: Any) -> str:
     return json.dumps(value, ensure_ascii=True, sort_keys=True)
-
-
-def _earlier(column: Any, value: int) -> Any:
-    """The smaller of a nullable column and a value, on every backend (NULL < x is NULL)."""
-    return case((column < value, column), else_=value)
 
 
 def _load(value: str | None) -> Any:
@@ -140,22 +124,19 @@ class Store:
         with self.writing() as conn:
             if self.dialect == "postgresql":
                 # Concurrent CREATE TABLE from two workers would race on the catalog.
-                conn.execute(text("SELECT pg_advisory_xact_lock(727274)"))
+                conn.execute(sql.CREATE_LOCK)
             # Checked again under the lock: another worker may have just created it. The
             # tables are created in one transaction, so they exist all together or not at all.
             if not self._tables_exist(conn):
                 schema.metadata.create_all(conn, checkfirst=False)
                 conn.execute(
-                    insert(schema.meta).values(key="schema_version", value=schema.SCHEMA_VERSION)
+                    sql.INSERT_META, {"key": "schema_version", "value": schema.SCHEMA_VERSION}
                 )
         self._schema_ready = True
 
     def _tables_exist(self, conn: Connection) -> bool:
-        if self.dialect == "sqlite":
-            query = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = :name"
-        else:
-            query = "SELECT 1 WHERE to_regclass(:name) IS NOT NULL"
-        return conn.execute(text(query), {"name": schema.runs.name}).first() is not None
+        query = sql.TABLES_EXIST[self.dialect]
+        return conn.execute(query, {"name": schema.runs.name}).first() is not None
 
     @contextmanager
     def writing(self) -> Iterator[Connection]:
@@ -182,20 +163,19 @@ class Store:
         """Create the session if it is new; return its state."""
         self.create_schema()
         with self.writing() as conn:
-            state = conn.execute(
-                select(schema.sessions.c.state).where(schema.sessions.c.session_id == session_id)
-            ).scalar_one_or_none()
+            state = conn.execute(sql.SESSION_STATE, {"session_id": session_id}).scalar_one_or_none()
             if state is not None:
                 return _load(state)
             now = time.time()
             conn.execute(
-                insert(schema.sessions).values(
-                    session_id=session_id,
-                    agent_name=agent_name,
-                    state=_dump({}),
-                    created_at=now,
-                    updated_at=now,
-                )
+                sql.INSERT_SESSION,
+                {
+                    "session_id": session_id,
+                    "agent_name": agent_name,
+                    "state": _dump({}),
+                    "created_at": now,
+                    "updated_at": now,
+                },
             )
             return {}
 
@@ -203,16 +183,10 @@ class Store:
         if not self.has_schema():
             return None
         with self.reading() as conn:
-            row = conn.execute(
-                select(schema.sessions).where(schema.sessions.c.session_id == session_id)
-            ).one_or_none()
+            row = conn.execute(sql.SESSION, {"session_id": session_id}).one_or_none()
             if row is None:
                 return None
-            run_ids = conn.execute(
-                select(schema.runs.c.run_id)
-                .where(schema.runs.c.session_id == session_id)
-                .order_by(schema.runs.c.created_at, schema.runs.c.run_id)
-            ).scalars()
+            run_ids = conn.execute(sql.SESSION_RUN_IDS, {"session_id": session_id}).scalars()
             return {
                 "session_id": row.session_id,
                 "agent_name": row.agent_name,
@@ -226,19 +200,9 @@ class Store:
         """Messages of the session's COMPLETED runs that started before `before`, in order."""
         if not self.has_schema():
             return []
-        r, m = schema.runs, schema.run_messages
+        params = {"session_id": session_id, "status": RunStatus.COMPLETED.value, "before": before}
         with self.reading() as conn:
-            rows = conn.execute(
-                select(m.c.body)
-                .join(r, r.c.run_id == m.c.run_id)
-                .where(
-                    r.c.session_id == session_id,
-                    r.c.status == RunStatus.COMPLETED.value,
-                    r.c.created_at < before,
-                )
-                .order_by(r.c.created_at, r.c.run_id, m.c.idx)
-            ).scalars()
-            return [Message.from_json(b) for b in rows]
+            return [Message.from_json(b) for b in conn.execute(sql.HISTORY, params).scalars()]
 
     # -- runs ---------------------------------------------------------------------------
 
@@ -251,19 +215,14 @@ class Store:
             return self._read_run(conn, run_id, whole=whole)
 
     def _read_run(self, conn: Connection, run_id: str, *, whole: bool = True) -> StoredRun | None:
-        row = conn.execute(select(schema.runs).where(schema.runs.c.run_id == run_id)).one_or_none()
+        row = conn.execute(sql.RUN, {"run_id": run_id}).one_or_none()
         if row is None:
             return None
-        m, t = schema.run_messages, schema.tool_executions
         bodies: Any = ()
         execs: Any = ()
         if whole:
-            bodies = conn.execute(
-                select(m.c.body).where(m.c.run_id == run_id).order_by(m.c.idx)
-            ).scalars()
-            execs = conn.execute(
-                select(t).where(t.c.run_id == run_id).order_by(t.c.turn, t.c.call_index)
-            ).all()
+            bodies = conn.execute(sql.MESSAGES, {"run_id": run_id}).scalars()
+            execs = conn.execute(sql.EXECUTIONS, {"run_id": run_id}).all()
         return StoredRun(
             run_id=row.run_id,
             session_id=row.session_id,
@@ -303,9 +262,7 @@ class Store:
         if not self.has_schema():
             return None
         with self.reading() as conn:
-            return conn.execute(
-                select(schema.runs.c.checkpoints).where(schema.runs.c.run_id == run_id)
-            ).scalar_one_or_none()
+            return conn.execute(sql.CHECKPOINTS, {"run_id": run_id}).scalar_one_or_none()
 
     def claim(
         self, run_id: str, session_id: str, owner: Owner, *, lease_seconds: float
@@ -313,12 +270,10 @@ class Store:
         """Take the run for `owner` (compare-and-swap on version) and truncate it to its
         last checkpoint. Raises without changing anything when the run cannot be taken."""
         self.create_schema()
-        r = schema.runs
         with self.writing() as conn:
-            query = select(r).where(r.c.run_id == run_id)
-            if self.dialect == "postgresql":
-                query = query.with_for_update()
-            row = conn.execute(query).one_or_none()
+            row = conn.execute(
+                sql.RUN_FOR_UPDATE if self.dialect == "postgresql" else sql.RUN, {"run_id": run_id}
+            ).one_or_none()
             if row is None or row.session_id != session_id:
                 where = "" if row is None else f" (it belongs to session {row.session_id!r})"
                 raise RunNotFound(
@@ -343,17 +298,18 @@ class Store:
                     "wait for it to finish or for its lease to expire"
                 )
             taken = conn.execute(
-                update(r)
-                .where(r.c.run_id == run_id, r.c.version == row.version)
-                .values(
-                    version=row.version + 1,
-                    owner=owner.token,
-                    owner_host=owner.host,
-                    owner_pid=owner.pid,
-                    owner_started=owner.started,
-                    lease_expires_at=now + lease_seconds,
-                    updated_at=now,
-                )
+                sql.TAKE,
+                {
+                    "run_id": run_id,
+                    "version": row.version,
+                    "new_version": row.version + 1,
+                    "owner": owner.token,
+                    "owner_host": owner.host,
+                    "owner_pid": owner.pid,
+                    "owner_started": owner.started,
+                    "lease_expires_at": now + lease_seconds,
+                    "updated_at": now,
+                },
             ).rowcount
             if taken != 1:
                 raise RunOwnedElsewhere(
@@ -362,20 +318,11 @@ class Store:
                 )
             # Anything past the checkpoint is not acknowledged state: drop it.
             keep = row.last_checkpoint_at_message_index
-            conn.execute(
-                delete(schema.run_messages).where(
-                    schema.run_messages.c.run_id == run_id, schema.run_messages.c.idx >= keep
-                )
-            )
+            conn.execute(sql.DROP_MESSAGES_FROM, {"run_id": run_id, "idx": keep})
             run = self._read_run(conn, run_id)
             assert run is not None
             turns = sum(1 for msg in run.messages if msg.role == "assistant")
-            conn.execute(
-                delete(schema.tool_executions).where(
-                    schema.tool_executions.c.run_id == run_id,
-                    schema.tool_executions.c.turn > turns,
-                )
-            )
+            conn.execute(sql.DROP_EXECUTIONS_AFTER, {"run_id": run_id, "turn": turns})
             run.tool_executions = [e for e in run.tool_executions if e.turn <= turns]
             return run
 
@@ -384,38 +331,39 @@ class Store:
         run has no row yet."""
         if not self.has_schema():
             return False
-        r = schema.runs
         with self.writing() as conn:
-            return (
-                conn.execute(
-                    update(r)
-                    .where(r.c.run_id == run_id)
-                    .values(cancel_after=_earlier(r.c.cancel_after, after))
-                ).rowcount
-                == 1
-            )
+            params = {"run_id": run_id, "cancel_after": after}
+            return conn.execute(sql.REQUEST_CANCEL, params).rowcount == 1
+
+    def lease_left(self, run_id: str, owner: Owner, version: int) -> float | None:
+        """Seconds left on `owner`'s lease of the run at `version` (negative once lapsed);
+        None when the run is no longer theirs at that version. A read: no lock taken."""
+        params = {"run_id": run_id, "version": version, "owner": owner.token}
+        with self.reading() as conn:
+            row = conn.execute(sql.LEASE, params).first()
+        if row is None:
+            return None
+        return (row.lease_expires_at or 0.0) - time.time()
 
     def renew_lease(self, run_id: str, owner: Owner, version: int, lease_seconds: float) -> bool:
         """Extend the lease without a new version; False when the run was taken over."""
-        r = schema.runs
+        params = {
+            "run_id": run_id,
+            "version": version,
+            "owner": owner.token,
+            "lease_expires_at": time.time() + lease_seconds,
+        }
         with self.writing() as conn:
-            return (
-                conn.execute(
-                    update(r)
-                    .where(r.c.run_id == run_id, r.c.version == version, r.c.owner == owner.token)
-                    .values(lease_expires_at=time.time() + lease_seconds)
-                ).rowcount
-                == 1
-            )
+            return conn.execute(sql.RENEW_LEASE, params).rowcount == 1
 
     def write_checkpoint(self, cp: Checkpoint) -> int:
         """One transaction: the run row (insert or compare-and-swap), the new messages, the new
         tool executions and the session state. Returns the run's new version."""
         self.create_schema()
-        r = schema.runs
         now = time.time()
         owned = cp.lease_expires_at is not None
         values: dict[str, Any] = {
+            "run_id": cp.run_id,
             "status": cp.status.value,
             "content": _dump(cp.content) if cp.content is not None else None,
             "error": _dump(cp.error) if cp.error is not None else None,
@@ -435,17 +383,17 @@ class Store:
                 version = 1
                 try:
                     conn.execute(
-                        insert(r).values(
-                            run_id=cp.run_id,
-                            session_id=cp.session_id,
-                            agent_name=cp.agent_name,
-                            mode=cp.mode,
-                            input=_dump(cp.input),
-                            version=version,
-                            created_at=cp.created_at,
-                            cancel_after=cp.cancel_after,
+                        sql.INSERT_RUN,
+                        {
                             **values,
-                        )
+                            "session_id": cp.session_id,
+                            "agent_name": cp.agent_name,
+                            "mode": cp.mode,
+                            "input": _dump(cp.input),
+                            "version": version,
+                            "created_at": cp.created_at,
+                            "cancel_after": cp.cancel_after,
+                        },
                     )
                 except IntegrityError:
                     # The transaction rolls back as the error leaves `begin()`.
@@ -455,24 +403,16 @@ class Store:
                     ) from None
             else:
                 version = cp.expected_version + 1
+                cancel = cp.cancel_after is not None
                 written = conn.execute(
-                    update(r)
-                    .where(
-                        and_(
-                            r.c.run_id == cp.run_id,
-                            r.c.version == cp.expected_version,
-                            r.c.owner == cp.owner.token,
-                        )
-                    )
-                    .values(
-                        version=version,
+                    sql.UPDATE_RUN_CANCEL if cancel else sql.UPDATE_RUN,
+                    {
                         **values,
-                        **(
-                            {"cancel_after": _earlier(r.c.cancel_after, cp.cancel_after)}
-                            if cp.cancel_after is not None
-                            else {}
-                        ),
-                    )
+                        "version": version,
+                        "expected_version": cp.expected_version,
+                        "writer": cp.owner.token,
+                        **({"cancel_after": cp.cancel_after} if cancel else {}),
+                    },
                 ).rowcount
                 if written != 1:
                     raise RunOwnedElsewhere(
@@ -481,9 +421,8 @@ class Store:
                     )
             self.append_rows(conn, cp)
             conn.execute(
-                update(schema.sessions)
-                .where(schema.sessions.c.session_id == cp.session_id)
-                .values(state=_dump(cp.session_state), updated_at=now)
+                sql.UPDATE_SESSION_STATE,
+                {"session_id": cp.session_id, "state": _dump(cp.session_state), "updated_at": now},
             )
         return version
 
@@ -492,7 +431,7 @@ class Store:
         """Insert the checkpoint's new message and tool-execution rows (append only)."""
         if cp.new_messages:
             conn.execute(
-                insert(schema.run_messages),
+                sql.INSERT_MESSAGE,
                 [
                     {"run_id": cp.run_id, "idx": cp.first_new_index + i, "body": m.to_json()}
                     for i, m in enumerate(cp.new_messages)
@@ -500,7 +439,7 @@ class Store:
             )
         if cp.new_tool_executions:
             conn.execute(
-                insert(schema.tool_executions),
+                sql.INSERT_EXECUTION,
                 [
                     {
                         "run_id": cp.run_id,

@@ -1,6 +1,5 @@
 """The reference runtime's adapter: its two conversation styles, side by side."""
 
-# ruff: noqa: SIM300
 from __future__ import annotations
 
 import asyncio

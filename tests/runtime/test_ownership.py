@@ -171,6 +171,59 @@ def test_a_stale_writer_is_rejected_after_a_takeover(store_url: str) -> None:
     assert (2, fresh.token, 3) == (row.version, row.owner, row.last_checkpoint_at_message_index)
 
 
+def test_lease_left_is_read_for_the_holder_at_its_version_only(store_url: str) -> None:
+    """lease_left: the seconds left for the holder at the version it wrote (negative once
+    lapsed); None for anyone else, or at an older version after a takeover."""
+    store = Store(store_url)
+    store.ensure_session("s1", "owners")
+    holder, other = Owner.current(), Owner.current()
+    v1 = store.write_checkpoint(running_checkpoint(holder, lease_expires_at=time.time() + 30))
+
+    left = store.lease_left("r1", holder, v1)
+    assert left is not None and 29 < left <= 30
+    assert None is store.lease_left("r1", other, v1)
+    assert None is store.lease_left("r1", holder, v1 + 1)
+    assert None is store.lease_left("nope", holder, v1)
+
+    store.renew_lease("r1", holder, v1, -1)  # lapsed a second ago
+    lapsed = store.lease_left("r1", holder, v1)
+    assert lapsed is not None and lapsed < 0
+    store.claim("r1", "s1", other, lease_seconds=30)
+    assert None is store.lease_left("r1", holder, v1)
+
+
+def test_the_fence_reads_a_fresh_lease_and_renews_a_low_one(store_url: str) -> None:
+    """Before a batch the fence reads the lease: with at least two thirds of it left (the
+    heartbeat renews it sooner) it writes nothing; with less it renews it in full; for a
+    run taken over it raises RunOwnedElsewhere."""
+    from runtime.agent import _RunState
+
+    store = Store(store_url)
+    store.ensure_session("s1", "owners")
+    holder = Owner.current()
+    agent = Agent("fence", make_model(), store_url, checkpoint="tool-batch", lease_seconds=30)
+    state = _RunState("r1", "s1", "go", time.time(), holder, history=[], session_state={})
+
+    def expires() -> float:
+        return stored_run_row(store_url, "r1").lease_expires_at
+
+    state.version = store.write_checkpoint(
+        running_checkpoint(holder, lease_expires_at=time.time() + 25)
+    )
+    fresh = expires()
+    agent._fence(state)
+    assert fresh == expires()
+
+    store.renew_lease("r1", holder, state.version, 5)  # five seconds left: low
+    agent._fence(state)
+    assert 29 < expires() - time.time() <= 30
+
+    store.renew_lease("r1", holder, state.version, -1)
+    store.claim("r1", "s1", Owner.current(), lease_seconds=30)
+    with pytest.raises(RunOwnedElsewhere, match="taken over"):
+        agent._fence(state)
+
+
 def _wait_for_lease_to_lapse(url: str, run_id: str, timeout: float = 30.0) -> None:
     """Wait on the row: until the clock passes its lease_expires_at (re-read every time)."""
     deadline = time.monotonic() + timeout
