@@ -9,6 +9,7 @@ text, assistant text, function calls and their outputs, in order.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
@@ -141,14 +142,18 @@ class Conversation:
     def _all_turns(self) -> list[Turn]:
         return self.turns(since_last_user=False)
 
-    def digest_source(self) -> str:
-        """The conversation as canonical JSON text."""
+    @functools.cached_property
+    def _source(self) -> str:
         return json.dumps(
             [[getattr(x, "__dict__", x) for x in item] for item in self.items],
             sort_keys=True,
             ensure_ascii=True,
         )
 
+    def digest_source(self) -> str:
+        """The conversation as canonical JSON text (computed once: a reply needs it thrice)."""
+        return self._source
+
     def digest(self) -> str:
         """Stable hash of the conversation: the seed of every id in the reply."""
-        return hashlib.sha256(self.digest_source().encode()).hexdigest()
+        return hashlib.sha256(self._source.encode()).hexdigest()

@@ -124,7 +124,7 @@ class ScriptedModel:
         # Atomic: a worker killed mid-write leaves the old file or none, never half of one.
         fd, tmp = tempfile.mkstemp(dir=self.state_dir / "responses")
         with os.fdopen(fd, "w") as f:
-            json.dump(data, f)
+            f.write(json.dumps(data))  # one string: json.dump would encode in Python, piecewise
         os.replace(tmp, self._path(rid))
 
     # -- installing ---------------------------------------------------------------------
