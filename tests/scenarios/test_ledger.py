@@ -1,5 +1,5 @@
 # ruff: noqa: SIM300 - tests assert `expected == actual`
-"""The ledger: fsynced JSON lines that survive a SIGKILL and tolerate a torn line."""
+"""The ledger: JSON lines written through to the kernel, that survive a SIGKILL and tolerate a torn line."""
 
 from __future__ import annotations
 
