@@ -598,6 +598,11 @@ class _CellRun:
                 detail=f"side effects lost: {counted.missing}",
                 **common,
             )
+        if counted.foreign:
+            shown = ", ".join(f"{t}({a}) x{n}" for t, a, n in counted.foreign)
+            return self.result(
+                "diverged", False, detail=f"side effects the baseline never had: {shown}", **common
+            )
         if counted.duplicates > bound:
             shown = ", ".join(f"{t}({a}) x{n}" for t, a, n in counted.repeated)
             return self.result(

@@ -70,12 +70,16 @@ class EffectCount:
     duplicates: int
     missing: list[tuple[str, str]]  # (tool, arguments) the baseline did and the cell did not
     repeated: list[tuple[str, str, int]]  # (tool, arguments, extra executions)
+    foreign: list[tuple[str, str, int]]  # (tool, arguments, executions) the baseline never had
 
 
 def count_effects(
     baseline: Counter[tuple[str, str]], actual: Counter[tuple[str, str]]
 ) -> EffectCount:
+    """Effects of the cell against its baseline's. A repeat of an effect the baseline had
+    is a duplicate; an effect it never had is no duplicate of anything: the run went
+    elsewhere (a divergence), and it is listed apart."""
     repeated = [(t, a, actual[(t, a)] - n) for (t, a), n in baseline.items() if actual[(t, a)] > n]
-    repeated += [(t, a, n) for (t, a), n in actual.items() if (t, a) not in baseline]
+    foreign = [(t, a, n) for (t, a), n in actual.items() if (t, a) not in baseline]
     missing = [(t, a) for (t, a), n in baseline.items() if actual[(t, a)] < n]
-    return EffectCount(sum(x[2] for x in repeated), missing, repeated)
+    return EffectCount(sum(x[2] for x in repeated), missing, repeated, foreign)
