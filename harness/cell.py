@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .points import PointError, Schedule, format_schedule, parse_schedule
+from .timeline import Event, event_from_json
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ class CellResult:
     first_difference: dict[str, Any] | None = None
     store_at_crash: dict[str, Any] | None = None
     stderr_tail: str = ""
-    timeline: list[tuple[float, str]] = field(default_factory=list)
+    timeline: list[Event] = field(default_factory=list)  # [t, text, kind, lane] in JSON
     exit_codes: list[int | None] = field(default_factory=list)
     replay: str = ""
     kept: str | None = None  # work directory kept for inspection
@@ -79,5 +80,5 @@ class CellResult:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> CellResult:
         data = dict(data)
-        data["timeline"] = [tuple(e) for e in data.get("timeline", [])]
+        data["timeline"] = [event_from_json(e) for e in data.get("timeline", [])]
         return cls(**data)

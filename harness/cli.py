@@ -204,8 +204,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     print(f"{cell.id}: {result.verdict} ({'expected' if result.expected else 'UNEXPECTED'})")
     if result.detail:
         print(f"  {result.detail}")
-    for t, event in result.timeline:
-        print(f"  {t:8.4f}s  {event}")
+    for event in result.timeline:
+        print(f"  {event.t:8.4f}s  {event.text}")
     if recorded is not None:
         same = recorded["verdict"] == result.verdict
         print(f"recorded verdict: {recorded['verdict']} — {'same' if same else 'DIFFERENT'}")

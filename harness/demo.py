@@ -36,8 +36,8 @@ def run_demo(*, mode: str = "tool-batch", store: str = "sqlite", runtime: str = 
     say(f"2. Start a worker and stop it at {point}: a gate parks it there, the store is polled")
     say("   to confirm the checkpoint landed, then its whole process group gets SIGKILL.")
     result = engine.run_cell(cell)
-    for t, event in result.timeline:
-        say(f"   {t * 1000:8.1f} ms  {event}")
+    for event in result.timeline:
+        say(f"   {event.t * 1000:8.1f} ms  {event.text}")
     say("")
     say("3. The store right after the kill:")
     crash = result.store_at_crash or {}

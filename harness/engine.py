@@ -27,6 +27,7 @@ from .points import CrashPoint, PointError
 from .processes import Interrupted, Outcome, Worker, context
 from .stores import Stores
 from .targets import resolve_scenario
+from .timeline import Event
 from .worker import LEDGER, WorkerSpec
 
 SESSION_ID = "killpoint-session"
@@ -116,7 +117,7 @@ class Engine:
         base = Baseline(runtime, scenario, mode, store)
         work = self._work_dir(f"baseline-{runtime}-{scenario}-{mode}")
         url = self.stores.fresh(work)
-        timeline: list[tuple[float, str]] = []
+        timeline: list[Event] = []
         try:
             w = Worker(
                 self._spec(row, url, work, trace=True, log_name="baseline"),
@@ -228,7 +229,7 @@ class _CellRun:
     engine: Engine
     cell: Cell
     t0: float
-    timeline: list[tuple[float, str]] = field(default_factory=list)
+    timeline: list[Event] = field(default_factory=list)
     workers: list[Worker] = field(default_factory=list)
     work: Path | None = None
     url: str | None = None
@@ -240,8 +241,11 @@ class _CellRun:
     def adapter(self) -> RuntimeAdapter:
         return self.engine.adapter(self.cell.runtime)
 
-    def event(self, text: str) -> None:
-        self.timeline.append((round(time.monotonic() - self.t0, 4), text))
+    def event(self, text: str, kind: str = "other", lane: str = "harness") -> None:
+        self.timeline.append(Event(round(time.monotonic() - self.t0, 4), text, kind, lane))
+
+    def fault(self, text: str) -> None:
+        self.event(text, "fault", "faults")
 
     def deadline(self) -> float:
         return time.monotonic() + self.engine.config.timeout
@@ -307,7 +311,7 @@ class _CellRun:
             out = w.join(self.deadline())
             if out.kind == "timeout":
                 return self.result("hung", False, detail=out.detail)
-            self.event(f"first worker ended: {out.kind} {out.detail}".strip())
+            self.event(f"first worker ended: {out.kind} {out.detail}".strip(), "end", "worker")
             return self.after_crash(base, plan, [w], rest=cell.schedule[1:])
 
         if first.kind == "lock-held":
@@ -369,7 +373,8 @@ class _CellRun:
                 detail=f"at {plan.point}{offset_note} the store held {held} checkpoint(s); "
                 f"the baseline held {plan.checkpoints} there",
             )
-        self.event(f"store confirms {plan.checkpoints} checkpoint(s) at {plan.point}")
+        confirmed = f"store confirms {plan.checkpoints} checkpoint(s) at {plan.point}"
+        self.event(confirmed, "store", "store")
         return None
 
     def count_in_flight(self, session: dict[str, Any] | None = None) -> None:
@@ -424,12 +429,12 @@ class _CellRun:
             self.count_in_flight(session)
         problems = self.adapter.inspect(self.url, SESSION_ID)
         if problems:
-            self.event("inspect: " + "; ".join(problems))
+            self.fault("inspect: " + "; ".join(problems))
             return self.result("corrupt", False, detail="; ".join(problems))
         acked = _acknowledged([a for w in crashed for a in w.acks], session)
         if acked:
             return self.result("lost", False, detail="; ".join(acked))
-        self.event("inspect: store sound")
+        self.event("inspect: store sound", "store", "store")
 
         step = self.next_step(plan, session)
         if isinstance(step, CellResult):
@@ -508,7 +513,7 @@ class _CellRun:
                 detail="neither resumer drove the run: " + " | ".join(o.detail for o in outs),
             )
         loser = next(o for o in outs if o.kind != "done")
-        self.event(f"the other resumer was refused: {loser.detail}")
+        self.fault(f"the other resumer was refused: {loser.detail}")
         return None
 
     def sigstop(self, base: Baseline, plan: Plan, a: Worker) -> CellResult:
@@ -520,7 +525,7 @@ class _CellRun:
         deadline = self.adapter.lease_deadline(self.url, SESSION_ID)
         if deadline is not None:
             # Waiting on the row's lease, not on a process: the takeover is legal from then.
-            self.event("waiting for the paused worker's lease to expire")
+            self.fault("waiting for the paused worker's lease to expire")
             while time.time() < deadline:
                 time.sleep(max(0.0, deadline - time.time()) + 0.001)
         held = self.adapter.progress(self.url, SESSION_ID)
@@ -553,7 +558,7 @@ class _CellRun:
             return self.result(
                 "corrupt", False, detail="the stale worker finished its run after the takeover"
             )
-        self.event(f"stale worker rejected: {woke.detail}")
+        self.fault(f"stale worker rejected: {woke.detail}")
         return self.compare(base)
 
     def lock_held(self, base: Baseline, plan: Plan) -> CellResult:
@@ -568,7 +573,7 @@ class _CellRun:
         if reached is not None:
             return reached
         release = self.engine.stores.hold_write_lock(self.url)
-        self.event("another connection holds the store's write lock")
+        self.fault("another connection holds the store's write lock")
         try:
             w.release(gate)
             # The worker ends on its own: its write gives up after LOCK_WAIT.

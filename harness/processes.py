@@ -19,6 +19,7 @@ from typing import Any
 
 import psutil
 
+from .timeline import Event, gate_event
 from .worker import WorkerSpec, worker_main
 
 # What every forkserver imports. A runtime adds its own modules (its adapter's
@@ -87,7 +88,7 @@ class Worker:
     def __init__(
         self,
         spec: WorkerSpec,
-        timeline: list[tuple[float, str]],
+        timeline: list[Event],
         t0: float,
         stop: threading.Event | None = None,
     ) -> None:
@@ -114,13 +115,17 @@ class Worker:
         self.trace: list[str] = []
         self.acks: list[dict[str, Any]] = []
         self.finished: Outcome | None = None
-        self.event(f"{spec.log_name} started (pid {self.pid})")
+        self.event(f"{spec.log_name} started (pid {self.pid})", "start")
 
     def __repr__(self) -> str:
         return f"Worker({self.spec.log_name!r}, pid={self.pid})"
 
-    def event(self, text: str) -> None:
-        self.timeline.append((round(time.monotonic() - self.t0, 4), text))
+    def _now(self) -> float:
+        return round(time.monotonic() - self.t0, 4)
+
+    def event(self, text: str, kind: str) -> None:
+        """An event of this worker's own life, on its lane."""
+        self.timeline.append(Event(self._now(), text, kind, self.spec.log_name))
 
     # -- waiting ------------------------------------------------------------------------
 
@@ -150,18 +155,19 @@ class Worker:
             if kind == "gate":
                 self.gates_hit.append(message[1])
                 pending.discard(message[1])
-                self.event(f"gate {message[1]}")
+                self.timeline.append(gate_event(self._now(), message[1]))
             elif kind == "trace":
                 self.trace.append(message[1])
             elif kind == "ack":
                 self.acks.append(message[1])
-                self.event(f"acknowledged {message[1]['run_id']} {message[1]['status']}")
+                ack = f"acknowledged {message[1]['run_id']} {message[1]['status']}"
+                self.timeline.append(Event(self._now(), ack, "store", "store"))
             elif kind == "done":
                 self.finished = Outcome("done", results=message[1])
-                self.event(f"{self.spec.log_name} done")
+                self.event(f"{self.spec.log_name} done", "end")
             elif kind == "error":
                 self.finished = Outcome("error", f"{message[1]}: {message[2]}")
-                self.event(f"{self.spec.log_name} raised {message[1]}")
+                self.event(f"{self.spec.log_name} raised {message[1]}", "fault")
 
     def join(self, deadline: float) -> Outcome:
         """Wait for the worker's result and its exit; kill it if the deadline passes."""
@@ -198,16 +204,16 @@ class Worker:
             with contextlib.suppress(psutil.NoSuchProcess):
                 child.kill()
         self._reap()
-        self.event(f"{self.spec.log_name} killed (exit {self.exitcode})")
+        self.event(f"{self.spec.log_name} killed (exit {self.exitcode})", "kill")
         return self.exitcode
 
     def stop(self) -> None:
         os.killpg(self.pid, signal.SIGSTOP)
-        self.event(f"{self.spec.log_name} paused (SIGSTOP)")
+        self.event(f"{self.spec.log_name} paused (SIGSTOP)", "pause")
 
     def cont(self) -> None:
         os.killpg(self.pid, signal.SIGCONT)
-        self.event(f"{self.spec.log_name} woken (SIGCONT)")
+        self.event(f"{self.spec.log_name} woken (SIGCONT)", "wake")
 
     def _reap(self) -> None:
         # join() returns when the forkserver has waited for the child: its real status.

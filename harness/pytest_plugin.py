@@ -10,10 +10,10 @@ process that owns the session plans once: the xdist controller (or the only proc
 without xdist) runs the baselines before any worker starts (in a thread, while xdist spawns
 the workers) and hands every worker the same plan — the cell ids, the rows that could not
 be planned, the seed — through `workerinput`. A worker collects exactly that list, so
-collection is identical by construction, on popen and ssh gateways alike. Each worker then
-runs its own baselines (once per row it meets, cached) to judge its cells: a host that
-disagrees with the plan shows up as a verdict ("missed: not a boundary of this baseline"),
-never as a different collection.
+collection is identical by construction, on popen and ssh gateways alike. The plan carries
+the baselines too, and each worker judges its cells against them (a worker never reruns a
+baseline): a host where a cell cannot be reached shows up as a verdict ("missed"), never
+as a different collection.
 
 Results travel on the reports: every cell's CellResult rides on its call-phase report as
 the `killpoint` attribute (a JSON string: pytest copies report attributes when xdist
@@ -23,29 +23,30 @@ alone (or the single process) writes the JSON and HTML in pytest_sessionfinish.
 
 from __future__ import annotations
 
-import dataclasses
-import importlib
 import json
 import os
-import re
 import secrets
-import shlex
-import site
 import sys
 import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Generator, Iterator
+from collections.abc import Generator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from .crash_fixture import Crash, CrashResults
+from .failure_messages import cell_failure, replay_line
+from .matrix_plan import MatrixPlan, lost_cell, make_plan
+from .option_values import load_runtime, split_list
+from .plugin_keys import MARKER, RESULTS_KEY, SESSION_KEY
+from .worker_databases import create_database, drop_database, worker_database_name
+
 if TYPE_CHECKING:
-    from .baseline import Baseline
-    from .campaign import Campaign, CampaignConfig, Skipped
+    from .campaign import CampaignConfig
     from .cell import CellResult
     from .engine import Engine
 
@@ -54,8 +55,6 @@ KEEP = ("none", "failed", "all")
 CACHE_SEED = "killpoint/seed"
 MATRIX = "killpoint"  # the node id of the matrix collector; items are "killpoint::CELL"
 REPORT_ATTR = "killpoint"  # the report attribute carrying the cells' results (JSON)
-MARKER = "killpoint"
-RESULTS_KEY = pytest.StashKey[list["CellResult"]]()
 
 # (option, ini name, ini type, metavar, help)
 OPTIONS: tuple[tuple[str, str, str, str | None, str], ...] = (
@@ -103,10 +102,6 @@ class Settings:
     sources: dict[str, str] = field(default_factory=dict, compare=False)
 
 
-def _split(text: str) -> tuple[str, ...]:
-    return tuple(p for p in re.split(r"[,\s]+", text.strip()) if p)
-
-
 def _read(config: pytest.Config) -> Settings:
     """Each option from the command line, else the ini file, else its default."""
     values: dict[str, Any] = {}
@@ -125,7 +120,7 @@ def _read(config: pytest.Config) -> Settings:
         if key == "matrix":
             values[key] = bool(raw)
         elif key in ("scenarios", "modes"):
-            values[key] = _split(str(raw))
+            values[key] = split_list(str(raw))
         elif key in ("report", "json"):
             path = Path(str(raw)).expanduser()
             values[key] = path if path.is_absolute() else base[where] / path
@@ -168,7 +163,7 @@ def _validate(settings: Settings) -> None:
         except ConfigError as exc:
             raise _usage(settings, "points", settings.points, str(exc)) from None
     if "runtime" in given or "modes" in given:
-        adapter = _load_runtime(
+        adapter = load_runtime(
             settings.runtime, lambda why: _usage(settings, "runtime", settings.runtime, why)
         )
         if not any(m in adapter.modes for m in settings.modes):
@@ -202,22 +197,6 @@ def _validate(settings: Settings) -> None:
                 check_writable(path)
             except OSError as exc:
                 raise _usage(settings, key, str(path), f"cannot write there: {exc}") from None
-
-
-def _load_runtime(spec: str, error: Any) -> Any:
-    """The adapter for `spec`, or `error(why)` raised with a hint that names the fix."""
-    from .adapter import AdapterError, load_adapter
-
-    try:
-        return load_adapter(spec)
-    except AdapterError as exc:
-        raise error(str(exc)) from None
-    except Exception as exc:  # a factory that needs arguments: an Agent factory, not wrapped
-        raise error(
-            f"calling it gave {type(exc).__name__}: {exc}; an import path must name a "
-            "RuntimeAdapter (or a no-argument callable returning one) — for a function that "
-            "builds a runtime.Agent, decorate it with harness.engine.agent_adapter"
-        ) from None
 
 
 def _shown(store: str) -> str:
@@ -289,63 +268,6 @@ def _choose_seed(config: pytest.Config, settings: Settings) -> int:
     return seed
 
 
-@dataclass
-class MatrixPlan:
-    """What every process collects: made once by the session's owner, shipped to workers."""
-
-    cells: list[str] = field(default_factory=list)
-    broken: list[tuple[str, str]] = field(default_factory=list)  # (row id, why)
-    skipped: list[tuple[str, str]] = field(default_factory=list)  # (row id, why)
-    error: str | None = None
-    # Only in the process that planned:
-    campaign: Campaign | None = None
-    baselines: list[Baseline] = field(default_factory=list)
-    skipped_rows: list[Skipped] = field(default_factory=list)
-
-    def to_wire(self) -> str:
-        """JSON (execnet carries a str as is, to popen and ssh gateways alike)."""
-        return json.dumps(
-            {
-                "cells": self.cells,
-                "broken": self.broken,
-                "skipped": self.skipped,
-                "error": self.error,
-                "baselines": [baseline_to_wire(b) for b in self.baselines],
-            }
-        )
-
-    @classmethod
-    def from_wire(cls, text: str) -> MatrixPlan:
-        data = json.loads(text)
-        return cls(
-            cells=list(data["cells"]),
-            broken=[(a, b) for a, b in data["broken"]],
-            skipped=[(a, b) for a, b in data["skipped"]],
-            error=data["error"],
-            baselines=[baseline_from_wire(b) for b in data["baselines"]],
-        )
-
-
-def baseline_to_wire(base: Baseline) -> dict[str, Any]:
-    """Every field but the derived batches (rebuilt by analyse()); effects as triples."""
-    data = {f.name: getattr(base, f.name) for f in dataclasses.fields(base)}
-    del data["batches"]
-    data["effects"] = [[tool, args, n] for (tool, args), n in base.effects.items()]
-    return data
-
-
-def baseline_from_wire(data: dict[str, Any]) -> Baseline:
-    from collections import Counter
-
-    from .baseline import Baseline
-
-    data = dict(data)
-    effects = Counter({(tool, args): n for tool, args, n in data.pop("effects")})
-    base = Baseline(**data, effects=effects)
-    base.analyse()
-    return base
-
-
 def warm_forkserver(runtime: str) -> None:
     """Start the engine's forkserver now, preloading `runtime`; its warm-up overlaps with
     what comes next."""
@@ -360,9 +282,6 @@ def warm_forkserver(runtime: str) -> None:
         modules = ()  # reported where the runtime is used
     context(modules)
     forkserver.ensure_running()
-
-
-SESSION_KEY = pytest.StashKey["KillpointSession"]()
 
 
 class KillpointSession:
@@ -630,102 +549,6 @@ def _kill_workers() -> None:
         processes.kill_all()
 
 
-def make_plan(config: CampaignConfig) -> MatrixPlan:
-    """Baselines (in parallel), then the cells of every row, in a deterministic order."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from .campaign import Campaign
-
-    campaign = Campaign(config)
-    rows, skipped = campaign.rows()
-    with ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="baseline") as pool:
-        baselines = list(pool.map(campaign.engine.baseline, rows))
-    plan = MatrixPlan(campaign=campaign, baselines=baselines, skipped_rows=skipped)
-    for s in skipped:
-        plan.skipped.append(
-            ("/".join((s.runtime, s.scenario, s.mode, campaign.store_kind)), s.reason)
-        )
-    for base in baselines:
-        row = "/".join((base.runtime, base.scenario, base.mode, base.store))
-        if base.problem:
-            plan.broken.append((row, base.problem))
-        plan.cells += [c.id for c in campaign.cells_for(base)]
-    return plan
-
-
-def lost_cell(cell_id: str, why: str) -> CellResult | None:
-    """The verdict of a cell whose pytest worker died before it could report one."""
-    from .cell import Cell, CellResult
-    from .points import PointError
-
-    try:
-        cell = Cell.parse(cell_id)
-    except PointError:
-        return None
-    return CellResult(
-        id=cell.id,
-        runtime=cell.runtime,
-        scenario=cell.scenario,
-        mode=cell.mode,
-        store=cell.store,
-        schedule=[str(p) for p in cell.schedule],
-        verdict="missed",
-        expected=False,
-        detail=f"the pytest worker running this cell died: {why}",
-        replay=cell.replay_command(),
-    )
-
-
-# -- PostgreSQL: a database per xdist worker ------------------------------------------------
-
-
-def worker_database_name(store: str, token: str, worker: str) -> str:
-    from sqlalchemy.engine import make_url
-
-    base = make_url(store).database or "killpoint"
-    name = re.sub(r"[^a-z0-9_]", "_", f"{base}_{token}_{worker}".lower())
-    return name[-63:]  # PostgreSQL's identifier limit; the unique end is kept
-
-
-def _admin_engine(store: str) -> Any:
-    from sqlalchemy import create_engine
-    from sqlalchemy.engine import make_url
-
-    url = make_url(store).set(drivername="postgresql+psycopg")
-    return create_engine(url, isolation_level="AUTOCOMMIT")
-
-
-def create_database(store: str, name: str) -> str:
-    """CREATE DATABASE `name` on the store's server; returns its URL."""
-    from sqlalchemy import text
-    from sqlalchemy.engine import make_url
-
-    engine = _admin_engine(store)
-    try:
-        with engine.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
-    finally:
-        engine.dispose()
-    url = make_url(store).set(drivername="postgresql+psycopg", database=name)
-    return url.render_as_string(hide_password=False)
-
-
-def drop_database(store: str, name: str) -> None:
-    from sqlalchemy import text
-    from sqlalchemy.exc import SQLAlchemyError
-
-    engine = _admin_engine(store)
-    try:
-        with engine.connect() as conn:
-            # FORCE: this process's own cached Stores may still hold pooled connections.
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    except SQLAlchemyError:
-        pass  # a leftover database costs disk, not correctness
-    finally:
-        engine.dispose()
-
-
 # -- the matrix as items --------------------------------------------------------------------
 
 
@@ -837,261 +660,7 @@ def _dirs(root: Path) -> set[Path]:
         return set()
 
 
-# -- failure messages -----------------------------------------------------------------------
-
-
-def replay_line(result: CellResult) -> str:
-    """The cell's replay command, with PYTHONPATH set when it names the user's own modules."""
-    roots: list[str] = []
-    for ref in (result.runtime, result.scenario):
-        if ":" in ref and not ref.startswith("random:"):
-            root = _import_root(ref.partition(":")[0])
-            if root is not None and root not in roots:
-                roots.append(root)
-    if not roots:
-        return result.replay
-    return f"PYTHONPATH={shlex.quote(os.pathsep.join(roots))} {result.replay}"
-
-
-def _import_root(module_name: str) -> str | None:
-    """The sys.path entry `module_name` was imported from, unless it is an installed one."""
-    try:
-        module = sys.modules.get(module_name) or importlib.import_module(module_name)
-    except Exception:
-        return None
-    filename = getattr(module, "__file__", None)
-    if not filename:
-        return None
-    path = Path(filename).resolve()
-    depth = module_name.count(".") + (1 if path.name == "__init__.py" else 0)
-    root = path.parents[depth]
-    installed = {Path(p).resolve() for p in (*site.getsitepackages(), site.getusersitepackages())}
-    return None if root in installed else str(root)
-
-
-def _difference(result: CellResult) -> str:
-    diff = result.first_difference
-    if not diff:
-        return "-"
-    return f"{diff.get('path')}: baseline {diff.get('baseline')!r}, resumed {diff.get('actual')!r}"
-
-
-def cell_failure(result: CellResult, seed: int) -> str:
-    lines = [
-        f"killpoint: {result.id}",
-        f"  verdict:          {result.verdict} (unexpected for {result.mode} at "
-        f"{'+'.join(result.schedule)})",
-        f"  detail:           {result.detail or '-'}",
-        f"  first difference: {_difference(result)}",
-        f"  duplicates:       {result.duplicates} (bound {result.bound})",
-        f"  replay:           {replay_line(result)}",
-        f"  seed:             {seed} (--crash-seed {seed})",
-    ]
-    if result.kept:
-        lines.append(f"  kept:             {result.kept} (store, ledger, worker logs)")
-    if result.timeline:
-        lines.append("  timeline:")
-        lines += [f"    {t:8.4f}s  {event}" for t, event in result.timeline[-15:]]
-    if result.stderr_tail.strip():
-        lines.append("  worker stderr (tail):")
-        lines += [f"    {line}" for line in result.stderr_tail.strip().splitlines()[-20:]]
-    return "\n".join(lines)
-
-
-# -- the `crash` fixture --------------------------------------------------------------------
-
-_CHECK_KEYS = ("modes", "points", "depth", "store", "keep", "timeout", "seed", "scenarios")
-
-
-@dataclass
-class CrashResults:
-    """What one `crash.check` found: every cell's result, and what kept cells from running."""
-
-    runtime: str
-    scenarios: tuple[str, ...]
-    seed: int
-    cells: list[CellResult]
-    problems: list[str] = field(default_factory=list)  # baselines that could not run
-    skipped: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-    work_root: Path | None = None
-
-    @property
-    def unexpected(self) -> list[CellResult]:
-        return [c for c in self.cells if not c.expected]
-
-    @property
-    def ok(self) -> bool:
-        """Every cell's verdict was expected, every baseline ran, and there were cells."""
-        return bool(self.cells) and not self.unexpected and not self.problems
-
-    def verdicts(self) -> dict[str, str]:
-        return {c.id: c.verdict for c in self.cells}
-
-    def __iter__(self) -> Iterator[CellResult]:
-        return iter(self.cells)
-
-    def __len__(self) -> int:
-        return len(self.cells)
-
-    def __str__(self) -> str:
-        by: dict[str, int] = {}
-        for c in self.cells:
-            by[c.verdict] = by.get(c.verdict, 0) + 1
-        counts = ", ".join(f"{n} {v}" for v, n in sorted(by.items())) or "no cells"
-        return (
-            f"killpoint: {self.runtime} on {', '.join(self.scenarios)}: {len(self.cells)} "
-            f"cells ({counts}), {len(self.unexpected)} unexpected, seed {self.seed}"
-        )
-
-    def failure_message(self) -> str:
-        lines = [str(self)]
-        if not self.cells and not self.problems:
-            lines.append("  no cells: the selection planned nothing (check points= and modes=)")
-        for p in self.problems:
-            lines.append(f"  baseline failed: {p}")
-        for c in self.unexpected:
-            lines.append(f"  {c.verdict:<11} {c.id}")
-            if c.detail:
-                lines.append(f"              {c.detail.splitlines()[0][:300]}")
-            if c.first_difference and _difference(c) not in c.detail:
-                lines.append(f"              first difference: {_difference(c)[:300]}")
-            lines.append(f"              replay: {replay_line(c)}")
-        if self.unexpected or self.problems:
-            lines.append(f"  rerun with --crash-seed {self.seed}")
-            if self.work_root is not None:
-                lines.append(f"  kept cells (store, ledger, worker logs) under {self.work_root}")
-        return "\n".join(lines)
-
-
-class Crash:
-    """The `crash` fixture: run the crash matrix of your own runtime and scenarios.
-
-    `check()` fails the test, listing each unexpected cell with its replay command;
-    `run()` only returns the results. Arguments default to the test's `killpoint` marker,
-    then to the --crash-... options and ini values.
-    """
-
-    def __init__(self, request: pytest.FixtureRequest, tmp_path: Path) -> None:
-        self.request = request
-        self.tmp_path = tmp_path
-        self.state = request.config.stash[SESSION_KEY]
-        self._runs = 0
-
-    @property
-    def store(self) -> str:
-        """The store this process runs cells on (under xdist: this worker's database)."""
-        return self.state.store_url()
-
-    def check(self, runtime: Any = None, scenario: Any = None, **options: Any) -> CrashResults:
-        __tracebackhide__ = True
-        results = self.run(runtime, scenario, **options)
-        if not results.ok:
-            pytest.fail(results.failure_message(), pytrace=False)
-        return results
-
-    def run(self, runtime: Any = None, scenario: Any = None, **options: Any) -> CrashResults:
-        __tracebackhide__ = True
-        from .campaign import Campaign, ConfigError
-
-        config = self._config(runtime, scenario, options)
-        try:
-            config.validate()
-        except ConfigError as exc:
-            raise ConfigError(f"{exc} (in crash.check)") from None
-        campaign = Campaign(config)
-        outcome = campaign.run()
-        if outcome.interrupted:
-            raise KeyboardInterrupt
-        results = CrashResults(
-            runtime=config.runtime,
-            scenarios=config.scenario_names(),
-            seed=campaign.seed,
-            cells=outcome.cells,
-            problems=[
-                f"{b.runtime}/{b.scenario}/{b.mode}: {b.problem}"
-                for b in outcome.baselines
-                if b.problem
-            ],
-            skipped=[f"{s.scenario}/{s.mode}: {s.reason}" for s in outcome.skipped],
-            seconds=outcome.seconds,
-            work_root=config.work_root if config.keep != "none" else None,
-        )
-        node = self.request.node
-        node.stash.setdefault(RESULTS_KEY, []).extend(results.cells)
-        node.user_properties += [
-            ("killpoint_cells", len(results.cells)),
-            ("killpoint_unexpected", len(results.unexpected)),
-            ("killpoint_seed", results.seed),
-        ]
-        node.user_properties += [
-            (f"killpoint {c.id}", f"{c.verdict}; replay: {c.replay}") for c in results.unexpected
-        ]
-        return results
-
-    def _config(self, runtime: Any, scenario: Any, options: dict[str, Any]) -> CampaignConfig:
-        from .campaign import ConfigError
-
-        marker_args: dict[str, Any] = {}
-        for mark in reversed(list(self.request.node.iter_markers(MARKER))):
-            positional = dict(zip(("runtime", "scenario"), mark.args, strict=False))
-            marker_args.update(positional, **mark.kwargs)
-        merged = {**marker_args, **{k: v for k, v in options.items() if v is not None}}
-        if runtime is not None:
-            merged["runtime"] = runtime
-        if scenario is not None:
-            merged["scenario"] = scenario
-        unknown = sorted(set(merged) - {"runtime", "scenario", *_CHECK_KEYS})
-        if unknown:
-            raise ConfigError(
-                f"killpoint: crash.check got unknown option(s) {', '.join(unknown)}; "
-                f"choose from runtime, scenario, {', '.join(_CHECK_KEYS)}"
-            )
-        overrides: dict[str, Any] = {}
-        if "runtime" in merged:
-            overrides["runtime"] = self._reference(merged["runtime"], "runtime")
-        names: list[Any] = []
-        if "scenario" in merged:
-            names.append(merged["scenario"])
-        if "scenarios" in merged:
-            given = merged["scenarios"]
-            names += _split(given) if isinstance(given, str) else list(given)
-        if names:
-            overrides["scenarios"] = tuple(self._reference(n, "scenario") for n in names)
-        if "modes" in merged:
-            modes = merged["modes"]
-            overrides["modes"] = _split(modes) if isinstance(modes, str) else tuple(modes)
-        for key in ("points", "depth", "keep", "timeout", "seed"):
-            if key in merged:
-                overrides[key] = merged[key]
-        store = merged.get("store")
-        overrides["store"] = self.state.store_url() if store is None else store
-        self._runs += 1
-        overrides["work_root"] = self.tmp_path / f"killpoint-{self._runs}"
-        overrides["workers"] = self.state.parallel()
-        config = self.state.campaign_config(**overrides)
-        _load_runtime(
-            config.runtime, lambda why: ConfigError(f"killpoint: runtime {config.runtime!r}: {why}")
-        )
-        return config
-
-    def _reference(self, obj: Any, kind: str) -> str:
-        """An import path for `obj` (workers import runtimes and scenarios by name)."""
-        if isinstance(obj, str):
-            return obj
-        # Where it is defined first (an adapter's factory, a scenario's script), the test
-        # module last: the path should read like the user's own code.
-        inner = [getattr(obj, attr, None) for attr in ("factory", "script", "tools")]
-        names = [getattr(o, "__module__", "") for o in (*inner, obj)]
-        candidates = [sys.modules.get(n or "") for n in names] + [self.request.module]
-        for module in filter(None, candidates):
-            for name, value in vars(module).items():
-                if value is obj and not name.startswith("_"):
-                    return f"{module.__name__}:{name}"
-        raise TypeError(
-            f"killpoint: cannot find {obj!r} at the top level of a module; pass the {kind} as "
-            "an import path 'package.module:name' (worker processes import it by name)"
-        )
+# -- the `crash` fixture (its work: harness.crash_fixture) ----------------------------------
 
 
 @pytest.fixture

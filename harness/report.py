@@ -28,6 +28,7 @@ from typing import Any
 import jinja2
 
 from .points import ORDER, CrashPoint, PointError
+from .timeline import KINDS, event_from_json
 
 TEMPLATE = "report.html.j2"
 TEMPLATES = Path(__file__).parent / "templates"
@@ -216,7 +217,7 @@ def _cell_data(cell: Mapping[str, Any], strings: Strings) -> dict[str, Any]:
         visible(cell.get("stderr_tail") or ""),
         STDERR_CHARS["expected" if expected else "unexpected"],
     )
-    timeline = [(float(t), visible(text)) for t, text in (cell.get("timeline") or [])]
+    timeline = [event_from_json(e) for e in cell.get("timeline") or []]
     omitted = 0
     if len(timeline) > TIMELINE_EVENTS:
         half = TIMELINE_EVENTS // 2
@@ -237,7 +238,15 @@ def _cell_data(cell: Mapping[str, Any], strings: Strings) -> dict[str, Any]:
         "store": None,
         "stderr": strings(stderr),
         "stderr_full": stderr_full,
-        "timeline": [[round(t, 4), strings(text)] for t, text in timeline],
+        "timeline": [
+            [
+                round(e.t, 4),
+                strings(visible(e.text)),
+                e.kind if e.kind in KINDS else "other",
+                visible(e.lane)[:40],
+            ]
+            for e in timeline
+        ],
         "omitted": omitted,
         "exit_codes": [c if isinstance(c, int) else None for c in cell.get("exit_codes") or []],
         "replay": strings(visible(cell.get("replay") or "")),

@@ -130,7 +130,10 @@ def cell(
         "first_difference": None,
         "store_at_crash": None,
         "stderr_tail": "",
-        "timeline": [[0.001, "worker started (pid 10)"], [0.1, "worker killed (exit -9)"]],
+        "timeline": [
+            [0.001, "worker started (pid 10)", "start", "worker"],
+            [0.1, "worker killed (exit -9)", "kill", "worker"],
+        ],
         "exit_codes": [-9, 0],
         "replay": f"killpoint replay {cell_id}",
         "kept": None,
@@ -389,6 +392,29 @@ def test_the_script_is_allowed_by_hash_and_nothing_else_is(small) -> None:
     )
 
 
+def test_timeline_events_keep_their_kind_and_lane() -> None:
+    """Events are [t, text, kind, lane]; an entry written before kinds existed reads as a
+    harness note, and a kind the report does not know is drawn as a note."""
+    evidence = cell(
+        "research",
+        "tool",
+        ["after-checkpoint:1"],
+        "ok",
+        True,
+        timeline=[
+            [0.0, "plan: after-checkpoint:1"],
+            [0.01, "gate tool:search:abc:finished", "tool", "tools"],
+            [0.02, "strange", "no-such-kind", "resumer-b"],
+        ],
+    )
+    entry = data_of(parse(render_report(document([evidence]))))["cells"][0]
+    assert [[k, lane] for _, _, k, lane in entry["timeline"]] == [
+        ["other", "harness"],
+        ["tool", "tools"],
+        ["other", "resumer-b"],
+    ]
+
+
 def test_detail_data_has_the_evidence() -> None:
     evidence = cell(
         "research",
@@ -415,7 +441,7 @@ def test_detail_data_has_the_evidence() -> None:
     }
     assert entry["store"] == {"checkpoints": 3, "runs": [{"run": 1, "status": "RUNNING"}]}
     assert s[entry["stderr"]] == evidence["stderr_tail"]
-    assert [[t, s[i]] for t, i in entry["timeline"]] == evidence["timeline"]
+    assert [[t, s[i], k, lane] for t, i, k, lane in entry["timeline"]] == evidence["timeline"]
     assert s[entry["replay"]] == evidence["replay"]
     assert s[entry["kept"]] == "/tmp/killpoint-x"
     assert entry["exit_codes"] == [-9, 0]
@@ -498,7 +524,7 @@ def hostile_everywhere() -> dict[str, Any]:
             first_difference={"path": HOSTILE, "baseline": HOSTILE, "actual": {HOSTILE: [HOSTILE]}},
             store_at_crash={"checkpoints": HOSTILE, "runs": [{HOSTILE: HOSTILE}]},
             stderr_tail=HOSTILE,
-            timeline=[[0.0, HOSTILE], [0.2, f"{HOSTILE} started (pid 1)"]],
+            timeline=[[0.0, HOSTILE], [0.2, f"{HOSTILE} started (pid 1)", "start", HOSTILE]],
             exit_codes=[-9, HOSTILE],
             replay=HOSTILE,
             kept=HOSTILE,

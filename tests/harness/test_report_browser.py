@@ -309,7 +309,10 @@ def browser_document() -> dict[str, Any]:
         detail=f"detail {HOSTILE}",
         first_difference={"path": f"session.{HOSTILE}", "baseline": HOSTILE, "actual": [HOSTILE]},
         stderr_tail=f"stderr {HOSTILE}",
-        timeline=[[0.001, "worker started (pid 1)"], [0.05, f"event {HOSTILE}"]],
+        timeline=[
+            [0.001, "worker started (pid 1)", "start", "worker"],
+            [0.05, f"event {HOSTILE}", "fault", HOSTILE],
+        ],
         store_at_crash={"checkpoints": 1, "runs": [{"run": 1, "status": HOSTILE}]},
         replay=f"killpoint replay '{HOSTILE}'",
     )
@@ -396,7 +399,11 @@ def test_filter_open_a_cell_and_no_run_content_runs(browser: Chromium, tmp_path:
         " verdict: t('d-verdict'), expected: t('d-expected'), detail: t('d-detail'),"
         " stderr: t('d-stderr'), base: t('d-base'), actual: t('d-actual'), path: t('d-path'),"
         " replay: t('d-replay'), events: t('d-events'), store: t('d-store'), id: t('d-id'),"
-        " marks: document.querySelectorAll('#d-svg .mk').length}; })()"
+        " marks: document.querySelectorAll('#d-svg .mk').length,"
+        " starts: document.querySelectorAll('#d-svg .mk.k-start').length,"
+        " faults: document.querySelectorAll('#d-svg .mk.k-fault').length,"
+        " lanes: Array.from(document.querySelectorAll('#d-svg .lane-label'), e => e.textContent)};"
+        " })()"
     )
     shown_hostile = HOSTILE.replace("\x1b", "\\x1b")  # ESC is written out, not sent
     assert detail["hidden"] is False
@@ -411,6 +418,11 @@ def test_filter_open_a_cell_and_no_run_content_runs(browser: Chromium, tmp_path:
     assert f"event {shown_hostile}" in detail["events"]
     assert shown_hostile in detail["store"]
     assert detail["marks"] == 2
+    # Drawn from each event's kind and lane: a worker's start on its own lane, and a
+    # fault on a lane whose (hostile) name is only ever text.
+    assert (detail["starts"], detail["faults"]) == (1, 1)
+    assert detail["lanes"][0] == "worker"
+    assert detail["lanes"][1] == shown_hostile[:40]
 
     # The copy button puts the replay command on the clipboard.
     browser.click("#d-copy")

@@ -15,8 +15,8 @@ def worker_pids(results: list[CellResult]) -> list[int]:
     return [
         int(m.group(1))
         for r in results
-        for _, event in r.timeline
-        if (m := re.search(r"started \(pid (\d+)\)", event))
+        for event in r.timeline
+        if event.kind == "start" and (m := re.search(r"\(pid (\d+)\)", event.text))
     ]
 
 
