@@ -27,6 +27,7 @@ from .worker import WorkerSpec, worker_main
 # is not imported for a reference-runtime campaign, since every worker pays to fork,
 # and to exit from, each page of the forkserver's heap.
 PRELOAD = [
+    "harness.forkserver_gc",  # first: no collection until warm.py freezes the heap
     # The parent's main module: every child re-runs it before its target (multiprocessing
     # does, to find functions defined there); imported once here, it is found already
     # imported and skipped. Needs the usual `if __name__ == "__main__":` guard.

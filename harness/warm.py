@@ -89,8 +89,9 @@ def warm() -> None:
     with contextlib.suppress(Exception):
         _run_agno_once()
     # Everything loaded so far lives as long as the forkserver: keep the collector from
-    # walking (and copy-on-write touching) it again in every forked worker.
-    gc.collect()
+    # walking (and copy-on-write touching) it again in every forked worker. No collect()
+    # first: the garbage it would free would leave holes that every child's allocations
+    # fill, copying the page each time (harness.forkserver_gc).
     gc.freeze()
 
 

@@ -10,6 +10,7 @@ process group can be killed at once. It talks to the engine over one pipe:
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import threading
 import traceback
@@ -89,6 +90,9 @@ class _Channel:
 
 
 def worker_main(spec: WorkerSpec, conn: Connection) -> None:
+    # The forkserver turned the collector off (harness.forkserver_gc); the runtime under
+    # test gets it back.
+    gc.enable()
     # A session of its own: the engine kills the process group, never a stray pid.
     os.setsid()
     work = Path(spec.work_dir)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 from collections.abc import Callable
@@ -58,6 +59,32 @@ IMPURE = Scenario(
     description="a script that depends on its process",
     script=_impure_script,
     tools=_echo_tools,
+    expected=(Expected(),),
+    modes=("tool-batch",),
+)
+
+
+def _collector_tools(env: ToolEnv) -> list[Callable[..., Any]]:
+    def collector_state() -> str:
+        """How the garbage collector stands in this process."""
+        return f"enabled={gc.isenabled()} frozen={gc.get_freeze_count() > 0}"
+
+    return [collector_state]
+
+
+def _collector_script(conversation: Conversation) -> Reply:
+    turns = conversation.turns()
+    if not turns:
+        return Reply.call("collector_state")
+    call = turns[-1].calls[0]
+    return Reply.final(turns[-1].output_of(call) or "")
+
+
+COLLECTOR = Scenario(
+    name="collector",
+    description="a tool that tells how the garbage collector stands in its worker",
+    script=_collector_script,
+    tools=_collector_tools,
     expected=(Expected(),),
     modes=("tool-batch",),
 )

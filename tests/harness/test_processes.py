@@ -20,16 +20,25 @@ REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
 
 
-def spec(tmp_path: Path, **kwargs: object) -> WorkerSpec:
+def spec(tmp_path: Path, scenario: str = "research", **kwargs: object) -> WorkerSpec:
     return WorkerSpec(
         runtime="reference",
-        scenario="research",
+        scenario=scenario,
         mode="tool-batch",
         store_url=f"sqlite:///{tmp_path / 'store.db'}",
         work_dir=str(tmp_path),
         session_id="s",
         **kwargs,  # type: ignore[arg-type]
     )
+
+
+def test_a_worker_runs_with_the_collector_on_over_a_frozen_heap(tmp_path: Path) -> None:
+    """The forkserver preloads with the collector off and freezes its heap (fewer pages
+    copied into each worker); the runtime under test still runs with the collector on."""
+    w = Worker(spec(tmp_path, scenario="tests.harness.scenarios_for_tests:COLLECTOR"), [], 0.0)
+    out = w.join(time.monotonic() + 60)
+    assert "done" == out.kind, out.detail
+    assert "enabled=True frozen=True" == out.results[-1]["content"]
 
 
 def test_a_killed_worker_is_reaped_with_its_real_exit_status(tmp_path: Path) -> None:
