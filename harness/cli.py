@@ -378,6 +378,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         kill_all()
         return EXIT_INTERRUPTED
+    finally:
+        # A command that started workers stops their forkserver before it returns (one
+        # that did not never imported the module: nothing to stop, nothing to import).
+        processes = sys.modules.get("harness.processes")
+        if processes is not None:
+            processes.stop_forkserver()
 
 
 if __name__ == "__main__":

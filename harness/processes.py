@@ -239,6 +239,24 @@ def kill_all() -> int:
     return len(workers)
 
 
+def stop_forkserver(timeout: float = 10.0) -> None:
+    """Stop this process's forkserver and reap it: for a command's last act, so that
+    nothing it started outlives it even for the moment the forkserver would take to
+    notice its parent is gone. No worker may start in this process afterwards."""
+    with _ctx_lock:
+        if _ctx is None:
+            return
+        for child in psutil.Process().children():
+            with contextlib.suppress(psutil.Error):
+                if "multiprocessing.forkserver" in " ".join(child.cmdline()):
+                    child.terminate()  # it forks nothing now: every worker is reaped
+                    try:
+                        child.wait(timeout)
+                    except psutil.TimeoutExpired:
+                        child.kill()
+                        child.wait(timeout)
+
+
 def live_pids() -> list[int]:
     with _live_lock:
         return [w.pid for w in _live]

@@ -86,6 +86,31 @@ class TestMatrix:
         assert 0 == replay.returncode, replay.stdout + replay.stderr
         assert "recorded verdict: ok — same" in replay.stdout
 
+    def test_nothing_it_started_outlives_the_command(self, tmp_path: Path) -> None:
+        """When `killpoint matrix` returns, its workers and its forkserver are gone: the
+        forkserver is stopped and reaped before the command exits, not a moment after.
+        (multiprocessing's resource tracker, which exits when its pipe closes, is left
+        out of the check.)"""
+        mark = f"killpoint-test-{os.getpid()}-{tmp_path.name}"
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "harness.cli", "matrix", "--scenarios", "research",
+             "--modes", "tool-batch", "--points", "after-checkpoint:1",
+             "--json", str(tmp_path / "m.json"), "--report", str(tmp_path / "m.html")],
+            cwd=REPO, env={**os.environ, "KILLPOINT_TEST_MARK": mark},
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        assert 0 == proc.wait(timeout=240)
+        left = []
+        for p in psutil.process_iter(["pid", "cmdline"]):
+            try:
+                if p.environ().get("KILLPOINT_TEST_MARK") != mark:
+                    continue
+            except psutil.Error:
+                continue
+            if "resource_tracker" not in " ".join(p.info["cmdline"] or ()):
+                left.append((p.info["pid"], p.info["cmdline"]))
+        assert [] == left
+
     def test_a_hung_row_does_not_stop_the_campaign(self, tmp_path: Path) -> None:
         """A row whose worker never finishes is killed and reported hung; the other rows
         still run; the exit status says something was unexpected; no worker is left."""
