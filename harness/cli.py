@@ -378,13 +378,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         kill_all()
         return EXIT_INTERRUPTED
+
+
+def entry() -> None:
+    """The `killpoint` command: main(), then, as this process ends here, stop the
+    forkserver its workers came from (main() called from Python keeps it for the next
+    campaign). A command that started no worker never imported the module."""
+    try:
+        code = main()
     finally:
-        # A command that started workers stops their forkserver before it returns (one
-        # that did not never imported the module: nothing to stop, nothing to import).
         processes = sys.modules.get("harness.processes")
         if processes is not None:
             processes.stop_forkserver()
+    sys.exit(code)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -240,9 +240,9 @@ def kill_all() -> int:
 
 
 def stop_forkserver(timeout: float = 10.0) -> None:
-    """Stop this process's forkserver and reap it: for a command's last act, so that
-    nothing it started outlives it even for the moment the forkserver would take to
-    notice its parent is gone. No worker may start in this process afterwards."""
+    """Stop this process's forkserver and reap it: a command's last act, so that nothing
+    it started outlives it even for the moment the forkserver would take to notice its
+    parent is gone. No worker can start in this process afterwards."""
     with _ctx_lock:
         if _ctx is None:
             return
