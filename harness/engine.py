@@ -460,28 +460,13 @@ class _CellRun:
         self, base: Baseline, step: dict[str, Any], held: int, rest: tuple[CrashPoint, ...]
     ) -> CellResult:
         """Depth 2: crash the resumed worker too, at a point of its own."""
-        second = rest[0]
-        plan = base.plan(second)
+        plan = base.plan(rest[0])
         w = self.start("resumer", gates=plan.arm, checkpoint_offset=held, **step)
-        out = w.wait(plan.wait_for, self.deadline())
-        if out.kind == "timeout":
-            w.kill()
-            return self.result("hung", False, detail=out.detail)
-        if out.kind != "gates":
-            w.kill()
-            return self.result(
-                "missed",
-                False,
-                detail=f"the resumed worker ended ({out.kind}) before {second}: {out.detail}",
-            )
-        ok = _poll(
-            lambda: self.adapter.progress(self.url, SESSION_ID) == plan.checkpoints,
-            self.engine.config.confirm_timeout,
-            self.engine.stopping,
-        )
+        # Reached and confirmed in the store as the first point was.
+        reached = self.reach(w, plan, offset_note=" (the second crash)")
+        if reached is not None:
+            return reached
         w.kill()
-        if not ok:
-            return self.result("corrupt", False, detail=f"{second} not confirmed in the store")
         return self.after_crash(base, plan, [w], rest=rest[1:], killed=True)
 
     def double_resume(self, step: dict[str, Any]) -> CellResult | None:

@@ -71,20 +71,20 @@ class TestReferenceRuntime:
         assert {("lost", True)} == {(r.verdict, r.expected) for r in results}
         assert all(1 == len(r.exit_codes) for r in results)
 
-    def test_a_second_crash_in_the_resumed_run(self, tmp_path: Path) -> None:
-        """Depth 2: crashed after checkpoint 1, resumed, crashed again after checkpoint 3,
-        resumed again: the run still ends as the baseline."""
+    @pytest.mark.parametrize(
+        "schedule", ["after-checkpoint:1+after-checkpoint:3", "after-checkpoint:1+mid-model:4"]
+    )
+    def test_a_second_crash_in_the_resumed_run(self, tmp_path: Path, schedule: str) -> None:
+        """Depth 2: crashed after checkpoint 1, resumed, crashed again (after checkpoint 3,
+        or while model turn 4 is answered), resumed again: the second point is reached and
+        confirmed in the store like the first, and the run still ends as the baseline."""
         engine = engine_for(tmp_path)
-        cell = Cell(
-            "reference",
-            "research",
-            "tool-batch",
-            "sqlite",
-            parse_schedule("after-checkpoint:1+after-checkpoint:3"),
-        )
+        cell = Cell("reference", "research", "tool-batch", "sqlite", parse_schedule(schedule))
         result = engine.run_cell(cell)
         assert ("ok", True) == (result.verdict, result.expected), result.detail
         assert [-9, -9, 0] == result.exit_codes
+        confirmed = [e.text for e in result.timeline if e.text.startswith("store confirms")]
+        assert 2 == len(confirmed) and confirmed[1].endswith(schedule.split("+")[1])
 
 
 class TestBrokenRuntimes:
