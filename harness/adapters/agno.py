@@ -26,6 +26,8 @@ from sqlalchemy.engine import make_url
 
 from scenarios import Ledger, RunResult, Scenario, ToolEnv, gates
 
+from ..per_url import PerUrl
+
 # agno reports usage to its servers unless told not to; workers have no network.
 os.environ.setdefault("AGNO_TELEMETRY", "false")
 
@@ -444,20 +446,7 @@ PRELOAD_MODULES = (
 
 # -- engines --------------------------------------------------------------------------------
 
-_ENGINES: dict[str, Engine] = {}
-_ENGINES_LOCK = threading.Lock()
-_ENGINES_KEPT = 64
-
-
-def _engine(url: str) -> Engine:
-    """One engine per store URL in this (engine) process, the oldest disposed."""
-    with _ENGINES_LOCK:
-        engine = _ENGINES.get(url)
-        if engine is None:
-            engine = _ENGINES[url] = create_engine(url)
-            while len(_ENGINES) > _ENGINES_KEPT:
-                _ENGINES.pop(next(iter(_ENGINES))).dispose()
-        return engine
+_engine: PerUrl[Engine] = PerUrl(create_engine, Engine.dispose)
 
 
 def _has_table(conn: Any, store_url: str, name: str) -> bool:

@@ -12,6 +12,8 @@ from sqlalchemy import Engine, event, text
 from runtime import Agent, OpenAIResponses, RunOutput, RunStatus, Store, Tool
 from scenarios import Ledger, RunResult, Scenario, ToolEnv, gates
 
+from ..per_url import PerUrl
+
 SCRIPTED_API_KEY = "sk-killpoint-scripted-model"
 
 # What the comparison leaves out, and why: ids are fresh per run, times and
@@ -207,21 +209,7 @@ def transcript() -> ReferenceAdapter:
     return adapter
 
 
-_STORES: dict[str, Store] = {}
-_STORES_LOCK = threading.Lock()
-_STORES_KEPT = 64  # cells in flight at once stay well under this
-
-
-def _store(url: str) -> Store:
-    """One Store per URL in this process (engines are made lazily, after any fork).
-    The oldest are disposed so that a long campaign does not hoard connections."""
-    with _STORES_LOCK:
-        store = _STORES.get(url)
-        if store is None:
-            store = _STORES[url] = Store(url)
-            while len(_STORES) > _STORES_KEPT:
-                _STORES.pop(next(iter(_STORES))).dispose()
-        return store
+_store: PerUrl[Store] = PerUrl(Store, Store.dispose)
 
 
 def normalise_run(run: Any) -> dict[str, Any]:
