@@ -80,31 +80,48 @@ def schedules(mode: str, width: int) -> list[list[str]]:
 def _timeline(rng: random.Random, schedule: list[str], killed: bool) -> list[list[Any]]:
     t = rng.uniform(0.0001, 0.001)
     pid = rng.randrange(1000, 60000)
-    events = [
-        [
-            t,
-            f"plan: {'+'.join(schedule)} — {rng.randrange(0, 9)} checkpoint(s) durable at the point",
-        ]
-    ]
+    plan = f"plan: {'+'.join(schedule)} — {rng.randrange(0, 9)} checkpoint(s) durable at the point"
+    events = [[t, plan, "other", "harness"]]
 
-    def add(text: str, step: float = 0.01) -> None:
+    def add(text: str, kind: str, lane: str, step: float = 0.01) -> None:
         nonlocal t
         t += rng.uniform(step / 3, step)
-        events.append([round(t, 4), text])
+        events.append([round(t, 4), text, kind, lane])
 
-    add(f"worker started (pid {pid})")
+    add(f"worker started (pid {pid})", "start", "worker")
     for k in range(1, rng.randrange(2, 5)):
-        add(f"gate checkpoint:{k}:landed", 0.05)
-    add(f"store confirms {k} checkpoint(s) at {schedule[0]}")
-    add("worker killed (exit -9)" if killed else "worker done")
-    add("inspect: store sound")
-    add(f"resumer started (pid {pid + 7})")
+        add(f"gate checkpoint:{k}:landed", "store", "store", 0.05)
+    add(f"store confirms {k} checkpoint(s) at {schedule[0]}", "store", "store")
+    if killed:
+        add("worker killed (exit -9)", "kill", "worker")
+    else:
+        add("worker done", "end", "worker")
+    add("inspect: store sound", "store", "store")
+    add(f"resumer started (pid {pid + 7})", "start", "resumer")
     for _ in range(rng.randrange(0, 3)):
-        add(f"gate tool:fetch_page:{rng.getrandbits(48):012x}:started")
-    add("acknowledged killpoint-session-run1 COMPLETED", 0.2)
-    add("resumer done")
-    add("resumed run equals the baseline")
+        add(f"gate tool:fetch_page:{rng.getrandbits(48):012x}:started", "tool", "tools")
+    add("acknowledged killpoint-session-run1 COMPLETED", "store", "store", 0.2)
+    add("resumer done", "end", "resumer")
+    add("resumed run equals the baseline", "other", "harness")
     return events
+
+
+def summary_of(cells: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
+    """A document's `summary`, counted from its cells' JSON."""
+    by: dict[str, int] = {}
+    for c in cells:
+        by[c["verdict"]] = by.get(c["verdict"], 0) + 1
+    return {
+        "cells": len(cells),
+        "planned": len(cells),
+        "unexpected": sum(1 for c in cells if not c["expected"]),
+        "expected_losses": sum(1 for c in cells if c["verdict"] == "lost" and c["expected"]),
+        "duplicates": sum(c["duplicates"] for c in cells),
+        "by_verdict": by,
+        "missed": by.get("missed", 0),
+        "seconds": round(seconds, 3),
+        "cells_per_second": round(len(cells) / seconds, 2) if seconds else 0.0,
+    }
 
 
 def synthetic_document(cells: int = 2000, seed: int = 7) -> dict[str, Any]:
@@ -122,9 +139,6 @@ def synthetic_document(cells: int = 2000, seed: int = 7) -> dict[str, Any]:
         depth += 1
         if depth > max(len(v) for v in per_row.values()):
             break
-    by: dict[str, int] = {}
-    for c in out:
-        by[c["verdict"]] = by.get(c["verdict"], 0) + 1
     seconds = sum(c["seconds"] for c in out) / 8
     return {
         "schema": "killpoint.matrix/1",
@@ -137,17 +151,7 @@ def synthetic_document(cells: int = 2000, seed: int = 7) -> dict[str, Any]:
         "depth": 2,
         "versions": {"python": "3.11.7", "killpoint": "0.1.0", "openai": "3.57.0"},
         "interrupted": False,
-        "summary": {
-            "cells": len(out),
-            "planned": len(out),
-            "unexpected": sum(1 for c in out if not c["expected"]),
-            "expected_losses": sum(1 for c in out if c["verdict"] == "lost" and c["expected"]),
-            "duplicates": sum(c["duplicates"] for c in out),
-            "by_verdict": by,
-            "missed": by.get("missed", 0),
-            "seconds": round(seconds, 3),
-            "cells_per_second": round(len(out) / seconds, 2),
-        },
+        "summary": summary_of(out, seconds),
         "excluded_from_comparison": ["run_id", "session_id", "created_at", "updated_at"],
         "skipped": [
             {
