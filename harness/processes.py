@@ -10,6 +10,7 @@ import contextlib
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -19,6 +20,7 @@ from typing import Any
 
 import psutil
 
+from .forkserver_main import MAIN_ENV
 from .timeline import Event, gate_event
 from .worker import WorkerSpec, worker_main
 
@@ -32,6 +34,8 @@ PRELOAD = [
     # does, to find functions defined there); imported once here, it is found already
     # imported and skipped. Needs the usual `if __name__ == "__main__":` guard.
     "__main__",
+    # The same for a parent started as `python -m NAME` (see forkserver_main.py).
+    "harness.forkserver_main",
     "harness.cli",
     # What a campaign imports: a main that imports it (the benchmarks, a user's script)
     # costs a child nothing to re-run.
@@ -66,10 +70,25 @@ def context(extra_preload: Sequence[str] = ()) -> ForkServerContext:
     global _ctx
     with _ctx_lock:
         if _ctx is None:
+            main = main_module_name()
+            if main is not None:
+                # Read by the forkserver when it starts (it inherits this environment).
+                os.environ[MAIN_ENV] = main
             ctx = multiprocessing.get_context("forkserver")
             ctx.set_forkserver_preload([*PRELOAD, *extra_preload, WARM])
             _ctx = ctx
         return _ctx
+
+
+def main_module_name() -> str | None:
+    """NAME when this process was started as `python -m NAME`; None when started from a
+    path (the forkserver's own `__main__` preload covers that) or as a package's
+    `__main__` (multiprocessing never re-runs one of those)."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    name: str | None = getattr(spec, "name", None)
+    if not name or name.rpartition(".")[2] == "__main__":
+        return None
+    return name
 
 
 @dataclass

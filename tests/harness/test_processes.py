@@ -3,6 +3,7 @@
 # ruff: noqa: SIM300
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -84,3 +85,32 @@ def test_a_worker_exits_when_its_engine_dies(tmp_path: Path) -> None:
         return  # already gone
     _, alive = psutil.wait_procs([worker], timeout=30)
     assert [] == alive
+
+
+def test_a_parent_started_with_python_m_is_not_rerun_in_each_worker(tmp_path: Path) -> None:
+    """`python -m NAME` (the benchmarks, a user's script): the forkserver imports NAME
+    once and adopts it, so workers do not execute the parent's main module again. It
+    runs in the parent and once in the forkserver; three workers add nothing."""
+    count = tmp_path / "count"
+    out = subprocess.run(
+        [sys.executable, "-m", "tests.harness.fixtures.counting_main"],
+        cwd=REPO,
+        env={**os.environ, "COUNT_FILE": str(count)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert 0 == out.returncode, out.stderr
+    assert 2 == len(count.read_text().splitlines())
+
+
+def test_main_module_name_is_the_name_given_to_python_m(tmp_path: Path) -> None:
+    script = "import harness.processes as p; print(p.main_module_name())"
+    (tmp_path / "named.py").write_text(script)
+    by_name = subprocess.run(
+        [sys.executable, "-m", "named"], cwd=tmp_path, capture_output=True, text=True
+    )
+    by_path = subprocess.run(
+        [sys.executable, str(tmp_path / "named.py")], capture_output=True, text=True
+    )
+    assert ("named", "None") == (by_name.stdout.strip(), by_path.stdout.strip())
