@@ -6,7 +6,9 @@ In one run: cells per second of the matrix (default: the whole default matrix on
 embedded SQLite), the median wall time of a cell (with the campaign's cells running at
 once), the CPU time a cell costs (engine, forkserver, and forked workers, summed over
 the campaign and divided by its cells), the time of one fresh interpreter start that
-imports what a worker imports, and the ratios of a cell to that start.
+imports what a worker imports, and the ratios of a cell to that start. Beside them, the
+runtime's own work per cell (tests/benchmarks/runtime_floor.py): the CPU a cell would
+cost if the harness cost nothing, and so the most cells per second this runtime allows.
 Targets: a cell <= 0.1x an interpreter start; >= 20 cells/s on 2 cores.
 """
 
@@ -20,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +31,7 @@ import psutil
 from harness import processes
 from harness.adapter import load_adapter
 from harness.campaign import Campaign, CampaignConfig, CampaignResult, default_workers
+from tests.benchmarks.runtime_floor import floor_per_cell, run_costs
 
 WORKER_IMPORTS = (
     "import harness.worker, harness.adapters.reference, runtime, scenarios, openai, "
@@ -104,15 +108,19 @@ def start_forkserver_for(runtime: str) -> float:
     return start_forkserver()
 
 
-def measured_campaign(**options: Any) -> tuple[CampaignResult, float, dict[str, float]]:
+def measured_campaign(
+    before: Callable[[Campaign], object] = lambda campaign: None, **options: Any
+) -> tuple[CampaignResult, float, dict[str, float]]:
     """A campaign in a throwaway folder: its result, wall seconds and CPU seconds by part.
-    The forkserver's start and warm-up (once per process) come first, unmeasured."""
+    The forkserver's start and warm-up (once per process) come first, unmeasured, then
+    `before(campaign)`."""
     with tempfile.TemporaryDirectory(prefix="killpoint-bench-") as tmp:
         config = CampaignConfig(keep="none", work_root=Path(tmp), **options)
         config.validate()
         campaign = Campaign(config)
         campaign.engine.adapter(config.runtime)  # picks what the forkserver preloads
         start_forkserver()
+        before(campaign)
         meter = CpuMeter()
         meter.start()
         t0 = time.perf_counter()
@@ -131,7 +139,14 @@ def main() -> None:
 
     start = interpreter_start()
     warm = start_forkserver_for(args.runtime)
+    costs: dict[tuple[str, str], float] = {}
+
+    def measure_runs(campaign: Campaign) -> None:
+        rows, _ = campaign.rows()
+        costs.update(run_costs(args.runtime, ((s, m) for _, s, m, _ in rows)))
+
     result, wall, cpu = measured_campaign(
+        measure_runs,
         runtime=args.runtime,
         scenarios=tuple(s for s in args.scenarios.split(",") if s),
         points=args.points,
@@ -142,6 +157,8 @@ def main() -> None:
     per_cell = statistics.median(c.seconds for c in cells)
     cpu_cell = sum(cpu.values()) / n
     split = ", ".join(f"{k} {v / n * 1000:.0f}" for k, v in cpu.items())
+    floor = floor_per_cell(costs, ((c.scenario, c.mode) for c in cells))
+    cores = os.cpu_count() or 1
     print(f"cores                       {os.cpu_count()}  ({args.workers} cells at once)")
     print(f"cells                       {n}  ({len(result.unexpected)} unexpected)")
     print(f"wall time                   {wall:.1f} s  (baselines included; not the forkserver's")
@@ -149,6 +166,15 @@ def main() -> None:
     print(f"cells per second            {n / wall:.1f}  (target >= 20 on 2 cores)")
     print(f"median cell, wall           {per_cell * 1000:.0f} ms  ({args.workers} at once)")
     print(f"CPU per cell                {cpu_cell * 1000:.0f} ms  ({split})")
+    print(
+        f"runtime's own work          {floor * 1000:.0f} ms CPU per cell  (one uninterrupted run per"
+    )
+    print("                            cell, in process and warm: a floor no harness goes under)")
+    print(f"  so at best                {cores / floor:.1f} cells/s on {cores} cores")
+    print(
+        f"harness's share             {(cpu_cell - floor) * 1000:.0f} ms CPU per cell  (forks, crashes,"
+    )
+    print("                            checks, comparison: CPU per cell minus the runtime's work)")
     print(f"fresh interpreter start     {start * 1000:.0f} ms  (imports of a worker)")
     print(f"median cell / start         {per_cell / start:.2f}  (target <= 0.1)")
     print(f"CPU per cell / start        {cpu_cell / start:.2f}")

@@ -1,0 +1,55 @@
+"""The runtime's own work in a matrix: what no harness can make cheaper (for matrix_speed).
+
+A cell drives its scenario once from start to end in all (the crashed worker up to the
+crash point, the resumed one from there), so the CPU of one uninterrupted run, timed in
+this process with everything imported and warm (no fork, no crash, no comparison), is a
+lower bound of a cell's CPU. Summed over the cells of the matrix, it bounds the cells
+per second any harness could reach on this machine's cores with this runtime.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+
+from harness.adapter import load_adapter
+from harness.targets import resolve_scenario
+from scenarios import Ledger, ScriptedModel, drive
+
+
+def run_cpu(runtime: str, scenario: str, mode: str, repeats: int = 3) -> float:
+    """CPU seconds of one uninterrupted run (building the agent, the store and the
+    scripted model included) in this process: the median of `repeats`, after one
+    untimed run that warms whatever the runtime does lazily."""
+    adapter = load_adapter(runtime)
+    resolved = resolve_scenario(scenario)
+    times = []
+    for n in range(repeats + 1):
+        with tempfile.TemporaryDirectory(prefix="killpoint-floor-") as tmp:
+            work = Path(tmp)
+            t0 = time.process_time()
+            ledger = Ledger(work / "ledger.jsonl", resolved.name)
+            url = f"sqlite:///{work}/floor.db"
+            driver = adapter.driver(resolved, url, mode, ledger, lease_seconds=30.0)
+            with ScriptedModel(resolved.script, work / "model", faults=resolved.faults) as model:
+                asyncio.run(drive(resolved, driver, model, session_id="floor"))
+            if n:
+                times.append(time.process_time() - t0)
+    return statistics.median(times)
+
+
+def run_costs(runtime: str, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], float]:
+    """run_cpu() of each (scenario, mode). Measure before a campaign: afterwards this
+    process holds the campaign's results, and every collection walks them."""
+    return {(s, m): run_cpu(runtime, s, m) for s, m in set(pairs)}
+
+
+def floor_per_cell(costs: dict[tuple[str, str], float], cells: Iterable[tuple[str, str]]) -> float:
+    """Mean CPU seconds of the runtime's own work over cells given as (scenario, mode)."""
+    counts = Counter(cells)
+    return sum(n * costs[pair] for pair, n in counts.items()) / sum(counts.values())
