@@ -1,16 +1,17 @@
 """The runtime's own work in a matrix: what no harness can make cheaper (for matrix_speed).
 
-A cell drives its scenario once from start to end in all (the crashed worker up to the
-crash point, the resumed one from there), so the CPU of one uninterrupted run, timed in
-this process with everything imported and warm (no fork, no crash, no comparison), is a
-lower bound of a cell's CPU. Summed over the cells of the matrix, it bounds the cells
-per second any harness could reach on this machine's cores with this runtime.
+A cell drives its scenario about once from start to end (the crashed worker up to the
+crash point, a fresh one on from the last checkpoint; a cell whose run is lost stops
+early), so the CPU of one uninterrupted run, timed in this process with everything
+imported and warm (no fork, no crash, no comparison), is about the least a cell costs.
+Summed over the cells of a matrix, it bounds the cells per second any harness could
+reach on this machine's cores with this runtime.
 """
 
 from __future__ import annotations
 
 import asyncio
-import statistics
+import gc
 import tempfile
 import time
 from collections import Counter
@@ -22,10 +23,11 @@ from harness.targets import resolve_scenario
 from scenarios import Ledger, ScriptedModel, drive
 
 
-def run_cpu(runtime: str, scenario: str, mode: str, repeats: int = 3) -> float:
+def run_cpu(runtime: str, scenario: str, mode: str, repeats: int = 5) -> float:
     """CPU seconds of one uninterrupted run (building the agent, the store and the
-    scripted model included) in this process: the median of `repeats`, after one
-    untimed run that warms whatever the runtime does lazily."""
+    scripted model included) in this process: the least of `repeats` (a floor, and
+    the figure a noisy machine disturbs least), after one untimed run that warms
+    whatever the runtime does lazily."""
     adapter = load_adapter(runtime)
     resolved = resolve_scenario(scenario)
     times = []
@@ -40,13 +42,18 @@ def run_cpu(runtime: str, scenario: str, mode: str, repeats: int = 3) -> float:
                 asyncio.run(drive(resolved, driver, model, session_id="floor"))
             if n:
                 times.append(time.process_time() - t0)
-    return statistics.median(times)
+    return min(times)
 
 
 def run_costs(runtime: str, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], float]:
     """run_cpu() of each (scenario, mode). Measure before a campaign: afterwards this
-    process holds the campaign's results, and every collection walks them."""
-    return {(s, m): run_cpu(runtime, s, m) for s, m in set(pairs)}
+    process holds the campaign's results, and every collection walks them. What is
+    imported is frozen meanwhile, as it is in a worker (harness/warm.py)."""
+    gc.freeze()
+    try:
+        return {(s, m): run_cpu(runtime, s, m) for s, m in set(pairs)}
+    finally:
+        gc.unfreeze()
 
 
 def floor_per_cell(costs: dict[tuple[str, str], float], cells: Iterable[tuple[str, str]]) -> float:
