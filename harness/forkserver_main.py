@@ -21,7 +21,13 @@ MAIN_ENV = "KILLPOINT_FORKSERVER_MAIN"
 def adopt(name: str) -> None:
     # Imported under its own name, NAME's `if __name__ == "__main__":` block stays shut,
     # as it does when a child re-runs it as `__mp_main__`.
-    sys.modules["__main__"] = importlib.import_module(name)
+    try:
+        module = importlib.import_module(name)
+    except Exception:
+        # Left to the children, as before: each re-runs NAME and reports its own error
+        # (a forkserver that died while preloading would explain nothing).
+        return
+    sys.modules["__main__"] = module
 
 
 if os.environ.get(MAIN_ENV):

@@ -114,3 +114,38 @@ def test_main_module_name_is_the_name_given_to_python_m(tmp_path: Path) -> None:
         [sys.executable, str(tmp_path / "named.py")], capture_output=True, text=True
     )
     assert ("named", "None") == (by_name.stdout.strip(), by_path.stdout.strip())
+
+
+def test_a_main_module_that_fails_to_import_is_left_to_the_workers(tmp_path: Path) -> None:
+    """The forkserver survives a parent main module it cannot import: workers still
+    start, and each one runs into the module's error itself, as without the adoption."""
+    (tmp_path / "failing_main.py").write_text(
+        textwrap.dedent(
+            """
+            import os
+            if os.environ.get("FAIL_OUTSIDE_PARENT") != str(os.getpid()):
+                raise RuntimeError("this module only imports in its parent")
+            if __name__ == "__main__":
+                from harness import processes
+                ctx = processes.context()
+                p = ctx.Process(target=os.getpid)
+                p.start()
+                p.join()
+                processes.stop_forkserver()
+                print("worker exit", p.exitcode)
+            """
+        )
+    )
+    # `python -m failing_main`, with the parent's pid set first; run from the module's
+    # folder, so that the forkserver (which starts there) can import it too.
+    script = (
+        "import os, runpy, sys; os.environ['FAIL_OUTSIDE_PARENT'] = str(os.getpid()); "
+        "sys.argv = ['failing_main']; "
+        "runpy.run_module('failing_main', run_name='__main__', alter_sys=True)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert 0 == out.returncode, out.stderr
+    assert "worker exit 1" == out.stdout.strip()
+    assert "this module only imports in its parent" in out.stderr
