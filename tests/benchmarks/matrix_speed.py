@@ -7,8 +7,9 @@ embedded SQLite), the median wall time of a cell (with the campaign's cells runn
 once), the CPU time a cell costs (engine, forkserver, and forked workers, summed over
 the campaign and divided by its cells), the time of one fresh interpreter start that
 imports what a worker imports, and the ratios of a cell to that start. Beside them, the
-runtime's own work per cell (tests/benchmarks/runtime_floor.py): the CPU a cell would
-cost if the harness cost nothing, and so the most cells per second this runtime allows.
+runs' own work per cell (tests/benchmarks/runtime_floor.py: the runtime and the scripted
+model answering it): the CPU a cell would cost if forking, crashing and checking cost
+nothing, and so the most cells per second this runtime allows.
 Targets: a cell <= 0.1x an interpreter start; >= 20 cells/s on 2 cores.
 """
 
@@ -167,14 +168,14 @@ def main() -> None:
     print(f"median cell, wall           {per_cell * 1000:.0f} ms  ({args.workers} at once)")
     print(f"CPU per cell                {cpu_cell * 1000:.0f} ms  ({split})")
     print(
-        f"runtime's own work          {floor * 1000:.0f} ms CPU per cell  (one uninterrupted run per"
+        f"runs' own work              {floor * 1000:.0f} ms CPU per cell  (one uninterrupted run per"
     )
-    print("                            cell, in process and warm: a floor no harness goes under)")
+    print("                            cell, in process and warm: about the least a cell can cost)")
     print(f"  so at best                {cores / floor:.1f} cells/s on {cores} cores")
     print(
         f"harness's share             {(cpu_cell - floor) * 1000:.0f} ms CPU per cell  (forks, crashes,"
     )
-    print("                            checks, comparison: CPU per cell minus the runtime's work)")
+    print("                            checks, comparison: CPU per cell minus the runs' work)")
     print(f"fresh interpreter start     {start * 1000:.0f} ms  (imports of a worker)")
     print(f"median cell / start         {per_cell / start:.2f}  (target <= 0.1)")
     print(f"CPU per cell / start        {cpu_cell / start:.2f}")

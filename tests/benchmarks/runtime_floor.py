@@ -1,4 +1,7 @@
-"""The runtime's own work in a matrix: what no harness can make cheaper (for matrix_speed).
+"""The runs' own work in a matrix: about the least a cell can cost (for matrix_speed).
+
+The runtime's work, and the scripted model's in answering it (about 15% of a run: the
+one part of this floor that is the harness's own).
 
 A cell drives its scenario about once from start to end (the crashed worker up to the
 crash point, a fresh one on from the last checkpoint; a cell whose run is lost stops
@@ -57,6 +60,6 @@ def run_costs(runtime: str, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str,
 
 
 def floor_per_cell(costs: dict[tuple[str, str], float], cells: Iterable[tuple[str, str]]) -> float:
-    """Mean CPU seconds of the runtime's own work over cells given as (scenario, mode)."""
+    """Mean CPU seconds of the runs' own work over cells given as (scenario, mode)."""
     counts = Counter(cells)
     return sum(n * costs[pair] for pair, n in counts.items()) / sum(counts.values())
