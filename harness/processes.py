@@ -7,20 +7,20 @@ can kill whatever is still alive (`kill_all`).
 from __future__ import annotations
 
 import contextlib
+import json
 import multiprocessing
 import os
 import signal
-import sys
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from multiprocessing import spawn
 from multiprocessing.context import ForkServerContext
 from typing import Any
 
 import psutil
 
-from .forkserver_main import MAIN_ENV
 from .timeline import Event, gate_event
 from .worker import WorkerSpec, worker_main
 
@@ -30,15 +30,10 @@ from .worker import WorkerSpec, worker_main
 # and to exit from, each page of the forkserver's heap.
 PRELOAD = [
     "harness.forkserver_gc",  # first: no collection until warm.py freezes the heap
-    # The parent's main module: every child re-runs it before its target (multiprocessing
-    # does, to find functions defined there); imported once here, it is found already
-    # imported and skipped. Needs the usual `if __name__ == "__main__":` guard.
-    "__main__",
-    # The same for a parent started as `python -m NAME` (see forkserver_main.py).
+    # The parent's main module, run once here instead of in every worker (see there).
+    # Needs the usual `if __name__ == "__main__":` guard.
     "harness.forkserver_main",
     "harness.cli",
-    # What a campaign imports: a main that imports it (the benchmarks, a user's script)
-    # costs a child nothing to re-run.
     "harness.campaign",
     "harness.worker",
     "harness.adapters.reference",
@@ -55,6 +50,8 @@ PRELOAD = [
 ]
 # Last: runs what has been imported once, to warm its lazy paths (see warm.py).
 WARM = "harness.warm"
+# The main module the forkserver runs for its workers (harness/forkserver_main.py).
+MAIN_ENV = "KILLPOINT_FORKSERVER_MAIN"
 
 _ctx: ForkServerContext | None = None
 _ctx_lock = threading.Lock()
@@ -70,7 +67,7 @@ def context(extra_preload: Sequence[str] = ()) -> ForkServerContext:
     global _ctx
     with _ctx_lock:
         if _ctx is None:
-            main = main_module_name()
+            main = main_module(os.getpid())
             if main is not None:
                 # Read by the forkserver when it starts (it inherits this environment).
                 os.environ[MAIN_ENV] = main
@@ -80,15 +77,18 @@ def context(extra_preload: Sequence[str] = ()) -> ForkServerContext:
         return _ctx
 
 
-def main_module_name() -> str | None:
-    """NAME when this process was started as `python -m NAME`; None when started from a
-    path (the forkserver's own `__main__` preload covers that) or as a package's
-    `__main__` (multiprocessing never re-runs one of those)."""
-    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
-    name: str | None = getattr(spec, "name", None)
-    if not name or name.rpartition(".")[2] == "__main__":
-        return None
-    return name
+def main_module(parent: int) -> str | None:
+    """MAIN_ENV's value for a process `parent` whose children will re-run its main
+    module; None when they will not (no main module, or a package's `__main__`)."""
+    data = spawn.get_preparation_data("worker")  # what each child would be given
+    if "init_main_from_name" in data:
+        name = data["init_main_from_name"]
+        if name.rpartition(".")[2] == "__main__":
+            return None  # multiprocessing never re-runs one of those
+        return json.dumps({"parent": parent, "name": name})
+    if "init_main_from_path" in data:
+        return json.dumps({"parent": parent, "path": data["init_main_from_path"]})
+    return None
 
 
 @dataclass

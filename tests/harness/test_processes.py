@@ -3,6 +3,7 @@
 # ruff: noqa: SIM300
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -104,16 +105,34 @@ def test_a_parent_started_with_python_m_is_not_rerun_in_each_worker(tmp_path: Pa
     assert 2 == len(count.read_text().splitlines())
 
 
-def test_main_module_name_is_the_name_given_to_python_m(tmp_path: Path) -> None:
-    script = "import harness.processes as p; print(p.main_module_name())"
+def test_a_parent_started_from_a_path_is_not_rerun_in_each_worker(tmp_path: Path) -> None:
+    """The same for a script run by path (as the `killpoint` and `pytest` commands are):
+    CPython's own forkserver preload of `__main__` never takes effect (3.11 to 3.13)."""
+    count = tmp_path / "count"
+    script = REPO / "tests" / "harness" / "fixtures" / "counting_main.py"
+    out = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=REPO,
+        env={**os.environ, "COUNT_FILE": str(count)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert 0 == out.returncode, out.stderr
+    assert 2 == len(count.read_text().splitlines())
+
+
+def test_the_main_module_is_described_by_name_or_by_path(tmp_path: Path) -> None:
+    script = "import os, harness.processes as p; print(p.main_module(os.getpid()))"
     (tmp_path / "named.py").write_text(script)
-    by_name = subprocess.run(
-        [sys.executable, "-m", "named"], cwd=tmp_path, capture_output=True, text=True
-    )
-    by_path = subprocess.run(
-        [sys.executable, str(tmp_path / "named.py")], capture_output=True, text=True
-    )
-    assert ("named", "None") == (by_name.stdout.strip(), by_path.stdout.strip())
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, *args], cwd=tmp_path, capture_output=True, text=True)
+
+    by_name, by_path, by_c = run("-m", "named"), run("named.py"), run("-c", script)
+    assert "named" == json.loads(by_name.stdout)["name"], by_name.stderr
+    assert str(tmp_path / "named.py") == json.loads(by_path.stdout)["path"], by_path.stderr
+    assert "None" == by_c.stdout.strip(), by_c.stderr
 
 
 def test_a_main_module_that_fails_to_import_is_left_to_the_workers(tmp_path: Path) -> None:
@@ -149,3 +168,43 @@ def test_a_main_module_that_fails_to_import_is_left_to_the_workers(tmp_path: Pat
     assert 0 == out.returncode, out.stderr
     assert "worker exit 1" == out.stdout.strip()
     assert "this module only imports in its parent" in out.stderr
+
+
+def test_a_python_m_parent_does_not_choose_the_main_module_of_its_descendants(
+    tmp_path: Path,
+) -> None:
+    """The main module a parent hands its forkserver is for that forkserver alone: a
+    process started further down (here `python -c`, which has no main module to hand
+    on) starts a forkserver that leaves the parent's module alone."""
+    (tmp_path / "parent_main.py").write_text(
+        textwrap.dedent(
+            """
+            import os, subprocess, sys
+            with open("count", "a") as f:
+                f.write(f"{os.getpid()}\\n")
+            CHILD = (
+                "import os; from harness import processes; "
+                "p = processes.context().Process(target=os.getpid); p.start(); p.join(); "
+                "processes.stop_forkserver()"
+            )
+            if __name__ == "__main__":
+                from harness import processes
+                p = processes.context().Process(target=os.getpid)
+                p.start()
+                p.join()
+                code = subprocess.run([sys.executable, "-c", CHILD]).returncode
+                processes.stop_forkserver()
+                sys.exit(code)
+            """
+        )
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "parent_main"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert 0 == out.returncode, out.stderr
+    # The parent and its forkserver; not the child's forkserver.
+    assert 2 == len((tmp_path / "count").read_text().splitlines())
