@@ -160,7 +160,7 @@ def main() -> None:
     split = ", ".join(f"{k} {v / n * 1000:.0f}" for k, v in cpu.items())
     floor = floor_per_cell(costs, ((c.scenario, c.mode) for c in cells))
     cores = os.cpu_count() or 1
-    print(f"cores                       {os.cpu_count()}  ({args.workers} cells at once)")
+    print(f"cores                       {cores}  ({args.workers} cells at once)")
     print(f"cells                       {n}  ({len(result.unexpected)} unexpected)")
     print(f"wall time                   {wall:.1f} s  (baselines included; not the forkserver's")
     print(f"                            start and warm-up, once per process: {warm:.1f} s)")
