@@ -23,6 +23,7 @@ from .points import FAULT_KINDS, KILL_KINDS, KINDS, CrashPoint, PointError
 from .processes import kill_all
 from .stores import StoreError, Stores
 from .targets import ScenarioRefError, resolve_scenario
+from .work_root import check_work_dir
 
 POINT_GROUPS: dict[str, tuple[str, ...]] = {
     "boundaries": ("after-checkpoint",),
@@ -95,6 +96,14 @@ class CampaignConfig:
             Stores(self.store).check()
         except StoreError as exc:
             raise ConfigError(str(exc)) from None
+        if self.work_root is not None:
+            try:
+                check_work_dir(self.work_root)
+            except OSError as exc:
+                raise ConfigError(
+                    f"killpoint: cannot keep cells in {str(self.work_root)!r} ({exc}); "
+                    "give a writable folder with --work-dir"
+                ) from None
 
     def point_kinds(self) -> tuple[tuple[str, ...], int | None, list[CrashPoint]]:
         """(kinds to enumerate, random sample size, explicit points) from --points."""

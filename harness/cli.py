@@ -11,6 +11,10 @@ EXIT_UNEXPECTED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 REPORTS = Path("reports")
+WORK_DIR_HELP = (
+    "where cells keep their stores, ledgers and logs "
+    "(default: a new folder in /dev/shm, or in TMPDIR when set or /dev/shm is small)"
+)
 
 
 def _fail(message: str) -> int:
@@ -57,6 +61,7 @@ def _cmd_matrix(args: argparse.Namespace) -> int:
         workers=args.workers,
         timeout=args.timeout,
         keep=args.keep,
+        work_root=Path(args.work_dir) if args.work_dir else None,
     )
     try:
         config.validate()
@@ -193,13 +198,20 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             return _fail(f"killpoint: cell {cell.id!r} is not in {args.json!r}")
     from .campaign import CampaignConfig, ConfigError
 
+    work_root = Path(args.work_dir) if args.work_dir else None
     try:
         CampaignConfig(
-            runtime=cell.runtime, scenarios=(cell.scenario,), modes=(cell.mode,), store=store
+            runtime=cell.runtime,
+            scenarios=(cell.scenario,),
+            modes=(cell.mode,),
+            store=store,
+            work_root=work_root,
         ).validate()
     except ConfigError as exc:
         return _fail(str(exc))
-    engine = Engine(EngineConfig(store=store, keep="all" if args.keep else "failed"))
+    engine = Engine(
+        EngineConfig(store=store, keep="all" if args.keep else "failed", work_root=work_root)
+    )
     result = engine.run_cell(cell)
     print(f"{cell.id}: {result.verdict} ({'expected' if result.expected else 'UNEXPECTED'})")
     if result.detail:
@@ -325,6 +337,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--keep", choices=("none", "failed", "all"), default="failed", help="keep work dirs"
     )
+    p.add_argument("--work-dir", help=WORK_DIR_HELP)
     p.add_argument("--json", help="where the JSON goes (default: reports/matrix.json)")
     p.add_argument("--report", help="where the HTML goes (default: reports/matrix.html)")
     p.set_defaults(func=_cmd_matrix)
@@ -336,6 +349,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", help="a report to compare the verdict with")
     p.add_argument("--store", help="sqlite (default) or the PostgreSQL URL the cell ran on")
     p.add_argument("--keep", action="store_true", help="keep the store, ledger and worker logs")
+    p.add_argument("--work-dir", help=WORK_DIR_HELP)
     p.set_defaults(func=_cmd_replay)
 
     p = sub.add_parser("demo", help="the classic story: start, crash, inspect, continue, compare")

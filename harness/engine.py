@@ -6,7 +6,6 @@ The engine does not know pytest exists; the CLI and the pytest plugin share it.
 from __future__ import annotations
 
 import shutil
-import tempfile
 import threading
 import time
 from collections import Counter
@@ -28,6 +27,7 @@ from .processes import Interrupted, Outcome, Worker, context
 from .stores import Stores
 from .targets import resolve_scenario
 from .timeline import Event
+from .work_root import make_work_root
 from .worker import LEDGER, WorkerSpec
 
 SESSION_ID = "killpoint-session"
@@ -49,7 +49,7 @@ class Engine:
     def __init__(self, config: EngineConfig) -> None:
         self.config = config
         self.stores = Stores(config.store)
-        self.work_root = config.work_root or Path(tempfile.mkdtemp(prefix="killpoint-"))
+        self.work_root = config.work_root or make_work_root(self)
         self.work_root.mkdir(parents=True, exist_ok=True)
         self._baselines: dict[tuple[str, str, str, str], Baseline] = {}
         self._locks: dict[tuple[str, str, str, str], threading.Lock] = {}
@@ -177,8 +177,9 @@ class Engine:
         except PointError as exc:
             result = run.result("missed", False, detail=str(exc))
         finally:
-            run.cleanup()
+            kept = run.cleanup()
         result.seconds = round(time.monotonic() - t0, 4)
+        result.kept = str(kept) if kept else None
         return result
 
 
@@ -280,7 +281,8 @@ class _CellRun:
             **kwargs,
         )
 
-    def cleanup(self) -> None:
+    def cleanup(self) -> Path | None:
+        """Stop what is left of the cell; returns its work folder if that is kept."""
         for w in self.workers:
             if w.alive:
                 w.kill()
@@ -289,6 +291,8 @@ class _CellRun:
         keep = self.engine.config.keep
         if self.work and (keep == "none" or (keep == "failed" and self.verdict_ok)):
             shutil.rmtree(self.work, ignore_errors=True)
+            return None
+        return self.work
 
     # -- the cell -----------------------------------------------------------------------
 

@@ -3,30 +3,21 @@
 Importing this module (the forkserver preloads it) runs one scripted scenario end
 to end in a throwaway directory: the openai SDK, pydantic, SQLAlchemy and respx
 do their lazy first-use work once here instead of once per worker. Everything it
-starts is stopped again before the forkserver forks: no threads, pools or patches
-survive into a child.
+starts is stopped again before the forkserver forks: no threads, pools or respx
+patches survive into a child. What does survive is one shared TLS context (harness/tls.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import gc
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 
-import httpcore2
-
-
-def _cache_tls_context() -> None:
-    # Every openai client builds a TLS context, loading the system CA bundle (~50 ms).
-    # Workers never open a socket (the scripted model answers in-process), so one
-    # shared context, built once, is as good as a fresh one each time.
-    if not hasattr(httpcore2.default_ssl_context, "cache_info"):
-        httpcore2.default_ssl_context = functools.cache(httpcore2.default_ssl_context)
+from .tls import share_tls_context
 
 
 def _run_once() -> None:
@@ -82,7 +73,7 @@ def _run_agno_once() -> None:
 
 
 def warm() -> None:
-    _cache_tls_context()
+    share_tls_context()
     # A failed warm-up costs speed, never correctness.
     with contextlib.suppress(Exception):
         _run_once()

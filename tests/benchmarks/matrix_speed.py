@@ -32,6 +32,7 @@ import psutil
 from harness import processes
 from harness.adapter import load_adapter
 from harness.campaign import Campaign, CampaignConfig, CampaignResult, default_workers
+from harness.work_root import default_parent
 from tests.benchmarks.runtime_floor import floor_per_cell, run_costs
 
 WORKER_IMPORTS = (
@@ -115,7 +116,7 @@ def measured_campaign(
     """A campaign in a throwaway folder: its result, wall seconds and CPU seconds by part.
     The forkserver's start and warm-up (once per process) come first, unmeasured, then
     `before(campaign)`."""
-    with tempfile.TemporaryDirectory(prefix="killpoint-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="killpoint-bench-", dir=default_parent()) as tmp:
         config = CampaignConfig(keep="none", work_root=Path(tmp), **options)
         config.validate()
         campaign = Campaign(config)

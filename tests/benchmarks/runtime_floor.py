@@ -23,6 +23,8 @@ from pathlib import Path
 
 from harness.adapter import load_adapter
 from harness.targets import resolve_scenario
+from harness.tls import share_tls_context
+from harness.work_root import default_parent
 from scenarios import Ledger, ScriptedModel, drive
 
 
@@ -30,12 +32,14 @@ def run_cpu(runtime: str, scenario: str, mode: str, repeats: int = 5) -> float:
     """CPU seconds of one uninterrupted run (building the agent, the store and the
     scripted model included) in this process: the least of `repeats` (a floor, and
     the figure a noisy machine disturbs least), after one untimed run that warms
-    whatever the runtime does lazily."""
+    whatever the runtime does lazily. As in a campaign's workers, the clients share one
+    TLS context, and the store is where a campaign would keep it."""
+    share_tls_context()
     adapter = load_adapter(runtime)
     resolved = resolve_scenario(scenario)
     times = []
     for n in range(repeats + 1):
-        with tempfile.TemporaryDirectory(prefix="killpoint-floor-") as tmp:
+        with tempfile.TemporaryDirectory(prefix="killpoint-floor-", dir=default_parent()) as tmp:
             work = Path(tmp)
             t0 = time.process_time()
             ledger = Ledger(work / "ledger.jsonl", resolved.name)

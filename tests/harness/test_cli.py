@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import psutil
@@ -21,7 +23,7 @@ pytestmark = pytest.mark.slow
 
 
 def killpoint(
-    *args: str, cwd: Path = REPO, timeout: float = 240
+    *args: str, cwd: Path = REPO, timeout: float = 240, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "harness.cli", *args],
@@ -29,6 +31,7 @@ def killpoint(
         capture_output=True,
         text=True,
         timeout=timeout,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -43,6 +46,7 @@ class TestBadInput:
             (["--store", "mysql://u@h/db"], "'mysql'"),
             (["--store", "postgresql+psycopg://nobody@127.0.0.1:1/db"], "cannot reach the store"),
             (["--json", "/proc/killpoint/out.json"], "cannot write the report to '/proc/killpoint"),
+            (["--work-dir", "/proc/killpoint/work"], "cannot keep cells in '/proc/killpoint/work'"),
         ],
     )
     def test_one_line_naming_the_value_and_exit_2(
@@ -85,6 +89,30 @@ class TestMatrix:
         replay = killpoint("replay", cell["id"], "--json", str(path))
         assert 0 == replay.returncode, replay.stdout + replay.stderr
         assert "recorded verdict: ok — same" in replay.stdout
+
+    def test_cells_live_in_the_work_dir_and_an_unused_default_one_is_removed(
+        self, tmp_path: Path
+    ) -> None:
+        """--work-dir puts the cells there; without it, the command's own folder (here in
+        TMPDIR) is gone afterwards when no cell was kept in it."""
+        one_cell = ["matrix", "--scenarios", "research", "--modes", "tool-batch",
+                    "--points", "after-checkpoint:1", "--json", str(tmp_path / "m.json"),
+                    "--report", str(tmp_path / "m.html")]  # fmt: skip
+        work = tmp_path / "work"
+        result = killpoint(*one_cell, "--keep", "all", "--work-dir", str(work))
+        assert 0 == result.returncode, result.stderr
+        kept = [Path(c["kept"]) for c in json.loads((tmp_path / "m.json").read_text())["cells"]]
+        assert 1 == len(kept)
+        assert work == kept[0].parent
+        assert any(kept[0].iterdir())
+        # Short: multiprocessing puts its forkserver's socket in TMPDIR (108 bytes at most).
+        temp = Path(tempfile.mkdtemp(prefix="kp-", dir="/tmp"))
+        try:
+            result = killpoint(*one_cell, env={"TMPDIR": str(temp)})
+            assert 0 == result.returncode, result.stderr
+            assert [] == list(temp.iterdir())
+        finally:
+            shutil.rmtree(temp)
 
     def test_nothing_it_started_outlives_the_command(self, tmp_path: Path) -> None:
         """When `killpoint matrix` returns, its workers and its forkserver are gone: the

@@ -17,8 +17,10 @@ from .workers import assert_no_worker_alive, worker_pids
 pytestmark = pytest.mark.slow
 
 
-def engine_for(tmp_path: Path, store: str = "sqlite", **kwargs: object) -> Engine:
-    return Engine(EngineConfig(store=store, work_root=tmp_path / "work", keep="none", **kwargs))
+def engine_for(
+    tmp_path: Path, store: str = "sqlite", keep: str = "none", **kwargs: object
+) -> Engine:
+    return Engine(EngineConfig(store=store, work_root=tmp_path / "work", keep=keep, **kwargs))
 
 
 def run_row(
@@ -91,9 +93,10 @@ class TestBrokenRuntimes:
     @pytest.mark.parametrize("variant", VARIANTS)
     def test_each_defect_gets_an_unexpected_verdict(self, tmp_path: Path, variant: str) -> None:
         """Each deliberately broken variant of the reference runtime gets at least one
-        unexpected verdict over the kill points of the research scenario."""
+        unexpected verdict over the kill points of the research scenario; the work
+        folders of failed cells are kept and named, the others' are not."""
         runtime = f"tests.harness.broken_runtimes:{variant}"
-        engine = engine_for(tmp_path)
+        engine = engine_for(tmp_path, keep="failed")
         row = (runtime, "research", "tool-batch", "sqlite")
         base = engine.baseline(row)
         points = base.points(("after-checkpoint", "mid-batch")) if base.problem is None else []
@@ -102,6 +105,9 @@ class TestBrokenRuntimes:
         unexpected = [r for r in results if not r.expected]
         assert unexpected, [(r.id, r.verdict) for r in results]
         assert all(r.replay.startswith("killpoint replay ") for r in unexpected)
+        # (a cell whose baseline already failed starts no worker: it has nothing to keep)
+        assert all(r.kept and any(Path(r.kept).iterdir()) for r in unexpected if r.exit_codes)
+        assert all(r.kept is None for r in results if r.expected)
 
 
 class TestHarnessFailures:
