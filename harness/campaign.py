@@ -20,7 +20,7 @@ from .baseline import Baseline
 from .cell import Cell, CellResult
 from .engine import Engine, EngineConfig, Interrupted
 from .points import FAULT_KINDS, KILL_KINDS, KINDS, CrashPoint, PointError
-from .processes import kill_all
+from .processes import kill_all, socket_problem
 from .stores import StoreError, Stores
 from .targets import ScenarioRefError, resolve_scenario
 from .work_root import check_work_dir
@@ -62,6 +62,9 @@ class CampaignConfig:
 
     def validate(self) -> None:
         """Check every option before anything runs; raise ConfigError naming the fix."""
+        problem = socket_problem()
+        if problem:
+            raise ConfigError(problem)
         try:
             adapter = load_adapter(self.runtime)
         except AdapterError as exc:

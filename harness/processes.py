@@ -11,6 +11,7 @@ import json
 import multiprocessing
 import os
 import signal
+import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -52,6 +53,7 @@ PRELOAD = [
 WARM = "harness.warm"
 # The main module the forkserver runs for its workers (harness/forkserver_main.py).
 MAIN_ENV = "KILLPOINT_FORKSERVER_MAIN"
+MAX_SOCKET_PATH = 107  # sun_path is 108 bytes with its terminating NUL
 
 _ctx: ForkServerContext | None = None
 _ctx_lock = threading.Lock()
@@ -75,6 +77,21 @@ def context(extra_preload: Sequence[str] = ()) -> ForkServerContext:
             ctx.set_forkserver_preload([*PRELOAD, *extra_preload, WARM])
             _ctx = ctx
         return _ctx
+
+
+def socket_problem() -> str | None:
+    """Why no forkserver can start in this process, or None: multiprocessing puts its
+    socket in the temporary folder, and an AF_UNIX path holds at most 107 bytes."""
+    from multiprocessing import connection
+
+    path = os.fsencode(connection.arbitrary_address("AF_UNIX"))
+    if path.startswith(b"\0") or len(path) <= MAX_SOCKET_PATH:
+        return None
+    return (
+        f"killpoint: the temporary folder {tempfile.gettempdir()!r} is too long for the "
+        f"forkserver's socket ({len(path)} bytes, at most {MAX_SOCKET_PATH}); "
+        "set TMPDIR to a shorter folder"
+    )
 
 
 def main_module(parent: int) -> str | None:

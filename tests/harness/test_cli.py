@@ -63,6 +63,21 @@ class TestBadInput:
         assert "Traceback" not in result.stderr
         assert not (out / "m.json").exists()
 
+    def test_a_temporary_folder_too_long_for_the_forkserver_socket(self, tmp_path: Path) -> None:
+        """multiprocessing puts the forkserver's socket in TMPDIR; a path too long for
+        AF_UNIX is named before anything starts, instead of a traceback from a worker."""
+        temp = tmp_path / ("t" * 80)
+        temp.mkdir()
+        out = tmp_path / "m.json"
+        result = killpoint(
+            "matrix", "--scenarios", "research", "--points", "after-checkpoint:1",
+            "--json", str(out), "--report", str(tmp_path / "m.html"), env={"TMPDIR": str(temp)},
+        )  # fmt: skip
+        assert 2 == result.returncode
+        assert f"the temporary folder '{temp}' is too long" in result.stderr
+        assert 1 == len(result.stderr.strip().splitlines()), result.stderr
+        assert not out.exists()
+
     def test_an_unknown_cell_id_is_refused(self) -> None:
         """replay names the malformed cell id and shows its shape."""
         result = killpoint("replay", "research/after-checkpoint:2")
