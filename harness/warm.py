@@ -4,7 +4,7 @@ Importing this module (the forkserver preloads it) runs one scripted scenario en
 to end in a throwaway directory: the openai SDK, pydantic, SQLAlchemy and respx
 do their lazy first-use work once here instead of once per worker. Everything it
 starts is stopped again before the forkserver forks: no threads, pools or respx
-patches survive into a child. What does survive is one shared TLS context (harness/tls.py).
+patches survive into a child. One shared TLS context does (harness/tls.py).
 """
 
 from __future__ import annotations

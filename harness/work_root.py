@@ -2,9 +2,9 @@
 
 By default in RAM (/dev/shm) when the machine has room there. killpoint crashes
 processes, not machines: after a SIGKILL the kernel still holds every write the worker
-made, so a disk under the store adds only the time of its fsyncs (about a sixth of a
-cell's CPU on the machines we measured), not coverage. Power loss is not simulated
-either way. TMPDIR, when set, is a choice the user made and wins; so does --work-dir.
+made, so a disk under the store adds only the time of its fsyncs (7-10% of a cell's CPU
+where we measured it), not coverage. Power loss is not simulated either way. TMPDIR,
+when set, is a choice the user made and wins; so does --work-dir.
 """
 
 from __future__ import annotations

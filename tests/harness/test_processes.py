@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -75,9 +77,20 @@ def test_a_worker_exits_when_its_engine_dies(tmp_path: Path) -> None:
     )
     path = tmp_path / "engine.py"
     path.write_text(script)
-    out = subprocess.run(
-        [sys.executable, str(path)], cwd=REPO, capture_output=True, text=True, timeout=120
-    )
+    # A short one of its own: the dead engine cannot remove multiprocessing's socket
+    # folder from it, and an AF_UNIX path holds at most 107 bytes.
+    temp = tempfile.mkdtemp(prefix="kp-", dir="/tmp")
+    try:
+        out = subprocess.run(
+            [sys.executable, str(path)],
+            cwd=REPO,
+            env={**os.environ, "TMPDIR": temp},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        shutil.rmtree(temp)
     assert 0 == out.returncode, out.stderr
     pid = int(out.stdout.split()[0])
     try:

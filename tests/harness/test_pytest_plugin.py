@@ -14,7 +14,9 @@ import json
 import os
 import re
 import shutil
+import tempfile
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +36,16 @@ SMALL = (
 RESEARCH_CELLS = [
     f"reference/research/tool-batch/sqlite/after-checkpoint:{k}" for k in (1, 2, 3, 4)
 ]
+
+
+@pytest.fixture
+def own_tmpdir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """TMPDIR for the runs of one test, removed afterwards; short, since multiprocessing
+    puts its sockets there and an AF_UNIX path holds 107 bytes at most."""
+    temp = Path(tempfile.mkdtemp(prefix="kp-", dir="/tmp"))
+    monkeypatch.setenv("TMPDIR", str(temp))
+    yield temp
+    shutil.rmtree(temp)
 
 
 def run(pytester: pytest.Pytester, *args: str, timeout: float = 240) -> pytest.RunResult:
@@ -168,10 +180,13 @@ class TestMatrixUnderXdist:
         assert document["summary"]["planned"] == 4
         assert [b["checkpoints"] for b in document["baselines"]] == [5]
 
-    def test_popen_gateways_and_junit_properties(self, pytester: pytest.Pytester) -> None:
+    def test_popen_gateways_and_junit_properties(
+        self, pytester: pytest.Pytester, own_tmpdir: Path
+    ) -> None:
         """Several `--tx` popen gateways run the same cells; a worker that dies is replaced
         and loses nothing reported; JUnit XML carries verdict, schedule and replay command,
-        without warnings."""
+        without warnings. (The worker that dies cannot remove its forkserver's socket
+        folder: the run gets a temporary folder of its own.)"""
         pytester.makeini("[pytest]\njunit_family = legacy\n")
         # A worker that dies loses nothing already reported; xdist replaces it.
         pytester.makepyfile(test_die="import os\n\ndef test_die():\n    os._exit(3)\n")
