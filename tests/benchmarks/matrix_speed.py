@@ -4,7 +4,7 @@
 
 In one run: cells per second of the matrix (default: the whole default matrix on
 embedded SQLite), the median wall time of a cell (with the campaign's cells running at
-once), the CPU time a cell costs (engine, forkserver, and forked workers, summed over
+once, and, for `research`'s cells, one at a time), the CPU time a cell costs (engine, forkserver, and forked workers, summed over
 the campaign and divided by its cells), the time of one fresh interpreter start that
 imports what a worker imports, and the ratios of a cell to that start. Beside them, the
 runs' own work per cell (tests/benchmarks/runtime_floor.py: the runtime and the scripted
@@ -154,6 +154,12 @@ def main() -> None:
         points=args.points,
         workers=args.workers,
     )
+    # A cell's own latency: the same kind of cell, one at a time, as the interpreter start
+    # it is compared with is timed (the campaign above shares the cores between cells).
+    alone, _, _ = measured_campaign(
+        runtime=args.runtime, scenarios=("research",), points=args.points, workers=1
+    )
+    per_cell_alone = statistics.median(c.seconds for c in alone.cells)
     cells = result.cells
     n = len(cells)
     per_cell = statistics.median(c.seconds for c in cells)
@@ -179,6 +185,10 @@ def main() -> None:
     print("                            checks, comparison: CPU per cell minus the runs' work)")
     print(f"fresh interpreter start     {start * 1000:.0f} ms  (imports of a worker)")
     print(f"median cell / start         {per_cell / start:.2f}  (target <= 0.1)")
+    print(
+        f"median cell alone / start   {per_cell_alone / start:.2f}  ({per_cell_alone * 1000:.0f} ms:"
+        f" the {len(alone.cells)} cells of `research`, one at a time)"
+    )
     print(f"CPU per cell / start        {cpu_cell / start:.2f}")
 
 
