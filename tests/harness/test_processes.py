@@ -101,30 +101,25 @@ def test_a_worker_exits_when_its_engine_dies(tmp_path: Path) -> None:
     assert [] == alive
 
 
-def test_a_parent_started_with_python_m_is_not_rerun_in_each_worker(tmp_path: Path) -> None:
-    """`python -m NAME` (the benchmarks, a user's script): the forkserver imports NAME
-    once and adopts it, so workers do not execute the parent's main module again. It
-    runs in the parent and once in the forkserver; three workers add nothing."""
-    count = tmp_path / "count"
-    out = subprocess.run(
-        [sys.executable, "-m", "tests.harness.fixtures.counting_main"],
-        cwd=REPO,
-        env={**os.environ, "COUNT_FILE": str(count)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert 0 == out.returncode, out.stderr
-    assert 2 == len(count.read_text().splitlines())
+COUNTING_MAIN = REPO / "tests" / "harness" / "fixtures" / "counting_main.py"
 
 
-def test_a_parent_started_from_a_path_is_not_rerun_in_each_worker(tmp_path: Path) -> None:
-    """The same for a script run by path (as the `killpoint` and `pytest` commands are):
-    CPython's own forkserver preload of `__main__` never takes effect (3.11 to 3.13)."""
+@pytest.mark.parametrize(
+    "how",
+    [["-m", "tests.harness.fixtures.counting_main"], [str(COUNTING_MAIN)]],
+    ids=["python-m", "path"],
+)
+def test_the_parents_main_module_is_not_rerun_in_each_worker(
+    tmp_path: Path, how: list[str]
+) -> None:
+    """`python -m NAME` (the benchmarks, a user's script) or a script by path (as the
+    `killpoint` and `pytest` commands are): the forkserver runs the main module once and
+    adopts it, so workers do not execute it again (CPython's own forkserver preload of
+    `__main__` never takes effect, 3.11 to 3.13). It runs in the parent and once in the
+    forkserver; three workers add nothing."""
     count = tmp_path / "count"
-    script = REPO / "tests" / "harness" / "fixtures" / "counting_main.py"
     out = subprocess.run(
-        [sys.executable, str(script)],
+        [sys.executable, *how],
         cwd=REPO,
         env={**os.environ, "COUNT_FILE": str(count)},
         capture_output=True,
