@@ -58,7 +58,8 @@ class CampaignConfig:
     workers: int = field(default_factory=lambda: default_workers())
     timeout: float = 30.0
     keep: str = "failed"
-    work_root: Path | None = None
+    work_root: Path | None = None  # the cells' folders go right here
+    work_parent: Path | None = None  # or in a new killpoint-* folder here (--work-dir)
 
     def validate(self) -> None:
         """Check every option before anything runs; raise ConfigError naming the fix."""
@@ -99,12 +100,13 @@ class CampaignConfig:
             Stores(self.store).check()
         except StoreError as exc:
             raise ConfigError(str(exc)) from None
-        if self.work_root is not None:
+        for folder in (self.work_root, self.work_parent):
             try:
-                check_work_dir(self.work_root)
+                if folder is not None:
+                    check_work_dir(folder)
             except OSError as exc:
                 raise ConfigError(
-                    f"killpoint: cannot keep cells in {str(self.work_root)!r} ({exc}); "
+                    f"killpoint: cannot keep cells in {str(folder)!r} ({exc}); "
                     "give a writable folder with --work-dir"
                 ) from None
 
@@ -193,6 +195,7 @@ class Campaign:
                 timeout=config.timeout,
                 keep=config.keep,
                 work_root=config.work_root,
+                work_parent=config.work_parent,
             )
         )
         self.store_kind = self.engine.stores.kind

@@ -12,8 +12,8 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 REPORTS = Path("reports")
 WORK_DIR_HELP = (
-    "where cells keep their stores, ledgers and logs "
-    "(default: a new folder in /dev/shm, or in TMPDIR when set or /dev/shm is small)"
+    "where to make this run's folder for the cells' stores, ledgers and logs "
+    "(default: /dev/shm, or TMPDIR when set or /dev/shm is small)"
 )
 
 
@@ -61,7 +61,7 @@ def _cmd_matrix(args: argparse.Namespace) -> int:
         workers=args.workers,
         timeout=args.timeout,
         keep=args.keep,
-        work_root=Path(args.work_dir) if args.work_dir else None,
+        work_parent=Path(args.work_dir) if args.work_dir else None,
     )
     try:
         config.validate()
@@ -198,19 +198,19 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             return _fail(f"killpoint: cell {cell.id!r} is not in {args.json!r}")
     from .campaign import CampaignConfig, ConfigError
 
-    work_root = Path(args.work_dir) if args.work_dir else None
+    work_parent = Path(args.work_dir) if args.work_dir else None
     try:
         CampaignConfig(
             runtime=cell.runtime,
             scenarios=(cell.scenario,),
             modes=(cell.mode,),
             store=store,
-            work_root=work_root,
+            work_parent=work_parent,
         ).validate()
     except ConfigError as exc:
         return _fail(str(exc))
     engine = Engine(
-        EngineConfig(store=store, keep="all" if args.keep else "failed", work_root=work_root)
+        EngineConfig(store=store, keep="all" if args.keep else "failed", work_parent=work_parent)
     )
     result = engine.run_cell(cell)
     print(f"{cell.id}: {result.verdict} ({'expected' if result.expected else 'UNEXPECTED'})")
@@ -221,8 +221,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     if recorded is not None:
         same = recorded["verdict"] == result.verdict
         print(f"recorded verdict: {recorded['verdict']} — {'same' if same else 'DIFFERENT'}")
-    if result.kept or args.keep:
-        print(f"work directory: {engine.work_root}")
+    if result.kept:
+        print(f"kept: {result.kept} (store, ledger, worker logs)")
     return 0 if result.expected else EXIT_UNEXPECTED
 
 

@@ -41,7 +41,8 @@ class EngineConfig:
     timeout: float = 30.0  # per worker
     confirm_timeout: float = 5.0
     keep: str = "failed"  # none | failed | all
-    work_root: Path | None = None
+    work_root: Path | None = None  # the cells' folders go right here
+    work_parent: Path | None = None  # or in a new killpoint-* folder here (work_root.py)
     lease_seconds: float = 30.0
 
 
@@ -49,7 +50,7 @@ class Engine:
     def __init__(self, config: EngineConfig) -> None:
         self.config = config
         self.stores = Stores(config.store)
-        self.work_root = config.work_root or make_work_root(self)
+        self.work_root = config.work_root or make_work_root(self, config.work_parent)
         self.work_root.mkdir(parents=True, exist_ok=True)
         self._baselines: dict[tuple[str, str, str, str], Baseline] = {}
         self._locks: dict[tuple[str, str, str, str], threading.Lock] = {}

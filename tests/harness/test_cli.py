@@ -113,18 +113,28 @@ class TestMatrix:
     def test_cells_live_in_the_work_dir_and_an_unused_default_one_is_removed(
         self, tmp_path: Path
     ) -> None:
-        """--work-dir puts the cells there; without it, the command's own folder (here in
-        TMPDIR) is gone afterwards when no cell was kept in it."""
+        """--work-dir is where each run makes its own folder for the cells (two runs do not
+        collide); without it, that folder (here in TMPDIR) is gone afterwards when no cell
+        was kept in it."""
         one_cell = ["matrix", "--scenarios", "research", "--modes", "tool-batch",
                     "--points", "after-checkpoint:1", "--json", str(tmp_path / "m.json"),
                     "--report", str(tmp_path / "m.html")]  # fmt: skip
         work = tmp_path / "work"
         result = killpoint(*one_cell, "--keep", "all", "--work-dir", str(work))
         assert 0 == result.returncode, result.stderr
-        kept = [Path(c["kept"]) for c in json.loads((tmp_path / "m.json").read_text())["cells"]]
+        cells = json.loads((tmp_path / "m.json").read_text())["cells"]
+        kept = [Path(c["kept"]) for c in cells]
         assert 1 == len(kept)
-        assert work == kept[0].parent
+        assert work == kept[0].parent.parent
         assert any(kept[0].iterdir())
+        # replay --keep names the cell's own folder
+        replay = killpoint("replay", cells[0]["id"], "--keep", "--work-dir", str(work))
+        assert 0 == replay.returncode, replay.stderr
+        line = next(x for x in replay.stdout.splitlines() if x.startswith("kept: "))
+        again = Path(line.removeprefix("kept: ").partition(" ")[0])
+        assert work == again.parent.parent
+        assert kept[0].parent != again.parent
+        assert any(again.iterdir())
         # Short: multiprocessing puts its forkserver's socket in TMPDIR (108 bytes at most).
         temp = Path(tempfile.mkdtemp(prefix="kp-", dir="/tmp"))
         try:
