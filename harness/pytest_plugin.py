@@ -610,13 +610,7 @@ class CellItem(pytest.Item):
         from .cell import Cell
 
         state = self.config.stash[SESSION_KEY]
-        engine = state.engine()
-        before = _dirs(engine.work_root)
-        result = engine.run_cell(Cell.parse(self.name))
-        kept = sorted(_dirs(engine.work_root) - before)
-        cells = [p for p in kept if "-baseline-" not in p.name]
-        if cells:
-            result.kept = str(cells[-1])
+        result = state.engine().run_cell(Cell.parse(self.name))
         self.stash[RESULTS_KEY] = [result]
         self.user_properties += [
             ("cell", result.id),
@@ -651,13 +645,6 @@ class RowItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, 0, f"killpoint row {self.name}"
-
-
-def _dirs(root: Path) -> set[Path]:
-    try:
-        return {p for p in root.iterdir() if p.is_dir()}
-    except FileNotFoundError:
-        return set()
 
 
 # -- the `crash` fixture (its work: harness.crash_fixture) ----------------------------------
