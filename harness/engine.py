@@ -511,7 +511,9 @@ class _CellRun:
         gate = next(iter(plan.wait_for))
         a.stop()
         a.release(gate)  # read once it is woken
-        self.count_in_flight()
+        paused = self.adapter.read_session(self.url, SESSION_ID)
+        self.count_in_flight(paused)
+        effects_before = self.effects_of(a)
         deadline = self.adapter.lease_deadline(self.url, SESSION_ID)
         if deadline is not None:
             # Waiting on the row's lease, not on a process: the takeover is legal from then.
@@ -549,7 +551,24 @@ class _CellRun:
                 "corrupt", False, detail="the stale worker finished its run after the takeover"
             )
         self.fault(f"stale worker rejected: {woke.detail}")
+        late = late_allowance(
+            unfinished_batch(paused),
+            started=effects_before - durable_results(paused),
+            late=self.effects_of(a) - effects_before,
+        )
+        if late:
+            self.bound += late
+            self.event(
+                f"the woken worker finished {late} call(s) of its unfinished batch "
+                "(dispatched before the pause; each may repeat once)"
+            )
         return self.compare(base)
+
+    def effects_of(self, worker: Worker) -> Counter[tuple[str, str]]:
+        """The effects the ledger holds from one worker process."""
+        assert self.work is not None
+        entries = ledger_mod.read(self.work / LEDGER)
+        return effects([e for e in entries if e.pid == worker.pid])
 
     def lock_held(self, base: Baseline, plan: Plan) -> CellResult:
         """Checkpoint k meets a write lock held by another connection: the worker's write
@@ -608,6 +627,36 @@ class _CellRun:
             )
         self.event("resumed run equals the baseline")
         return self.result("ok", True, **common)
+
+
+def unfinished_batch(session: dict[str, Any] | None) -> Counter[tuple[str, str]]:
+    """The calls of each run's newest tool batch that have no durable result, per (tool,
+    canonical arguments): what a paused worker may still have running in its threads."""
+    found: Counter[tuple[str, str]] = Counter()
+    for run in (session or {}).get("runs", {}).values():
+        turns = [m for m in run["messages"] if m["role"] == "assistant"]
+        if not turns or not turns[-1]["tool_calls"]:
+            continue
+        turn = len(turns)
+        done = {(e["turn"], e["call_index"]) for e in run["tool_executions"]}
+        for index, call in enumerate(turns[-1]["tool_calls"]):
+            if (turn, index) not in done:
+                found[(call["name"], canonical_arguments(call["arguments"]))] += 1
+    return found
+
+
+def late_allowance(
+    unfinished: Counter[tuple[str, str]],
+    *,
+    started: Counter[tuple[str, str]],
+    late: Counter[tuple[str, str]],
+) -> int:
+    """How many of a woken stale worker's effects after its pause (`late`) were calls of
+    its unfinished batch that it had not started by then (`started`: its effects without
+    a durable result at the pause). A tool call dispatched before the pause cannot be
+    recalled, so each may repeat once, like a call in flight at a crash; anything else it
+    ran after waking (a new batch: a missing fence) stays outside the bound."""
+    return sum((late & (unfinished - started)).values())
 
 
 def durable_results(session: dict[str, Any] | None) -> Counter[tuple[str, str]]:

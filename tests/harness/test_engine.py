@@ -3,13 +3,17 @@
 # ruff: noqa: SIM300
 from __future__ import annotations
 
+import json
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from harness.cell import Cell, CellResult
-from harness.engine import Engine, EngineConfig
+from harness.engine import Engine, EngineConfig, late_allowance, unfinished_batch
 from harness.points import KINDS, CrashPoint, parse_schedule
+from scenarios.conversation import canonical_arguments
 
 from .broken_runtimes import VARIANTS
 from .workers import assert_no_worker_alive, worker_pids
@@ -143,3 +147,63 @@ class TestHarnessFailures:
         result = engine.run_cell(cell)
         assert ("missed", False) == (result.verdict, result.expected)
         assert "boundaries 1..4" in result.detail
+
+
+def _call(name: str, **args: object) -> dict[str, object]:
+    return {"name": name, "arguments": json.dumps(args)}
+
+
+def _execution(name: str, turn: int, index: int, **args: object) -> dict[str, object]:
+    return {**_call(name, **args), "turn": turn, "call_index": index}
+
+
+def _paused_session() -> dict[str, Any]:
+    """A run paused inside its second batch: fetch(a) ran in turn 1; of turn 2's a, b, c
+    only b has a durable result."""
+    return {
+        "runs": {
+            "r": {
+                "messages": [
+                    {"role": "user", "tool_calls": []},
+                    {"role": "assistant", "tool_calls": [_call("fetch", kind="a")]},
+                    {"role": "tool", "tool_calls": []},
+                    {
+                        "role": "assistant",
+                        "tool_calls": [
+                            _call("fetch", kind="a"),
+                            _call("fetch", kind="b"),
+                            _call("fetch", kind="c"),
+                        ],
+                    },
+                ],
+                # the first batch and the newest batch's second call are durable
+                "tool_executions": [
+                    _execution("fetch", 1, 0, kind="a"),
+                    _execution("fetch", 2, 1, kind="b"),
+                ],
+            }
+        }
+    }
+
+
+class TestStaleWorkerAllowance:
+    """A paused worker's batch keeps running in its threads until SIGSTOP lands, and a call
+    it dispatched but had not started may run after it is woken."""
+
+    @staticmethod
+    def sig(kind: str) -> tuple[str, str]:
+        return ("fetch", canonical_arguments({"kind": kind}))
+
+    def test_the_unfinished_batch_is_the_newest_turns_calls_without_a_result(self) -> None:
+        # kind=a also ran in turn 1: matched by position, not by signature
+        assert Counter([self.sig("a"), self.sig("c")]) == unfinished_batch(_paused_session())
+        finished = {"runs": {"r": {**_paused_session()["runs"]["r"], "messages": []}}}
+        assert Counter() == unfinished_batch(finished)
+
+    def test_only_calls_of_that_batch_not_started_at_the_pause_are_allowed(self) -> None:
+        unfinished = unfinished_batch(_paused_session())
+        started = Counter([self.sig("a")])  # had its effect before the pause
+        assert 1 == late_allowance(unfinished, started=started, late=Counter([self.sig("c")]))
+        # a new batch after waking (no fence) is not allowed, nor a call it had started
+        new = Counter([self.sig("d"), self.sig("a")])
+        assert 0 == late_allowance(unfinished, started=started, late=new)
