@@ -351,13 +351,12 @@ class _CellRun:
                 False,
                 detail=f"the worker ended ({out.kind}) before reaching {plan.point}: {out.detail}",
             )
-        assert self.url is not None and self.work is not None
-        ledger_path = self.work / LEDGER
+        assert self.url is not None
 
         def there() -> bool:
             if self.adapter.progress(self.url, SESSION_ID) != plan.checkpoints:
                 return False
-            done = ledger_mod.read(ledger_path)
+            done = self.ledger()
             for call in plan.finished_first:
                 n = sum(
                     1
@@ -382,12 +381,14 @@ class _CellRun:
         self.event(confirmed, "store", "store")
         return None
 
-    def count_in_flight(self, session: dict[str, Any] | None = None) -> None:
+    def count_in_flight(
+        self, session: dict[str, Any] | None = None, entries: list[ledger_mod.Entry] | None = None
+    ) -> None:
         """At a crash (or a pause): calls whose effect happened but whose result is not
         durable. A resume may repeat each of them once, and nothing else: that is the
         duplicate bound, in every mode ("tool" mode simply leaves fewer such calls)."""
-        assert self.url is not None and self.work is not None
-        happened = effects(ledger_mod.read(self.work / LEDGER))
+        assert self.url is not None
+        happened = effects(self.ledger() if entries is None else entries)
         if session is None:
             session = self.adapter.read_session(self.url, SESSION_ID)
         durable = durable_results(session)
@@ -512,8 +513,11 @@ class _CellRun:
         a.stop()
         a.release(gate)  # read once it is woken
         paused = self.adapter.read_session(self.url, SESSION_ID)
-        self.count_in_flight(paused)
-        effects_before = self.effects_of(a)
+        # One reading of the ledger for both: an effect that lands between two readings
+        # (SIGSTOP is delivered asynchronously) would be in neither the bound nor `late`.
+        at_pause = self.ledger()
+        self.count_in_flight(paused, at_pause)
+        effects_before = effects([e for e in at_pause if e.pid == a.pid])
         deadline = self.adapter.lease_deadline(self.url, SESSION_ID)
         if deadline is not None:
             # Waiting on the row's lease, not on a process: the takeover is legal from then.
@@ -554,7 +558,7 @@ class _CellRun:
         late = late_allowance(
             unfinished_batch(paused),
             started=effects_before - durable_results(paused),
-            late=self.effects_of(a) - effects_before,
+            late=effects([e for e in self.ledger() if e.pid == a.pid]) - effects_before,
         )
         if late:
             self.bound += late
@@ -564,11 +568,10 @@ class _CellRun:
             )
         return self.compare(base)
 
-    def effects_of(self, worker: Worker) -> Counter[tuple[str, str]]:
-        """The effects the ledger holds from one worker process."""
+    def ledger(self) -> list[ledger_mod.Entry]:
+        """Every tool execution the cell's workers recorded so far."""
         assert self.work is not None
-        entries = ledger_mod.read(self.work / LEDGER)
-        return effects([e for e in entries if e.pid == worker.pid])
+        return ledger_mod.read(self.work / LEDGER)
 
     def lock_held(self, base: Baseline, plan: Plan) -> CellResult:
         """Checkpoint k meets a write lock held by another connection: the worker's write
@@ -595,10 +598,10 @@ class _CellRun:
         return self.after_crash(base, plan, [w], rest=(), killed=True)
 
     def compare(self, base: Baseline) -> CellResult:
-        assert self.url is not None and self.work is not None
+        assert self.url is not None
         final = self.adapter.read_session(self.url, SESSION_ID)
         diff = first_difference(comparable(base.session), comparable(final))
-        counted = count_effects(base.effects, effects(ledger_mod.read(self.work / LEDGER)))
+        counted = count_effects(base.effects, effects(self.ledger()))
         bound = self.bound
         common = {"duplicates": counted.duplicates, "bound": bound}
         if diff is not None:
