@@ -11,7 +11,7 @@ PYTEST_ARGS ?= -n auto -q
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet --upgrade pip "setuptools>=68"
 	$(PY) -m pip install --quiet -e '.[test,agno]'
 	touch $(STAMP)
 

@@ -1,1 +1,83 @@
-"""killpoint's harness: crash engine, oracle, CLI, pytest plugin and report."""
+"""killpoint: a crash-consistency harness for durable agent runtimes.
+
+This module is the public API: what a user imports to write scenarios and to bring a
+runtime of their own. Everything else under `killpoint.` is internal and may change.
+
+Names load on first use (PEP 562), so that `import killpoint.worker` in a forked
+worker, or pytest loading the plugin, does not import the whole harness.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .adapter import AdapterError, RuntimeAdapter
+    from .engine import agent_adapter
+    from .scenarios import (
+        Conversation,
+        Driver,
+        Expected,
+        Fault,
+        Ledger,
+        Reply,
+        RunResult,
+        Scenario,
+        ToolEnv,
+        ToolRequest,
+        gates,
+        idempotent,
+    )
+
+# name -> the module that defines it
+_EXPORTS: dict[str, str] = {
+    # writing scenarios
+    "Scenario": "killpoint.scenarios",
+    "Expected": "killpoint.scenarios",
+    "Reply": "killpoint.scenarios",
+    "ToolRequest": "killpoint.scenarios",
+    "Conversation": "killpoint.scenarios",
+    "ToolEnv": "killpoint.scenarios",
+    "Fault": "killpoint.scenarios",
+    "idempotent": "killpoint.scenarios",
+    # bringing a runtime
+    "RuntimeAdapter": "killpoint.adapter",
+    "AdapterError": "killpoint.adapter",
+    "Driver": "killpoint.scenarios",
+    "RunResult": "killpoint.scenarios",
+    "Ledger": "killpoint.scenarios",
+    "gates": "killpoint.scenarios",
+    "agent_adapter": "killpoint.engine",
+}
+
+__all__ = [
+    "AdapterError",
+    "Conversation",
+    "Driver",
+    "Expected",
+    "Fault",
+    "Ledger",
+    "Reply",
+    "RunResult",
+    "RuntimeAdapter",
+    "Scenario",
+    "ToolEnv",
+    "ToolRequest",
+    "agent_adapter",
+    "gates",
+    "idempotent",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'killpoint' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # the next lookup is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

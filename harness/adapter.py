@@ -6,7 +6,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
-from scenarios import Driver, Ledger, Scenario
+from killpoint.scenarios import Driver, Ledger, Scenario
 
 
 class AdapterError(ValueError):
@@ -20,7 +20,7 @@ class RuntimeAdapter(Protocol):
     Every read takes the store URL: adapters keep no connection across a fork.
 
     Optional: `preload_modules`, module names the forkserver imports before it forks
-    any worker of this runtime (its workers then start warm; see harness.processes).
+    any worker of this runtime (its workers then start warm; see killpoint.processes).
     """
 
     name: str
@@ -95,6 +95,6 @@ def load_adapter(spec: str) -> RuntimeAdapter:
     if not isinstance(adapter, RuntimeAdapter):
         raise AdapterError(
             f"killpoint: runtime {spec!r} gave {adapter!r}, which is not a RuntimeAdapter "
-            "(see harness.adapter.RuntimeAdapter)"
+            "(see killpoint.adapter.RuntimeAdapter)"
         )
     return adapter

@@ -15,9 +15,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from scenarios import gates
-from scenarios.conversation import canonical_arguments
-from scenarios.ledger import Entry
+from killpoint.scenarios import gates
+from killpoint.scenarios.conversation import canonical_arguments
+from killpoint.scenarios.ledger import Entry
 
 from .points import CrashPoint, PointError
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import scenarios
+from killpoint import scenarios
 
 from .adapter import AdapterError, load_adapter
 from .baseline import Baseline

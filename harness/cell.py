@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
+import os
 import shlex
+import site
+import sys
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .points import PointError, Schedule, format_schedule, parse_schedule
@@ -41,9 +46,37 @@ class Cell:
         return cls(runtime, scenario, mode, store, parse_schedule(schedule))
 
     def replay_command(self) -> str:
-        """The one command that reruns this cell (a PostgreSQL cell needs its server URL)."""
+        """The one command that reruns this cell, from any folder: PYTHONPATH names where
+        the user's own runtime or scenario module was imported from (a PostgreSQL cell
+        also needs its server URL, which is never written out)."""
         text = shlex.join(["killpoint", "replay", self.id])
-        return text + ' --store "$KILLPOINT_STORE"' if self.store != "sqlite" else text
+        if self.store != "sqlite":
+            text += ' --store "$KILLPOINT_STORE"'
+        roots: list[str] = []
+        for ref in (self.runtime, self.scenario):
+            if ":" in ref and not ref.startswith("random:"):
+                root = import_root(ref.partition(":")[0])
+                if root is not None and root not in roots:
+                    roots.append(root)
+        if not roots:
+            return text
+        return f"PYTHONPATH={shlex.quote(os.pathsep.join(roots))} {text}"
+
+
+def import_root(module_name: str) -> str | None:
+    """The sys.path entry `module_name` was imported from, unless it is an installed one."""
+    try:
+        module = sys.modules.get(module_name) or importlib.import_module(module_name)
+    except Exception:
+        return None
+    filename = getattr(module, "__file__", None)
+    if not filename:
+        return None
+    path = Path(filename).resolve()
+    depth = module_name.count(".") + (1 if path.name == "__init__.py" else 0)
+    root = path.parents[depth]
+    installed = {Path(p).resolve() for p in (*site.getsitepackages(), site.getusersitepackages())}
+    return None if root in installed else str(root)
 
 
 @dataclass

@@ -30,7 +30,7 @@ def _split(text: str | None) -> tuple[str, ...]:
 
 
 def _cmd_scenarios(args: argparse.Namespace) -> int:
-    import scenarios
+    from killpoint import scenarios
 
     width = max(len(name) for name, _ in scenarios.describe())
     for name, description in scenarios.describe():
@@ -379,10 +379,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     import os
 
-    # Like `python -m`: the user's own modules (adapters, scenarios) import from here,
-    # in this process and in every worker forked for it.
+    # The user's own modules (adapters, scenarios) import from the current folder, in
+    # this process and in every worker forked for it; last on the path, so that a
+    # project's own `runtime/` or `scenarios/` never stands in for an installed module.
     if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
+        sys.path.append(os.getcwd())
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -401,7 +402,7 @@ def entry() -> None:
     try:
         code = main()
     finally:
-        processes = sys.modules.get("harness.processes")
+        processes = sys.modules.get("killpoint.processes")
         if processes is not None:
             processes.stop_forkserver()
     sys.exit(code)

@@ -1,7 +1,7 @@
 """The `crash` fixture's work: run the crash matrix of a user's own runtime and scenarios
 inside a test, and say which cells went wrong.
 
-The fixture itself is registered by harness.pytest_plugin (pytest finds fixtures in the
+The fixture itself is registered by killpoint.pytest_plugin (pytest finds fixtures in the
 plugin module); this module is what it returns.
 """
 
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .failure_messages import difference_text, replay_line
+from .failure_messages import difference_text
 from .option_values import load_runtime, split_list
 from .plugin_keys import MARKER, RESULTS_KEY, SESSION_KEY
 
@@ -79,7 +79,7 @@ class CrashResults:
                 lines.append(f"              {c.detail.splitlines()[0][:300]}")
             if c.first_difference and difference_text(c) not in c.detail:
                 lines.append(f"              first difference: {difference_text(c)[:300]}")
-            lines.append(f"              replay: {replay_line(c)}")
+            lines.append(f"              replay: {c.replay}")
         if self.unexpected or self.problems:
             lines.append(f"  rerun with --crash-seed {self.seed}")
             if self.work_root is not None:

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scenarios import Fault
-from scenarios import ledger as ledger_mod
-from scenarios.conversation import canonical_arguments
+from killpoint.scenarios import Fault
+from killpoint.scenarios import ledger as ledger_mod
+from killpoint.scenarios.conversation import canonical_arguments
 
 from .adapter import RuntimeAdapter, load_adapter
 from .baseline import Baseline, Plan, effects

@@ -2,8 +2,8 @@
 
 CPython's recipe for fork without exec (see `gc.freeze`): a parent that never collects
 leaves no freed holes among its objects for children to fill (each fill copies a page),
-and `harness.warm`, imported last, freezes the heap so a child's collector never walks
-it. Workers turn collection back on (harness.worker), so the runtime under test runs
+and `killpoint.warm`, imported last, freezes the heap so a child's collector never walks
+it. Workers turn collection back on (killpoint.worker), so the runtime under test runs
 as it would anywhere else.
 """
 

@@ -9,7 +9,7 @@ for a `main_path` key that the preparation data names `init_main_from_path`. So 
 worker paid for it: 8 ms for the benchmarks' `-m` module, a whole pytest import under
 the `pytest` command. Here the forkserver does it once, and each child finds it done.
 
-The parent says which main module in MAIN_ENV (harness.processes.main_module), with
+The parent says which main module in MAIN_ENV (killpoint.processes.main_module), with
 its own pid: the variable is inherited by everything the parent starts, and only its
 own forkserver (a direct child) may act on it. Only the forkserver imports this module.
 """

@@ -2,7 +2,7 @@
 
 A cell is planned from its row's baseline, and a baseline is only known by running it; so
 the process that owns the session plans, and every worker collects that plan instead of
-planning its own (see harness.pytest_plugin for why). The plan travels as JSON through
+planning its own (see killpoint.pytest_plugin for why). The plan travels as JSON through
 execnet, baselines included, so workers judge cells against the controller's baselines.
 No pytest here: the plan is data, and making it is the engine's work.
 """

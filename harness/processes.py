@@ -30,16 +30,16 @@ from .worker import WorkerSpec, worker_main
 # is not imported for a reference-runtime campaign, since every worker pays to fork,
 # and to exit from, each page of the forkserver's heap.
 PRELOAD = [
-    "harness.forkserver_gc",  # first: no collection until warm.py freezes the heap
+    "killpoint.forkserver_gc",  # first: no collection until warm.py freezes the heap
     # The parent's main module, run once here instead of in every worker (see there).
     # Needs the usual `if __name__ == "__main__":` guard.
-    "harness.forkserver_main",
-    "harness.cli",
-    "harness.campaign",
-    "harness.worker",
-    "harness.adapters.reference",
-    "runtime",
-    "scenarios",
+    "killpoint.forkserver_main",
+    "killpoint.cli",
+    "killpoint.campaign",
+    "killpoint.worker",
+    "killpoint.adapters.reference",
+    "killpoint.runtime",
+    "killpoint.scenarios",
     "openai",
     "openai.types.responses",
     "httpx2",
@@ -50,7 +50,7 @@ PRELOAD = [
     "psutil",
 ]
 # Last: runs what has been imported once, to warm its lazy paths (see warm.py).
-WARM = "harness.warm"
+WARM = "killpoint.warm"
 # The main module the forkserver runs for its workers (harness/forkserver_main.py).
 MAIN_ENV = "KILLPOINT_FORKSERVER_MAIN"
 MAX_SOCKET_PATH = 107  # sun_path is 108 bytes with its terminating NUL

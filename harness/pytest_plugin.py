@@ -1,5 +1,5 @@
 """killpoint's pytest plugin: the crash matrix as test items, a `killpoint` marker and a
-`crash` fixture. A thin layer: the engine (harness.engine, harness.campaign) does the work
+`crash` fixture. A thin layer: the engine (killpoint.engine, killpoint.campaign) does the work
 and does not know pytest exists.
 
 Collection under pytest-xdist — the choice, and why. A cell is planned from its row's
@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .crash_fixture import Crash, CrashResults
-from .failure_messages import cell_failure, replay_line
+from .failure_messages import cell_failure
 from .matrix_plan import MatrixPlan, lost_cell, make_plan
 from .option_values import load_runtime, split_list
 from .plugin_keys import MARKER, RESULTS_KEY, SESSION_KEY
@@ -532,7 +532,7 @@ class KillpointSession:
         )
         for c in bad[:20]:
             terminalreporter.write_line(f"{c.verdict:<11} {c.id}")
-            terminalreporter.write_line(f"            replay: {replay_line(c)}")
+            terminalreporter.write_line(f"            replay: {c.replay}")
         if len(bad) > 20:
             terminalreporter.write_line(f"... and {len(bad) - 20} more")
         if self.written:
@@ -544,7 +544,7 @@ class KillpointSession:
 
 def _kill_workers() -> None:
     """Kill engine workers still registered in this process (none unless interrupted)."""
-    processes = sys.modules.get("harness.processes")
+    processes = sys.modules.get("killpoint.processes")
     if processes is not None:  # never imported: nothing was started
         processes.kill_all()
 
@@ -647,7 +647,7 @@ class RowItem(pytest.Item):
         return self.path, 0, f"killpoint row {self.name}"
 
 
-# -- the `crash` fixture (its work: harness.crash_fixture) ----------------------------------
+# -- the `crash` fixture (its work: killpoint.crash_fixture) ----------------------------------
 
 
 @pytest.fixture

@@ -5,8 +5,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-import scenarios
-from scenarios import Scenario
+from killpoint import scenarios
+from killpoint.scenarios import Scenario
 
 
 class ScenarioRefError(ValueError):
@@ -22,7 +22,7 @@ def resolve_scenario(ref: str) -> Scenario:
             raise ScenarioRefError(
                 f"killpoint: scenario {ref!r} needs an integer seed, e.g. 'random:42'"
             )
-        from scenarios.strategies import scenario_from_seed
+        from killpoint.scenarios.strategies import scenario_from_seed
 
         return scenario_from_seed(int(seed))
     if ":" in ref:

@@ -21,8 +21,8 @@ from .tls import share_tls_context
 
 
 def _run_once() -> None:
-    import scenarios
-    from scenarios import Ledger, ScriptedModel, drive
+    from killpoint import scenarios
+    from killpoint.scenarios import Ledger, ScriptedModel, drive
 
     from .adapters.reference import ReferenceDriver
 
@@ -43,10 +43,10 @@ def _run_agno_once() -> None:
     """agno's first run in a process costs over a second (lazy imports, pydantic schemas,
     SQLAlchemy table metadata); run `research` once per conversation style here, when
     the forkserver preloaded agno's adapter (an agno campaign)."""
-    if "harness.adapters.agno" not in sys.modules:
+    if "killpoint.adapters.agno" not in sys.modules:
         return
-    import scenarios
-    from scenarios import Ledger, ScriptedModel, drive
+    from killpoint import scenarios
+    from killpoint.scenarios import Ledger, ScriptedModel, drive
 
     from .adapters.agno import CHAINED_MODEL_ID, TRANSCRIPT_MODEL_ID, AgnoDriver, import_problem
 
@@ -82,7 +82,7 @@ def warm() -> None:
     # Everything loaded so far lives as long as the forkserver: keep the collector from
     # walking (and copy-on-write touching) it again in every forked worker. No collect()
     # first: the garbage it would free would leave holes that every child's allocations
-    # fill, copying the page each time (harness.forkserver_gc).
+    # fill, copying the page each time (killpoint.forkserver_gc).
     gc.freeze()
 
 

@@ -19,7 +19,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from scenarios import Fault, Ledger, RunResult, ScriptedModel, drive, gates
+from killpoint.scenarios import Fault, Ledger, RunResult, ScriptedModel, drive, gates
 
 from .adapter import load_adapter
 from .targets import resolve_scenario
@@ -90,7 +90,7 @@ class _Channel:
 
 
 def worker_main(spec: WorkerSpec, conn: Connection) -> None:
-    # The forkserver turned the collector off (harness.forkserver_gc); the runtime under
+    # The forkserver turned the collector off (killpoint.forkserver_gc); the runtime under
     # test gets it back.
     gc.enable()
     # A session of its own: the engine kills the process group, never a stray pid.

@@ -3,9 +3,9 @@
 A worker creates `<database>_<token>_<worker>` on the store's server when it first needs a
 store, and drops it when it finishes; the controller drops those of workers that died. The
 session's random token keeps concurrent sessions on a shared server apart. Inside that
-database each cell still gets a schema of its own (harness.stores).
+database each cell still gets a schema of its own (killpoint.stores).
 
-Apart from harness.stores because the plugin imports this module when pytest loads it:
+Apart from killpoint.stores because the plugin imports this module when pytest loads it:
 SQLAlchemy is imported only when a database is made or dropped.
 """
 

@@ -1,7 +1,7 @@
 """Shared test helpers: Responses API bodies, scripted replies, store snapshots, worker processes.
 
 Nothing here fakes the store or the SDK: replies are served at the HTTP layer by respx
-(through the httpx2 mocker in `scenarios.http_mock`), stores are real SQLite files or
+(through the httpx2 mocker in `killpoint.scenarios.http_mock`), stores are real SQLite files or
 real PostgreSQL databases.
 """
 
@@ -21,13 +21,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import killpoint.scenarios.http_mock  # noqa: F401  (registers respx's "httpx2" mocker)
 import psutil
 import respx
+from killpoint.runtime import Message, OpenAIResponses, Store
+from killpoint.runtime.store import schema
 from sqlalchemy import select as sql_select
-
-import scenarios.http_mock  # noqa: F401  (registers respx's "httpx2" mocker)
-from runtime import Message, OpenAIResponses, Store
-from runtime.store import schema
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BASE_URL = "https://api.openai.com/v1"

@@ -21,10 +21,9 @@ import threading
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from killpoint.scenarios import Ledger, RunResult, Scenario, ToolEnv, gates
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
-
-from scenarios import Ledger, RunResult, Scenario, ToolEnv, gates
 
 from ..per_url import PerUrl
 
@@ -282,7 +281,7 @@ class AgnoAdapter:
 
     @property
     def preload_modules(self) -> tuple[str, ...]:
-        return ("harness.adapters.agno", *PRELOAD_MODULES)
+        return ("killpoint.adapters.agno", *PRELOAD_MODULES)
 
     def instrument(self, checkpoint_offset: int) -> None:
         """Wrap agno's `persist_run_in_session` (and its async twin) in this worker.
@@ -422,9 +421,9 @@ class AgnoAdapter:
 
 def chained() -> AgnoAdapter:
     """agno with a reasoning model id: turns chained with previous_response_id
-    (`--runtime harness.adapters.agno:chained`)."""
+    (`--runtime killpoint.adapters.agno:chained`)."""
     adapter = AgnoAdapter(CHAINED_MODEL_ID)
-    adapter.name = "harness.adapters.agno:chained"
+    adapter.name = "killpoint.adapters.agno:chained"
     return adapter
 
 

@@ -7,10 +7,9 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from killpoint.runtime import Agent, OpenAIResponses, RunOutput, RunStatus, Store, Tool
+from killpoint.scenarios import Ledger, RunResult, Scenario, ToolEnv, gates
 from sqlalchemy import Engine, event, text
-
-from runtime import Agent, OpenAIResponses, RunOutput, RunStatus, Store, Tool
-from scenarios import Ledger, RunResult, Scenario, ToolEnv, gates
 
 from ..per_url import PerUrl
 
@@ -202,9 +201,9 @@ class ReferenceAdapter:
 
 def transcript() -> ReferenceAdapter:
     """The reference runtime resending the whole transcript each turn
-    (`--runtime harness.adapters.reference:transcript`)."""
+    (`--runtime killpoint.adapters.reference:transcript`)."""
     adapter = ReferenceAdapter()
-    adapter.name = "harness.adapters.reference:transcript"
+    adapter.name = "killpoint.adapters.reference:transcript"
     adapter.chain = False
     return adapter
 

@@ -26,9 +26,9 @@ from tests.benchmarks.matrix_speed import timed_campaign
 FRESH_RUN = """
 import asyncio, sys
 from pathlib import Path
-import scenarios
-from scenarios import Ledger, ScriptedModel, drive
-from harness.adapters.agno import AgnoDriver
+from killpoint import scenarios
+from killpoint.scenarios import Ledger, ScriptedModel, drive
+from killpoint.adapters.agno import AgnoDriver
 
 tmp = Path(sys.argv[1])
 scenario = scenarios.get("research")

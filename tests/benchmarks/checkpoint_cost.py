@@ -31,9 +31,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from runtime import Agent, Message, RunStatus, Store, ToolCall, Usage
-from runtime.model import ModelReply
-from runtime.store import Checkpoint
+from killpoint.runtime import Agent, Message, RunStatus, Store, ToolCall, Usage
+from killpoint.runtime.model import ModelReply
+from killpoint.runtime.store import Checkpoint
 
 EARLY = (5, 15)
 LATE = (990, 1000)

@@ -28,15 +28,15 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+from killpoint import processes
+from killpoint.adapter import load_adapter
+from killpoint.campaign import Campaign, CampaignConfig, CampaignResult, default_workers
+from killpoint.work_root import default_parent
 
-from harness import processes
-from harness.adapter import load_adapter
-from harness.campaign import Campaign, CampaignConfig, CampaignResult, default_workers
-from harness.work_root import default_parent
 from tests.benchmarks.runtime_floor import floor_per_cell, run_costs
 
 WORKER_IMPORTS = (
-    "import harness.worker, harness.adapters.reference, runtime, scenarios, openai, "
+    "import killpoint.worker, killpoint.adapters.reference, runtime, scenarios, openai, "
     "openai.types.responses, sqlalchemy, respx"
 )
 

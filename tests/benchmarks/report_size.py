@@ -8,7 +8,7 @@ scenarios x three modes x every kind of crash point, then depth-2 schedules unti
 is reached), pessimistic where size is concerned: 40% of the cells carry a stderr tail of
 about 1.7 KB that differs from every other one, every cell has a timeline of 10-13 events,
 diverged cells carry first differences of 600 characters. Renders it with
-`harness.report.render_report`, prints the HTML size (target: under 5 MB) and, when
+`killpoint.report.render_report`, prints the HTML size (target: under 5 MB) and, when
 /usr/bin/chromium exists, how long headless Chromium takes to show the file from disk: the
 median over a few loads of first paint, DOMContentLoaded, the page's script ready and the
 load event, then the cost of a filter and of opening a cell. Prints figures; exits non-zero
@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import scenarios
+from killpoint import scenarios
 
 SIZE_LIMIT = 5 * 1024 * 1024
 SCENARIOS = tuple(scenarios.BUILTINS)
@@ -125,7 +125,7 @@ def summary_of(cells: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
 
 
 def synthetic_document(cells: int = 2000, seed: int = 7) -> dict[str, Any]:
-    """A campaign document with `cells` cells, shaped like `harness.results.to_document`."""
+    """A campaign document with `cells` cells, shaped like `killpoint.results.to_document`."""
     rng = random.Random(seed)
     rows = [(s, m) for s in SCENARIOS for m in MODES if (s, m) != SKIPPED]
     per_row = {row: schedules(row[1], 3 if row[0] != "parallel-fetch" else 5) for row in rows}
@@ -257,7 +257,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5, help="browser loads (median)")
     args = parser.parse_args(argv)
 
-    from harness.report import render_report
+    from killpoint.report import render_report
 
     document = synthetic_document(args.cells)
     started = time.perf_counter()

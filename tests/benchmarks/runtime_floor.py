@@ -21,11 +21,11 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from harness.adapter import load_adapter
-from harness.targets import resolve_scenario
-from harness.tls import share_tls_context
-from harness.work_root import default_parent
-from scenarios import Ledger, ScriptedModel, drive
+from killpoint.adapter import load_adapter
+from killpoint.scenarios import Ledger, ScriptedModel, drive
+from killpoint.targets import resolve_scenario
+from killpoint.tls import share_tls_context
+from killpoint.work_root import default_parent
 
 
 def run_cpu(runtime: str, scenario: str, mode: str, repeats: int = 5) -> float:

@@ -9,12 +9,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from killpoint.adapters.reference import ReferenceAdapter, ReferenceDriver
+from killpoint.runtime import Agent, RunStatus, Store
+from killpoint.runtime.store import schema
+from killpoint.runtime.store.store import Checkpoint, StoredRun
 from sqlalchemy import delete, insert
-
-from harness.adapters.reference import ReferenceAdapter, ReferenceDriver
-from runtime import Agent, RunStatus, Store
-from runtime.store import schema
-from runtime.store.store import Checkpoint, StoredRun
 
 
 class EarlyCheckpointAgent(Agent):

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from scenarios import Conversation, Expected, Reply, Scenario, ToolEnv
+from killpoint.scenarios import Conversation, Expected, Reply, Scenario, ToolEnv
 
 
 def _blocking_tools(env: ToolEnv) -> list[Callable[..., Any]]:

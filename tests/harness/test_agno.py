@@ -21,7 +21,7 @@ import pytest
 
 os.environ.setdefault("AGNO_TELEMETRY", "false")  # before agno is imported: no network here
 
-from harness.adapters import agno as agno_adapter
+from killpoint.adapters import agno as agno_adapter
 
 PROBLEM = agno_adapter.import_problem()
 if PROBLEM is not None:
@@ -30,26 +30,26 @@ if PROBLEM is not None:
         allow_module_level=True,
     )
 
-import scenarios  # noqa: E402
-from harness.adapter import AdapterError, load_adapter  # noqa: E402
-from harness.adapters.agno import (  # noqa: E402
+from killpoint import scenarios  # noqa: E402
+from killpoint.adapter import AdapterError, load_adapter  # noqa: E402
+from killpoint.adapters.agno import (  # noqa: E402
     CHAINED_MODEL_ID,
     EXCLUDED,
     TRANSCRIPT_MODEL_ID,
     AgnoAdapter,
     AgnoDriver,
 )
-from harness.campaign import Campaign, CampaignConfig  # noqa: E402
-from harness.cell import Cell  # noqa: E402
-from harness.demo import run_demo  # noqa: E402
-from harness.engine import SESSION_ID, Engine, EngineConfig  # noqa: E402
-from harness.oracle import comparable  # noqa: E402
-from harness.points import parse_schedule  # noqa: E402
-from scenarios import Ledger, RunResult, Scenario, ScriptedModel, drive  # noqa: E402
+from killpoint.campaign import Campaign, CampaignConfig  # noqa: E402
+from killpoint.cell import Cell  # noqa: E402
+from killpoint.demo import run_demo  # noqa: E402
+from killpoint.engine import SESSION_ID, Engine, EngineConfig  # noqa: E402
+from killpoint.oracle import comparable  # noqa: E402
+from killpoint.points import parse_schedule  # noqa: E402
+from killpoint.scenarios import Ledger, RunResult, Scenario, ScriptedModel, drive  # noqa: E402
 
 from .workers import assert_no_worker_alive, worker_pids  # noqa: E402
 
-CHAINED = "harness.adapters.agno:chained"
+CHAINED = "killpoint.adapters.agno:chained"
 STYLES = {"transcript": TRANSCRIPT_MODEL_ID, "chained": CHAINED_MODEL_ID}
 ROWS = [
     (name, mode)

@@ -27,7 +27,7 @@ def killpoint(
     *args: str, cwd: Path = REPO, timeout: float = 240, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args],
+        [sys.executable, "-m", "killpoint.cli", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -151,7 +151,7 @@ class TestMatrix:
         out of the check.)"""
         mark = f"killpoint-test-{os.getpid()}-{tmp_path.name}"
         proc = subprocess.Popen(
-            [sys.executable, "-m", "harness.cli", "matrix", "--scenarios", "research",
+            [sys.executable, "-m", "killpoint.cli", "matrix", "--scenarios", "research",
              "--modes", "tool-batch", "--points", "after-checkpoint:1",
              "--json", str(tmp_path / "m.json"), "--report", str(tmp_path / "m.html")],
             cwd=REPO, env={**os.environ, "KILLPOINT_TEST_MARK": mark},
@@ -206,7 +206,7 @@ class TestInterrupt:
         path = tmp_path / "m.json"
         env = {**os.environ, "KILLPOINT_TEST_FIFO": str(fifo)}
         proc = subprocess.Popen(
-            [sys.executable, "-m", "harness.cli", "matrix", "--scenarios", BLOCKING,
+            [sys.executable, "-m", "killpoint.cli", "matrix", "--scenarios", BLOCKING,
              "--modes", "tool-batch", "--points", "boundaries", "--timeout", "120",
              "--json", str(path), "--report", str(tmp_path / "m.html")],
             cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -231,3 +231,39 @@ class TestInterrupt:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+class TestUserProject:
+    def test_a_project_with_its_own_runtime_scenarios_and_harness_packages(
+        self, tmp_path: Path
+    ) -> None:
+        """A user project whose own `runtime`, `scenarios` and `harness` packages share
+        their names with killpoint's folders runs the installed `killpoint` command from
+        its folder, unchanged; the replay command it prints works from another folder."""
+        project = tmp_path / "shop"
+        shutil.copytree(REPO / "tests/harness/fixtures/userproject", project)
+        command = str(Path(sys.executable).parent / "killpoint")
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        result = subprocess.run(
+            [command, "matrix", "--runtime", "shop.agents:build",
+             "--scenarios", "scenarios.refund:REFUND", "--modes", "tool-batch",
+             "--points", "boundaries", "--json", "out.json", "--report", "out.html"],
+            cwd=project, capture_output=True, text=True, timeout=240, env=env,
+        )  # fmt: skip
+        assert 0 == result.returncode, result.stderr + result.stdout
+        document = json.loads((project / "out.json").read_text())
+        row = "shop.agents:build/scenarios.refund:REFUND/tool-batch/sqlite"
+        assert {f"{row}/after-checkpoint:1": "ok", f"{row}/after-checkpoint:2": "ok"} == {
+            c["id"]: c["verdict"] for c in document["cells"]
+        }
+        replay = document["cells"][0]["replay"]
+        assert replay.startswith(f"PYTHONPATH={project} killpoint replay {row}/")
+
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        again = subprocess.run(
+            replay.replace(" killpoint ", f" {command} ", 1),
+            shell=True, cwd=elsewhere, capture_output=True, text=True, timeout=120, env=env,
+        )  # fmt: skip
+        assert 0 == again.returncode, again.stderr + again.stdout
+        assert f"{row}/after-checkpoint:1: ok (expected)" in again.stdout

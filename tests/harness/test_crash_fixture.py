@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from harness.cell import CellResult
-from harness.crash_fixture import CrashResults
+from killpoint.cell import CellResult
+from killpoint.crash_fixture import CrashResults
 
 ROW = "shop.agents:build/shop.scenarios:REFUND/tool-batch/sqlite"
 OK = CellResult(

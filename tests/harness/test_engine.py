@@ -9,11 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from harness.cell import Cell, CellResult
-from harness.engine import Engine, EngineConfig, late_allowance, unfinished_batch
-from harness.points import KINDS, CrashPoint, parse_schedule
-from scenarios.conversation import canonical_arguments
+from killpoint.cell import Cell, CellResult
+from killpoint.engine import Engine, EngineConfig, late_allowance, unfinished_batch
+from killpoint.points import KINDS, CrashPoint, parse_schedule
+from killpoint.scenarios.conversation import canonical_arguments
 
 from .broken_runtimes import VARIANTS
 from .workers import assert_no_worker_alive, worker_pids
@@ -51,7 +50,7 @@ class TestReferenceRuntime:
     def test_the_transcript_style_is_expected_too(self, tmp_path: Path) -> None:
         """The reference runtime resending its whole transcript each turn (the matrix runs
         it chained by default) is as sound at every kill point of research."""
-        runtime = "harness.adapters.reference:transcript"
+        runtime = "killpoint.adapters.reference:transcript"
         kinds = ("after-checkpoint", "mid-batch", "mid-model", "mid-commit")
         results = run_row(engine_for(tmp_path), runtime, "research", "tool", kinds)
         assert [] == [(r.id, r.verdict, r.detail) for r in results if not r.expected]
@@ -108,7 +107,7 @@ class TestBrokenRuntimes:
         results = [engine.run_cell(Cell(*row, schedule=(p,))) for p in points]
         unexpected = [r for r in results if not r.expected]
         assert unexpected, [(r.id, r.verdict) for r in results]
-        assert all(r.replay.startswith("killpoint replay ") for r in unexpected)
+        assert all(f"killpoint replay {r.id}" in r.replay for r in unexpected)
         # (a cell whose baseline already failed starts no worker: it has nothing to keep)
         assert all(r.kept and any(Path(r.kept).iterdir()) for r in unexpected if r.exit_codes)
         assert all(r.kept is None for r in results if r.expected)

@@ -1,22 +1,13 @@
-"""What a failed cell says: every line of the message, and a replay command that works
-from any directory when the runtime or scenario is the user's own module."""
+"""What a failed cell says: every line of the message."""
 
 # ruff: noqa: SIM300
 from __future__ import annotations
 
-import os
-import shlex
-import sys
-import uuid
-from collections.abc import Iterator
 from dataclasses import replace
-from pathlib import Path
 
-import pytest
-
-from harness.cell import CellResult
-from harness.failure_messages import cell_failure, difference_text, replay_line
-from harness.timeline import Event
+from killpoint.cell import CellResult
+from killpoint.failure_messages import cell_failure, difference_text
+from killpoint.timeline import Event
 
 CELL = "reference/research/tool-batch/sqlite/after-checkpoint:2"
 REPLAY = f"killpoint replay {CELL}"
@@ -31,59 +22,6 @@ BARE = CellResult(
     expected=False,
     replay=REPLAY,
 )
-
-
-def make_package(root: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    """A package of the user's own, importable from `root` (not installed)."""
-    name = f"kp_user_{uuid.uuid4().hex[:8]}"
-    (root / name).mkdir(parents=True)
-    (root / name / "__init__.py").write_text("")
-    (root / name / "agents.py").write_text("def build():\n    return None\n")
-    monkeypatch.syspath_prepend(str(root))
-    return name
-
-
-@pytest.fixture(autouse=True)
-def _forget_user_packages() -> Iterator[None]:
-    yield
-    for module in [m for m in sys.modules if m.startswith("kp_user_")]:
-        del sys.modules[module]
-
-
-@pytest.fixture
-def user_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    return make_package(tmp_path, monkeypatch)
-
-
-def test_built_in_references_replay_as_they_are() -> None:
-    assert REPLAY == replay_line(BARE)
-    assert REPLAY == replay_line(replace(BARE, scenario="random:7"))
-
-
-def test_an_installed_or_unimportable_module_adds_no_pythonpath() -> None:
-    assert REPLAY == replay_line(replace(BARE, runtime="psutil:Process"))
-    assert REPLAY == replay_line(replace(BARE, runtime="kp_no_such_module:build"))
-
-
-def test_the_users_module_puts_its_import_root_on_pythonpath(
-    user_package: str, tmp_path: Path
-) -> None:
-    result = replace(BARE, runtime=f"{user_package}.agents:build")
-
-    root = shlex.quote(str(tmp_path.resolve()))
-    assert f"PYTHONPATH={root} {REPLAY}" == replay_line(result)
-
-
-def test_each_import_root_is_named_once_in_order(
-    user_package: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    other = make_package(tmp_path / "elsewhere", monkeypatch)
-    both = replace(BARE, runtime=f"{user_package}.agents:build", scenario=f"{other}:FLOW")
-    one = replace(BARE, runtime=f"{user_package}.agents:build", scenario=f"{user_package}:FLOW")
-
-    roots = os.pathsep.join([str(tmp_path.resolve()), str((tmp_path / "elsewhere").resolve())])
-    assert f"PYTHONPATH={shlex.quote(roots)} {REPLAY}" == replay_line(both)
-    assert f"PYTHONPATH={shlex.quote(str(tmp_path.resolve()))} {REPLAY}" == replay_line(one)
 
 
 def test_every_line_of_a_failed_cell() -> None:

@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from harness.baseline import Baseline
-from harness.cell import Cell
-from harness.matrix_plan import MatrixPlan, baseline_to_wire, lost_cell
-from scenarios import gates
+from killpoint.baseline import Baseline
+from killpoint.cell import Cell
+from killpoint.matrix_plan import MatrixPlan, baseline_to_wire, lost_cell
+from killpoint.scenarios import gates
 
 ARGS = '{"q":"crash"}'
 STARTED = gates.tool_gate("search", ARGS, "started")

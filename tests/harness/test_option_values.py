@@ -5,8 +5,7 @@ fail with the fix in the message."""
 from __future__ import annotations
 
 import pytest
-
-from harness.option_values import load_runtime, split_list
+from killpoint.option_values import load_runtime, split_list
 
 
 class Refused(Exception):
@@ -41,4 +40,4 @@ def test_an_unwrapped_agent_factory_is_refused_with_the_fix() -> None:
 
     message = str(refused.value)
     assert message.startswith("calling it gave TypeError: ")
-    assert "decorate it with harness.engine.agent_adapter" in message
+    assert "decorate it with killpoint.engine.agent_adapter" in message

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from harness.oracle import Difference, comparable, count_effects, first_difference
+from killpoint.oracle import Difference, comparable, count_effects, first_difference
 
 CHARGE = ("charge_card", '{"cents":500}')
 EMAIL = ("send_email", '{"to":"a@example.com"}')

@@ -3,7 +3,7 @@
 # ruff: noqa: SIM300
 from __future__ import annotations
 
-from harness.per_url import PerUrl
+from killpoint.per_url import PerUrl
 
 
 def test_one_object_per_url_and_the_oldest_disposed() -> None:

@@ -15,9 +15,8 @@ from pathlib import Path
 
 import psutil
 import pytest
-
-from harness.processes import Worker
-from harness.worker import WorkerSpec
+from killpoint.processes import Worker
+from killpoint.worker import WorkerSpec
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -65,7 +64,7 @@ def test_a_worker_exits_when_its_engine_dies(tmp_path: Path) -> None:
         f"""
         import os, sys, time
         sys.path.insert(0, {str(REPO)!r})
-        from harness.processes import Worker
+        from killpoint.processes import Worker
         from tests.harness.test_processes import spec
         from pathlib import Path
         if __name__ == "__main__":
@@ -131,7 +130,7 @@ def test_the_parents_main_module_is_not_rerun_in_each_worker(
 
 
 def test_the_main_module_is_described_by_name_or_by_path(tmp_path: Path) -> None:
-    script = "import os, harness.processes as p; print(p.main_module(os.getpid()))"
+    script = "import os, killpoint.processes as p; print(p.main_module(os.getpid()))"
     (tmp_path / "named.py").write_text(script)
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -153,7 +152,7 @@ def test_a_main_module_that_fails_to_import_is_left_to_the_workers(tmp_path: Pat
             if os.environ.get("FAIL_OUTSIDE_PARENT") != str(os.getpid()):
                 raise RuntimeError("this module only imports in its parent")
             if __name__ == "__main__":
-                from harness import processes
+                from killpoint import processes
                 ctx = processes.context()
                 p = ctx.Process(target=os.getpid)
                 p.start()
@@ -191,12 +190,12 @@ def test_a_python_m_parent_does_not_choose_the_main_module_of_its_descendants(
             with open("count", "a") as f:
                 f.write(f"{os.getpid()}\\n")
             CHILD = (
-                "import os; from harness import processes; "
+                "import os; from killpoint import processes; "
                 "p = processes.context().Process(target=os.getpid); p.start(); p.join(); "
                 "processes.stop_forkserver()"
             )
             if __name__ == "__main__":
-                from harness import processes
+                from killpoint import processes
                 p = processes.context().Process(target=os.getpid)
                 p.start()
                 p.join()

@@ -248,7 +248,7 @@ class TestUserProject:
             pytester,
             "--crash-matrix",
             "--crash-runtime=shop.broken:forgetful",
-            "--crash-scenarios=shop.scenarios:REFUND",
+            "--crash-scenarios=scenarios.refund:REFUND",
             "--crash-modes=tool-batch",
             "--crash-points=boundaries",
             "--crash-seed=5",
@@ -256,12 +256,12 @@ class TestUserProject:
         )
         result.assert_outcomes(passed=2, failed=3)
         out = result.stdout.str()
-        broken = "shop.broken:forgetful/shop.scenarios:REFUND/tool-batch/sqlite"
+        broken = "shop.broken:forgetful/scenarios.refund:REFUND/tool-batch/sqlite"
         replay = f"PYTHONPATH={pytester.path} killpoint replay {broken}/after-checkpoint:1"
         result.stdout.fnmatch_lines(
             [
                 # the fixture: one message listing each unexpected cell with its replay
-                "*killpoint: shop.broken:forgetful on shop.scenarios:REFUND: 2 cells "
+                "*killpoint: shop.broken:forgetful on scenarios.refund:REFUND: 2 cells "
                 "(2 diverged), 2 unexpected, seed 5",
                 f"  diverged    {broken}/after-checkpoint:1",
                 "              session.runs*",
@@ -280,7 +280,7 @@ class TestUserProject:
         assert "test_refund_survives_every_boundary" not in out.split("short test summary")[1]
         document = read_json(pytester.path / "out.json")
         verdicts = {c["id"]: c["verdict"] for c in document["cells"]}
-        good = "shop.agents:build/shop.scenarios:REFUND/tool-batch/sqlite"
+        good = "shop.agents:build/scenarios.refund:REFUND/tool-batch/sqlite"
         assert verdicts[f"{good}/after-checkpoint:1"] == "ok"
         assert verdicts[f"{good}/after-checkpoint:2"] == "ok"
         assert f"{good}/mid-batch:1:0" in verdicts

@@ -8,12 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-import scenarios
-from harness.adapter import load_adapter
-from harness.adapters.reference import ReferenceAdapter
-from harness.oracle import comparable
-from scenarios import Ledger, ScriptedModel, drive
+from killpoint import scenarios
+from killpoint.adapter import load_adapter
+from killpoint.adapters.reference import ReferenceAdapter
+from killpoint.oracle import comparable
+from killpoint.scenarios import Ledger, ScriptedModel, drive
 
 
 def run_in_process(
@@ -46,7 +45,7 @@ def test_chained_and_transcript_store_the_same_session(name: str, tmp_path: Path
         load_adapter("reference"), name, "tool-batch", tmp_path / "c"
     )
     whole_session, whole = run_in_process(
-        load_adapter("harness.adapters.reference:transcript"), name, "tool-batch", tmp_path / "t"
+        load_adapter("killpoint.adapters.reference:transcript"), name, "tool-batch", tmp_path / "t"
     )
 
     assert comparable(whole_session) == comparable(chained_session)

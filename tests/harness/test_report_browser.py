@@ -358,7 +358,7 @@ def assert_no_run_content_ran(browser: Chromium) -> None:
 
 
 def test_filter_open_a_cell_and_no_run_content_runs(browser: Chromium, tmp_path: Path) -> None:
-    from harness.report import render_report
+    from killpoint.report import render_report
 
     document = browser_document()
     page = tmp_path / "report.html"

@@ -8,11 +8,10 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from harness.baseline import Baseline
-from harness.engine import Engine, EngineConfig
-from harness.points import CrashPoint
-from harness.search import schedules, search
+from killpoint.baseline import Baseline
+from killpoint.engine import Engine, EngineConfig
+from killpoint.points import CrashPoint
+from killpoint.search import schedules, search
 
 pytestmark = pytest.mark.slow
 

@@ -12,7 +12,7 @@ def test_after_sharing_every_openai_client_gets_the_same_tls_context() -> None:
     code = textwrap.dedent(
         """
         import openai
-        from harness.tls import share_tls_context
+        from killpoint.tls import share_tls_context
 
         def context():
             client = openai.AsyncOpenAI(api_key="unused")

@@ -7,9 +7,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-
-from harness import work_root
-from harness.work_root import check_work_dir, default_parent, make_work_root
+from killpoint import work_root
+from killpoint.work_root import check_work_dir, default_parent, make_work_root
 
 
 @pytest.fixture

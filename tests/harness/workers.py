@@ -6,8 +6,7 @@ from __future__ import annotations
 import re
 
 import psutil
-
-from harness.cell import CellResult
+from killpoint.cell import CellResult
 
 
 def worker_pids(results: list[CellResult]) -> list[int]:

@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 import respx
-
-from runtime import (
+from killpoint.runtime import (
     Agent,
     ConfigurationError,
     Message,
@@ -23,6 +22,7 @@ from runtime import (
     ToolCall,
     tool,
 )
+
 from tests.helpers import (
     error_response,
     function_call,

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 import respx
-
-from runtime import (
+from killpoint.runtime import (
     Agent,
     RunNotContinuable,
     RunNotFound,
@@ -14,6 +13,7 @@ from runtime import (
     RunStatus,
     Store,
 )
+
 from tests.helpers import function_call, make_model, message_item, serve, snapshot
 
 

@@ -17,9 +17,7 @@ import httpx
 import psutil
 import pytest
 import respx
-from sqlalchemy import select
-
-from runtime import (
+from killpoint.runtime import (
     Agent,
     Message,
     RunOwnedElsewhere,
@@ -28,7 +26,9 @@ from runtime import (
     ToolCall,
     Usage,
 )
-from runtime.store import Checkpoint, Owner, schema
+from killpoint.runtime.store import Checkpoint, Owner, schema
+from sqlalchemy import select
+
 from tests.helpers import (
     batch_replies,
     crash_after_checkpoint,
@@ -196,7 +196,7 @@ def test_the_fence_reads_a_fresh_lease_and_renews_a_low_one(store_url: str) -> N
     """Before a batch the fence reads the lease: with at least two thirds of it left (the
     heartbeat renews it sooner) it writes nothing; with less it renews it in full; for a
     run taken over it raises RunOwnedElsewhere."""
-    from runtime.agent import _RunState
+    from killpoint.runtime.agent import _RunState
 
     store = Store(store_url)
     store.ensure_session("s1", "owners")

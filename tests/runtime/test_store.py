@@ -8,9 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, inspect, text
-
-from runtime import (
+from killpoint.runtime import (
     ConfigurationError,
     Message,
     RunNotContinuable,
@@ -21,8 +19,10 @@ from runtime import (
     ToolExecution,
     Usage,
 )
-from runtime.store import Checkpoint, Owner, normalise_url
-from runtime.store.schema import SCHEMA_VERSION
+from killpoint.runtime.store import Checkpoint, Owner, normalise_url
+from killpoint.runtime.store.schema import SCHEMA_VERSION
+from sqlalchemy import create_engine, inspect, text
+
 from tests.helpers import snapshot
 
 TABLES = {"kp_meta", "kp_sessions", "kp_runs", "kp_run_messages", "kp_tool_executions"}

@@ -25,8 +25,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from runtime import Agent, RunOutput, RunStatus, Store
-from runtime.errors import RuntimeErrorBase
+from killpoint.runtime import Agent, RunOutput, RunStatus, Store
+from killpoint.runtime.errors import RuntimeErrorBase
+
 from tests.helpers import batch_replies, make_model, mock_openai
 
 AGENT_NAME = "crash-worker"

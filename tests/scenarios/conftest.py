@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-
-from scenarios import gates
+from killpoint.scenarios import gates
 
 
 @pytest.fixture(autouse=True)

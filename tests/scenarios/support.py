@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.adapters.reference import ReferenceDriver
-from runtime import RunOutput
-from scenarios import Entry, Ledger, RunResult, Scenario, ScriptedModel, drive
+from killpoint.adapters.reference import ReferenceDriver
+from killpoint.runtime import RunOutput
+from killpoint.scenarios import Entry, Ledger, RunResult, Scenario, ScriptedModel, drive
 
 SESSION = "s1"
 

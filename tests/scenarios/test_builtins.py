@@ -8,10 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
-
-import scenarios
-from runtime import RunNotContinuable
-from scenarios.builtin import (
+from killpoint import scenarios
+from killpoint.runtime import RunNotContinuable
+from killpoint.scenarios.builtin import (
     cancel,
     confirm,
     flaky_model,

@@ -4,10 +4,9 @@
 from __future__ import annotations
 
 import pytest
-
-import scenarios
-from harness.cli import main
-from scenarios.builtin import long_chain
+from killpoint import scenarios
+from killpoint.cli import main
+from killpoint.scenarios.builtin import long_chain
 
 NAMES = [
     "research",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scenarios import Call, Conversation, Turn
+from killpoint.scenarios import Call, Conversation, Turn
 
 
 def transcript(*, parts: bool = False) -> list[dict[str, Any]]:

@@ -8,8 +8,8 @@ import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 
-from scenarios import RunResult, Scenario, ScriptedModel, drive, run_id_for
-from scenarios.builtin import multi_run, research
+from killpoint.scenarios import RunResult, Scenario, ScriptedModel, drive, run_id_for
+from killpoint.scenarios.builtin import multi_run, research
 
 
 class RecordingDriver:

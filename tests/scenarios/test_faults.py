@@ -8,9 +8,8 @@ from pathlib import Path
 
 import openai
 import pytest
-
-from scenarios import Fault, ScriptedModel
-from scenarios.builtin import research
+from killpoint.scenarios import Fault, ScriptedModel
+from killpoint.scenarios.builtin import research
 
 from .support import run_scenario
 

@@ -7,9 +7,9 @@ import os
 import threading
 from pathlib import Path
 
-from runtime import Store
-from scenarios import Ledger, ToolEnv, gates
-from scenarios.builtin import research
+from killpoint.runtime import Store
+from killpoint.scenarios import Ledger, ToolEnv, gates
+from killpoint.scenarios.builtin import research
 
 from .support import Outcome, read_line, run_scenario
 

@@ -9,15 +9,15 @@ import sys
 import textwrap
 from pathlib import Path
 
-from scenarios import Ledger
-from scenarios.gates import tool_gate
+from killpoint.scenarios import Ledger
+from killpoint.scenarios.gates import tool_gate
 
 from .support import read_line
 
 CHILD = textwrap.dedent(
     """
     import os, sys
-    from scenarios import Ledger, ToolEnv, gates
+    from killpoint.scenarios import Ledger, ToolEnv, gates
 
     gates.arm_from_env()
     ledger = Ledger(sys.argv[1], "kill")

@@ -12,10 +12,9 @@ from typing import Any
 import httpx2
 import openai
 import pytest
+from killpoint.scenarios import Conversation, Reply, ScriptedModel
+from killpoint.scenarios.builtin import research
 from respx.models import AllMockedAssertionError
-
-from scenarios import Conversation, Reply, ScriptedModel
-from scenarios.builtin import research
 
 API_KEY = "sk-killpoint-test"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from scenarios import Conversation, Reply, ToolRequest
-from scenarios.responses import output_items, response_body, response_id
+from killpoint.scenarios import Conversation, Reply, ToolRequest
+from killpoint.scenarios.responses import output_items, response_body, response_id
 
 
 def conv(output: str = "r1") -> Conversation:

@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from scenarios import Conversation, Expected, Reply, Scenario, ToolEnv
+from killpoint.scenarios import Conversation, Expected, Reply, Scenario, ToolEnv
 
 from .support import calls_of, run_scenario
 

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
-
-import scenarios
-from scenarios import Conversation, Scenario
-from scenarios.strategies import (
+from killpoint import scenarios
+from killpoint.scenarios import Conversation, Scenario
+from killpoint.scenarios.strategies import (
     MAX_BATCH_SIZE,
     MAX_BATCHES,
     TOOL_NAMES,

@@ -8,9 +8,8 @@ import inspect
 from pathlib import Path
 
 import pytest
-
-from runtime import Tool
-from scenarios import Ledger, ToolEnv, idempotent
+from killpoint.runtime import Tool
+from killpoint.scenarios import Ledger, ToolEnv, idempotent
 
 
 @pytest.fixture
