@@ -1,12 +1,21 @@
-"""The runtime adapter Protocol, and finding an adapter by name or import path."""
+"""The runtime adapter Protocol, and finding an adapter by name or import path.
+
+An adapter is everything killpoint knows about one runtime. docs/adapters.md writes one
+step by step; `killpoint check-adapter --runtime package.module:adapter` checks one.
+"""
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from killpoint.scenarios import Driver, Ledger, Scenario
+from .modes import Mode
+
+if TYPE_CHECKING:
+    from .checkpoint_gates import CheckpointGates
+    from .normal_form import Session
+    from .scenarios import Driver, Ledger, Scenario
 
 
 class AdapterError(ValueError):
@@ -17,38 +26,75 @@ class AdapterError(ValueError):
 class RuntimeAdapter(Protocol):
     """How killpoint builds, drives and reads back one runtime.
 
-    Every read takes the store URL: adapters keep no connection across a fork.
-
-    Optional: `preload_modules`, module names the forkserver imports before it forks
-    any worker of this runtime (its workers then start warm; see killpoint.processes).
+    The engine relies on exactly what is declared here. Subclass it to inherit the
+    defaults (`class MyAdapter(killpoint.RuntimeAdapter): ...`), or write the members
+    out. Every read takes the store URL: an adapter keeps no connection across a fork,
+    and is used from several threads of the engine at once.
     """
 
     name: str
-    modes: tuple[str, ...]  # checkpoint modes the runtime offers
+    # The checkpoint modes the runtime offers, in its own names (see killpoint.modes).
+    modes: Sequence[Mode]
+    # Keys the oracle drops from every dict of the normal form, at any depth, before it
+    # compares a session with its baseline: what differs between two runs by construction
+    # (ids, timestamps, durations, ownership). Shown in every report.
+    excluded: Sequence[str] = ()
+    # Modules the forkserver imports before it forks any worker of this runtime, so that
+    # its workers start warm (the runtime's own packages, its database driver).
+    preload_modules: Sequence[str] = ()
 
-    def instrument(self, checkpoint_offset: int) -> None:
-        """In a worker: hit gates `checkpoint:{n}:writing` (before the write begins),
-        `checkpoint:{n}:committing` (inside its transaction, before COMMIT) and
-        `checkpoint:{n}:landed` (committed) around every checkpoint, n counting from
-        checkpoint_offset + 1."""
+    def instrument(self, checkpoints: CheckpointGates) -> None:
+        """In a worker, before the run: make every durable write of a checkpoint go
+        through `checkpoints` (its `wrap` or `write`, and a commit hook), so that the
+        gates `checkpoint:{n}:writing|committing|landed` mark it."""
 
     def driver(
         self, scenario: Scenario, store_url: str, mode: str, ledger: Ledger, *, lease_seconds: float
     ) -> Driver:
-        """A scenarios.Driver over a fresh agent of this runtime."""
+        """A killpoint.Driver over a fresh agent of this runtime, built from `scenario` (its
+        tools wrapped with `scenario.build_tools(ToolEnv(ledger))`), writing to `store_url`
+        in `mode`. `lease_seconds`: how long a run stays owned by its worker, for runtimes
+        with run ownership."""
+        ...
 
     def progress(self, store_url: str, session_id: str) -> int:
-        """Checkpoints of the session that have landed (0 when there are none)."""
+        """How many checkpoints of the session have landed: exactly one per `landed` gate
+        its workers passed (0 when there are none). Polled while a worker is parked."""
+        ...
 
-    def lease_deadline(self, store_url: str, session_id: str) -> float | None:
-        """When the lease of the session's unfinished run expires (None: no lease)."""
-
-    def read_session(self, store_url: str, session_id: str) -> dict[str, Any] | None:
-        """Everything the runtime persists about the session and its runs, normalised:
-        {"state": ..., "runs": {run_id: {...}}}; None when the session is absent."""
+    def read_session(self, store_url: str, session_id: str) -> Session | None:
+        """Everything the runtime persists about the session and its runs, in the normal
+        form (killpoint.normal_form); None when the session is absent."""
+        ...
 
     def inspect(self, store_url: str, session_id: str) -> list[str]:
-        """Broken invariants of the store after a crash (empty when it is sound)."""
+        """Broken invariants of the store after a crash, one sentence each (empty: sound)."""
+        return []
+
+    def lease_deadline(self, store_url: str, session_id: str) -> float | None:
+        """When (time.time()) the lease of the session's unfinished run expires; None when
+        the runtime has no run ownership."""
+        return None
+
+    def unsupported(self, scenario: Scenario, mode: str) -> str | None:
+        """Why this runtime cannot run `scenario` in `mode` (None: it can). The row is
+        skipped with this reason, never failed."""
+        return None
+
+
+MEMBERS = (
+    "name",
+    "modes",
+    "excluded",
+    "preload_modules",
+    "instrument",
+    "driver",
+    "progress",
+    "read_session",
+    "inspect",
+    "lease_deadline",
+    "unsupported",
+)
 
 
 def _reference() -> RuntimeAdapter:
@@ -93,8 +139,33 @@ def load_adapter(spec: str) -> RuntimeAdapter:
         obj = obj()
     adapter = obj
     if not isinstance(adapter, RuntimeAdapter):
+        missing = [m for m in MEMBERS if not hasattr(adapter, m)]
         raise AdapterError(
             f"killpoint: runtime {spec!r} gave {adapter!r}, which is not a RuntimeAdapter "
-            "(see killpoint.adapter.RuntimeAdapter)"
+            f"(missing: {', '.join(missing)}); subclass killpoint.RuntimeAdapter to inherit "
+            "the optional members"
         )
+    check_declarations(spec, adapter)
     return adapter
+
+
+def check_declarations(spec: str, adapter: RuntimeAdapter) -> None:
+    """The declared members have the declared shapes (an adapter written out by hand may
+    have a tuple of names where Modes belong, say)."""
+    modes = adapter.modes
+    if not modes or not all(isinstance(m, Mode) for m in modes):
+        raise AdapterError(
+            f"killpoint: runtime {spec!r} declares modes {modes!r}; give a sequence of "
+            "killpoint.Mode (name, meaning, persists_mid_run, results_per_call)"
+        )
+    names = [m.name for m in modes]
+    if len(set(names)) != len(names):
+        raise AdapterError(f"killpoint: runtime {spec!r} declares a mode twice: {names}")
+    if not any(m.runnable for m in modes):
+        raise AdapterError(f"killpoint: runtime {spec!r} declares no mode it can run")
+    for attr in ("excluded", "preload_modules"):
+        value = getattr(adapter, attr, ())
+        if isinstance(value, str) or not all(isinstance(v, str) for v in value):
+            raise AdapterError(
+                f"killpoint: runtime {spec!r}: {attr} should be a sequence of names, got {value!r}"
+            )

@@ -10,7 +10,6 @@ legitimately cause.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,13 +20,18 @@ from killpoint.scenarios.ledger import Entry
 
 from .points import CrashPoint, PointError
 
-_MODEL = re.compile(r"model:(\d+):received(#\d+)?$")
-_LANDED = re.compile(r"checkpoint:(\d+):landed$")
-_RUN = re.compile(r"run:(\d+):(start|resume)$")
+
+def _is(event: str, kind: str, phase: str | None = None) -> gates.Gate | None:
+    """The parsed gate when `event` is a `kind` gate (of `phase`), else None."""
+    gate = gates.parse(event)
+    if gate is None or gate.kind != kind or (phase is not None and gate.phase != phase):
+        return None
+    return gate
 
 
-def base_name(event: str) -> str:
-    return event.split("#", 1)[0]
+def _landed(event: str) -> bool:
+    gate = _is(event, "checkpoint", "landed")
+    return gate is not None and gate.occurrence == 1
 
 
 def effects(entries: list[Entry]) -> Counter[tuple[str, str]]:
@@ -98,7 +102,7 @@ class Baseline:
             raise PointError(f"killpoint: the baseline never passed {name!r}") from None
 
     def landed_before(self, index: int) -> int:
-        return sum(1 for e in self.trace[:index] if _LANDED.match(e))
+        return sum(1 for e in self.trace[:index] if _landed(e))
 
     @property
     def checkpoints(self) -> int:
@@ -106,15 +110,15 @@ class Baseline:
 
     @property
     def turns(self) -> list[int]:
-        return sorted({int(m.group(1)) for e in self.trace if (m := _MODEL.match(e))})
+        return sorted({g.number for e in self.trace if (g := _is(e, "model")) and g.number})
 
     def _run_at(self, index: int) -> tuple[int, int]:
         """(0-based run in flight at trace position `index`, checkpoints when it started)."""
         run, started = 0, 0
         for n, e in enumerate(self.trace[:index]):
-            m = _RUN.match(e)
-            if m:
-                run, started = int(m.group(1)) - 1, self.landed_before(n)
+            gate = _is(e, "run")
+            if gate is not None and gate.number is not None:
+                run, started = gate.number - 1, self.landed_before(n)
         return run, started
 
     def _messages_batches(self) -> list[list[tuple[str, str]]]:
@@ -131,10 +135,10 @@ class Baseline:
         # A segment: the tool calls that started after one model request, before the next.
         segments: list[tuple[int, list[str], int]] = []
         for n, e in enumerate(self.trace):
-            m = _MODEL.match(e)
-            if m:
-                segments.append((int(m.group(1)), [], -1))
-            elif e.startswith("tool:") and base_name(e).endswith(":started") and segments:
+            model = _is(e, "model")
+            if model is not None and model.number is not None:
+                segments.append((model.number, [], -1))
+            elif _is(e, "tool", "started") and segments:
                 turn, started, first = segments[-1]
                 segments[-1] = (turn, [*started, e], n if first < 0 else first)
         segments = [s for s in segments if s[1]]
@@ -147,7 +151,7 @@ class Baseline:
             planned: list[Call] = []
             for tool, args in calls:
                 base = gates.tool_gate(tool, args, "started")
-                match = next((s for s in free if base_name(s) == base), None)
+                match = next((s for s in free if gates.base_name(s) == base), None)
                 if match is None:
                     continue  # not executed (a rejected confirmation): no gate to arm
                 free.remove(match)
@@ -157,7 +161,8 @@ class Baseline:
                         tool=tool,
                         arguments=args,
                         started=match,
-                        finished=match.replace(":started", ":finished", 1),
+                        finished=gates.tool_gate(tool, args, "finished")
+                        + match[len(base) :],  # the same occurrence suffix
                         occurrence=seen[(tool, args)],
                     )
                 )
@@ -176,7 +181,7 @@ class Baseline:
                 out += [
                     CrashPoint(kind, k)
                     for k in range(1, n)
-                    if not self._between_runs(self._index(f"checkpoint:{k}:landed"))
+                    if not self._between_runs(self._index(gates.checkpoint_gate(k, "landed")))
                 ]
             elif kind in ("mid-commit", "lock-held"):
                 out += [CrashPoint(kind, k) for k in range(1, n + 1)]
@@ -191,8 +196,8 @@ class Baseline:
     def _between_runs(self, index: int) -> bool:
         """Whether trace position `index` falls after a run returned and before the next
         began: nothing is in flight there, so there is nothing to take over or resume."""
-        after = [e for e in self.trace[index + 1 :] if not e.startswith("checkpoint:")]
-        return not after or bool(_RUN.match(after[0]))
+        after = [e for e in self.trace[index + 1 :] if not _is(e, "checkpoint")]
+        return not after or _is(after[0], "run") is not None
 
     def plan(self, point: CrashPoint) -> Plan:
         kind, k = point.kind, point.k
@@ -202,18 +207,19 @@ class Baseline:
                     f"killpoint: {point} is not a boundary of this baseline; it has "
                     f"{self.checkpoints} checkpoints, boundaries 1..{self.checkpoints - 1}"
                 )
-            gate = f"checkpoint:{k}:landed"
+            gate = gates.checkpoint_gate(k, "landed")
             run, started = self._run_at(self._index(gate))
             return Plan(point, (gate,), frozenset({gate}), k, run, started)
         if kind == "mid-commit":
             # The last commit of checkpoint k: a checkpoint split over several transactions
             # is caught between them (the store then holds part of it).
-            commits = [e for e in self.trace if base_name(e) == f"checkpoint:{k}:committing"]
-            gate = commits[-1] if commits else f"checkpoint:{k}:committing"
+            committing = gates.checkpoint_gate(k, "committing")
+            commits = [e for e in self.trace if gates.base_name(e) == committing]
+            gate = commits[-1] if commits else committing
             run, started = self._run_at(self._index(gate))
             return Plan(point, (gate,), frozenset({gate}), k - 1, run, started)
         if kind == "lock-held":
-            gate = f"checkpoint:{k}:writing"
+            gate = gates.checkpoint_gate(k, "writing")
             run, started = self._run_at(self._index(gate))
             return Plan(point, (gate,), frozenset({gate}), k - 1, run, started)
         if kind in ("mid-model", "model-500", "model-timeout"):

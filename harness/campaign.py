@@ -15,10 +15,11 @@ from typing import Any
 
 from killpoint import scenarios
 
-from .adapter import AdapterError, load_adapter
+from .adapter import AdapterError, RuntimeAdapter, load_adapter
 from .baseline import Baseline
 from .cell import Cell, CellResult
 from .engine import Engine, EngineConfig, Interrupted
+from .modes import find, runnable
 from .points import FAULT_KINDS, KILL_KINDS, KINDS, CrashPoint, PointError
 from .processes import kill_all, socket_problem
 from .stores import StoreError, Stores
@@ -31,6 +32,7 @@ POINT_GROUPS: dict[str, tuple[str, ...]] = {
     "all": KINDS,
     "faults": FAULT_KINDS,
 }
+# The reference runtime's modes come first in reports, in this order; others by name.
 MODES = ("runs", "tool-batch", "tool")
 KEEP = ("none", "failed", "all")
 
@@ -50,7 +52,7 @@ class ConfigError(ValueError):
 class CampaignConfig:
     runtime: str = "reference"
     scenarios: tuple[str, ...] = ()  # empty: every built-in
-    modes: tuple[str, ...] = MODES
+    modes: tuple[str, ...] = ()  # empty: every mode the runtime can run
     points: str = "all"
     depth: int = 1
     seed: int | None = None
@@ -75,18 +77,13 @@ class CampaignConfig:
                 resolve_scenario(name)
             except (ScenarioRefError, LookupError) as exc:
                 raise ConfigError(str(exc)) from None
+        declared = [m.name for m in adapter.modes]
         for mode in self.modes:
-            if mode not in MODES:
+            if mode not in declared:
                 raise ConfigError(
-                    f"killpoint: unknown mode {mode!r}; choose from {', '.join(MODES)}"
+                    f"killpoint: unknown mode {mode!r} for runtime {self.runtime!r}; "
+                    f"choose from {', '.join(declared)}"
                 )
-        if not self.modes:
-            raise ConfigError(f"killpoint: no modes given; choose from {', '.join(MODES)}")
-        if not any(m in adapter.modes for m in self.modes):
-            raise ConfigError(
-                f"killpoint: runtime {self.runtime!r} offers modes {', '.join(adapter.modes)}; "
-                f"none of {', '.join(self.modes)}"
-            )
         self.point_kinds()
         if self.depth not in (1, 2):
             raise ConfigError(f"killpoint: depth {self.depth!r} is not 1 or 2")
@@ -139,6 +136,10 @@ class CampaignConfig:
         if not kinds and not explicit:
             raise ConfigError(f"killpoint: points {self.points!r} selects nothing")
         return tuple(dict.fromkeys(kinds)), None, explicit
+
+    def mode_names(self) -> tuple[str, ...]:
+        """The modes asked for, or the runtime's runnable ones (its own names and order)."""
+        return self.modes or runnable(load_adapter(self.runtime).modes)
 
     def scenario_names(self) -> tuple[str, ...]:
         return self.scenarios or tuple(scenarios.BUILTINS)
@@ -205,27 +206,12 @@ class Campaign:
         rows, skipped = [], []
         for name in self.config.scenario_names():
             scenario = resolve_scenario(name)
-            for mode in self.config.modes:
-                if mode not in adapter.modes:
-                    skipped.append(
-                        Skipped(
-                            self.config.runtime,
-                            name,
-                            mode,
-                            f"runtime {self.config.runtime!r} does not offer mode {mode!r}",
-                        )
-                    )
-                elif mode not in scenario.modes:
-                    skipped.append(
-                        Skipped(
-                            self.config.runtime,
-                            name,
-                            mode,
-                            f"scenario {name!r} declares modes {', '.join(scenario.modes)}",
-                        )
-                    )
-                else:
+            for mode in self.config.mode_names():
+                why = skip_reason(self.config.runtime, adapter, scenario, mode)
+                if why is None:
                     rows.append((self.config.runtime, name, mode, self.store_kind))
+                else:
+                    skipped.append(Skipped(self.config.runtime, name, mode, why))
         return rows, skipped
 
     def cells_for(self, base: Baseline) -> list[Cell]:
@@ -297,13 +283,31 @@ class Campaign:
         return result
 
 
+def skip_reason(
+    runtime: str, adapter: RuntimeAdapter, scenario: scenarios.Scenario, mode_name: str
+) -> str | None:
+    """Why a row is not run (the runtime's own reason when it gives one), or None."""
+    mode = find(adapter.modes, mode_name)
+    if mode is None:
+        return f"runtime {runtime!r} does not offer mode {mode_name!r}"
+    if mode.unavailable is not None:
+        return f"runtime {runtime!r} cannot run mode {mode_name!r}: {mode.unavailable}"
+    if scenario.mid_run_only and not mode.persists_mid_run:
+        return (
+            f"scenario {scenario.name!r} runs only in modes that persist mid-run; "
+            f"{mode_name!r} writes at the end"
+        )
+    return adapter.unsupported(scenario, mode_name)
+
+
 def sorted_cells(cells: list[CellResult]) -> list[CellResult]:
     def key(c: CellResult) -> tuple[Any, ...]:
         points = [CrashPoint.parse(p).sort_key() for p in c.schedule]
         return (
             c.runtime,
             c.scenario,
-            MODES.index(c.mode) if c.mode in MODES else 9,
+            MODES.index(c.mode) if c.mode in MODES else len(MODES),
+            c.mode,
             c.store,
             points,
         )

@@ -53,7 +53,7 @@ def _cmd_matrix(args: argparse.Namespace) -> int:
     config = CampaignConfig(
         runtime=args.runtime,
         scenarios=_split(args.scenarios),
-        modes=_split(args.modes) or ("runs", "tool-batch", "tool"),
+        modes=_split(args.modes),
         points=args.points,
         depth=args.depth,
         seed=args.seed,
@@ -316,7 +316,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("matrix", help="run the crash matrix (the main job)")
     p.add_argument("--runtime", default="reference", help="reference, or package.module:adapter")
     p.add_argument("--scenarios", help="comma-separated scenario names (default: all built-ins)")
-    p.add_argument("--modes", help="comma-separated: runs,tool-batch,tool (default: all three)")
+    p.add_argument(
+        "--modes",
+        help="comma-separated checkpoint modes of the runtime (default: every mode it can run; "
+        "the reference runtime's: runs,tool-batch,tool)",
+    )
     p.add_argument(
         "--points",
         default="all",
@@ -353,7 +357,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_replay)
 
     p = sub.add_parser("demo", help="the classic story: start, crash, inspect, continue, compare")
-    p.add_argument("--mode", default="tool-batch", choices=("runs", "tool-batch", "tool"))
+    p.add_argument("--mode", help="a checkpoint mode of the runtime (default: tool-batch)")
     p.add_argument("--store", default="sqlite", help="sqlite, or a postgresql+psycopg:// URL")
     p.add_argument("--runtime", default="reference")
     p.set_defaults(func=_cmd_demo)
@@ -361,7 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("search", help="search crash schedules with hypothesis; shrink a failure")
     p.add_argument("--runtime", default="reference")
     p.add_argument("--scenario", default="research")
-    p.add_argument("--mode", default="tool-batch", choices=("runs", "tool-batch", "tool"))
+    p.add_argument("--mode", default="tool-batch", help="a checkpoint mode of the runtime")
     p.add_argument("--store", default="sqlite")
     p.add_argument("--depth", type=_positive_int, default=2, help="most crashes per schedule")
     p.add_argument("--max-examples", type=_positive_int, default=30)

@@ -2,23 +2,39 @@
 
 from __future__ import annotations
 
+from .adapter import load_adapter
 from .campaign import CampaignConfig, ConfigError
 from .cell import Cell
 from .engine import SESSION_ID, Engine, EngineConfig
+from .modes import find
 from .points import CrashPoint
 
 
-def run_demo(*, mode: str = "tool-batch", store: str = "sqlite", runtime: str = "reference") -> int:
+def run_demo(*, mode: str | None = None, store: str = "sqlite", runtime: str = "reference") -> int:
+    """One cell of `research`: in `mode`, or the runtime's first mode that persists mid-run."""
     try:
-        CampaignConfig(
-            runtime=runtime, scenarios=("research",), modes=(mode,), store=store
-        ).validate()
+        config = CampaignConfig(
+            runtime=runtime, scenarios=("research",), modes=(mode,) if mode else (), store=store
+        )
+        config.validate()
     except ConfigError as exc:
         print(exc)
         return 2
+    modes = load_adapter(runtime).modes
+    chosen = find(modes, mode) if mode else next((m for m in modes if m.persists_mid_run), None)
+    chosen = chosen or next(m for m in modes if m.runnable)
+    if chosen.unavailable:
+        print(
+            f"killpoint: runtime {runtime!r} cannot run mode {chosen.name!r}: {chosen.unavailable}"
+        )
+        return 2
+    mode = chosen.name
     engine = Engine(EngineConfig(store=store, keep="none"))
-    # "runs" mode has no boundary before the end: crash mid-run instead, to show the loss.
-    point = CrashPoint("after-checkpoint", 1) if mode != "runs" else CrashPoint("mid-model", 2)
+    # A mode that writes only at the end has no boundary mid-run: crash mid-run instead,
+    # to show the loss.
+    point = (
+        CrashPoint("after-checkpoint", 1) if chosen.persists_mid_run else CrashPoint("mid-model", 2)
+    )
     cell = Cell(runtime, "research", mode, engine.stores.kind, (point,))
 
     say = print

@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from killpoint.scenarios import Fault
+from killpoint.scenarios import Fault, gates
 from killpoint.scenarios import ledger as ledger_mod
 from killpoint.scenarios.conversation import canonical_arguments
 
 from .adapter import RuntimeAdapter, load_adapter
 from .baseline import Baseline, Plan, effects
 from .cell import Cell, CellResult
+from .normal_form import NormalFormError, exclude, validate_session
 from .oracle import comparable, count_effects, first_difference
 from .points import CrashPoint, PointError
 from .processes import Interrupted, Outcome, Worker, context
@@ -59,12 +60,19 @@ class Engine:
         self.stopping = threading.Event()
         self._serial = 0
 
+    def read_session(self, runtime: str, url: str) -> dict[str, Any] | None:
+        """The session in the normal form, checked, without the adapter's excluded keys."""
+        adapter = self.adapter(runtime)
+        session = adapter.read_session(url, SESSION_ID)
+        validate_session(session, f"runtime {runtime!r}: read_session")
+        return exclude(session, adapter.excluded)
+
     def adapter(self, runtime: str) -> RuntimeAdapter:
         with self._lock:
             if runtime not in self._adapters:
                 adapter = self._adapters[runtime] = load_adapter(runtime)
                 # Before any worker starts: the forkserver then preloads this runtime.
-                context(getattr(adapter, "preload_modules", ()))
+                context(adapter.preload_modules)
             return self._adapters[runtime]
 
     def _work_dir(self, label: str) -> Path:
@@ -135,8 +143,11 @@ class Engine:
                 )
                 base.problem_verdict = "hung" if out.kind == "timeout" else "missed"
                 return base
-            adapter = self.adapter(runtime)
-            base.session = adapter.read_session(url, SESSION_ID)
+            try:
+                base.session = self.read_session(runtime, url)
+            except NormalFormError as exc:
+                base.problem = str(exc)
+                return base
             base.effects = effects(ledger_mod.read(work / LEDGER))
             problems = _acknowledged(w.acks, base.session)
             if problems:
@@ -175,7 +186,7 @@ class Engine:
             result = run.execute()
         except Interrupted:
             raise
-        except PointError as exc:
+        except (PointError, NormalFormError) as exc:
             result = run.result("missed", False, detail=str(exc))
         finally:
             kept = run.cleanup()
@@ -242,6 +253,10 @@ class _CellRun:
     @property
     def adapter(self) -> RuntimeAdapter:
         return self.engine.adapter(self.cell.runtime)
+
+    def read(self) -> dict[str, Any] | None:
+        assert self.url is not None
+        return self.engine.read_session(self.cell.runtime, self.url)
 
     def event(self, text: str, kind: str = "other", lane: str = "harness") -> None:
         self.timeline.append(Event(round(time.monotonic() - self.t0, 4), text, kind, lane))
@@ -370,7 +385,7 @@ class _CellRun:
         if not _poll(there, self.engine.config.confirm_timeout, self.engine.stopping):
             held = self.adapter.progress(self.url, SESSION_ID)
             w.kill()
-            self.store_at_crash = _summary(self.adapter.read_session(self.url, SESSION_ID), held)
+            self.store_at_crash = _summary(self.read(), held)
             return self.result(
                 "corrupt",
                 False,
@@ -390,7 +405,7 @@ class _CellRun:
         assert self.url is not None
         happened = effects(self.ledger() if entries is None else entries)
         if session is None:
-            session = self.adapter.read_session(self.url, SESSION_ID)
+            session = self.read()
         durable = durable_results(session)
         in_flight = sum((happened - durable).values())
         self.bound += in_flight
@@ -428,7 +443,7 @@ class _CellRun:
     ) -> CellResult:
         assert self.url is not None and self.work is not None
         held = self.adapter.progress(self.url, SESSION_ID)
-        session = self.adapter.read_session(self.url, SESSION_ID)
+        session = self.read()
         if self.store_at_crash is None:
             self.store_at_crash = _summary(session, held)
         if killed:
@@ -477,9 +492,9 @@ class _CellRun:
 
     def double_resume(self, step: dict[str, Any]) -> CellResult | None:
         if "resume_at" in step:
-            gate = f"run:{step['resume_at'] + 1}:resume"
+            gate = gates.run_gate(step["resume_at"] + 1, "resume")
         else:
-            gate = f"run:{step['start_at'] + 1}:start"
+            gate = gates.run_gate(step["start_at"] + 1, "start")
         a = self.start("resumer-a", gates=(gate,), release=True, **step)
         b = self.start("resumer-b", gates=(gate,), release=True, **step)
         for w in (a, b):
@@ -512,7 +527,7 @@ class _CellRun:
         gate = next(iter(plan.wait_for))
         a.stop()
         a.release(gate)  # read once it is woken
-        paused = self.adapter.read_session(self.url, SESSION_ID)
+        paused = self.read()
         # One reading of the ledger for both: an effect that lands between two readings
         # (SIGSTOP is delivered asynchronously) would be in neither the bound nor `late`.
         at_pause = self.ledger()
@@ -525,7 +540,7 @@ class _CellRun:
             while time.time() < deadline:
                 time.sleep(max(0.0, deadline - time.time()) + 0.001)
         held = self.adapter.progress(self.url, SESSION_ID)
-        session = self.adapter.read_session(self.url, SESSION_ID)
+        session = self.read()
         self.store_at_crash = _summary(session, held)
         step = self.next_step(plan, session)
         if isinstance(step, CellResult):
@@ -536,12 +551,12 @@ class _CellRun:
             return self.result("hung", False, detail=out.detail)
         if out.kind != "done":
             return self.result("unresumable", False, detail=f"the takeover failed: {out.detail}")
-        taken = comparable(self.adapter.read_session(self.url, SESSION_ID))
+        taken = comparable(self.read())
         a.cont()
         woke = a.join(self.deadline())
         if woke.kind == "timeout":
             return self.result("hung", False, detail="the woken worker did not stop")
-        after = comparable(self.adapter.read_session(self.url, SESSION_ID))
+        after = comparable(self.read())
         diff = first_difference(taken, after)
         if diff is not None:
             return self.result(
@@ -599,7 +614,7 @@ class _CellRun:
 
     def compare(self, base: Baseline) -> CellResult:
         assert self.url is not None
-        final = self.adapter.read_session(self.url, SESSION_ID)
+        final = self.read()
         diff = first_difference(comparable(base.session), comparable(final))
         counted = count_effects(base.effects, effects(self.ledger()))
         bound = self.bound

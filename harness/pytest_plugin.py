@@ -50,7 +50,6 @@ if TYPE_CHECKING:
     from .cell import CellResult
     from .engine import Engine
 
-MODES = ("runs", "tool-batch", "tool")
 KEEP = ("none", "failed", "all")
 CACHE_SEED = "killpoint/seed"
 MATRIX = "killpoint"  # the node id of the matrix collector; items are "killpoint::CELL"
@@ -65,7 +64,7 @@ OPTIONS: tuple[tuple[str, str, str, str | None, str], ...] = (
      "comma-separated scenarios: built-in names, 'random:SEED' or 'package.module:SCENARIO' "
      "(default: every built-in)"),
     ("--crash-modes", "crash_modes", "string", "MODES",
-     "comma-separated checkpoint modes: runs,tool-batch,tool (default: all three)"),
+     "comma-separated checkpoint modes of the runtime (default: every mode it can run)"),
     ("--crash-points", "crash_points", "string", "POINTS",
      "boundaries | kills | faults | all | random:N | kinds or points, comma-separated "
      "(default: all)"),
@@ -91,7 +90,7 @@ class Settings:
     matrix: bool = False
     runtime: str = "reference"
     scenarios: tuple[str, ...] = ()  # empty: every built-in
-    modes: tuple[str, ...] = MODES
+    modes: tuple[str, ...] = ()  # empty: every mode the runtime can run
     points: str = "all"
     depth: int = 1
     seed: str | None = None  # a number, "last", or None (choose one)
@@ -145,12 +144,6 @@ def _validate(settings: Settings) -> None:
     """Every option given is checked before anything runs (defaults are valid, and cost no
     imports); a UsageError names the option and the value."""
     given = settings.sources
-    if "modes" in given:
-        for mode in settings.modes:
-            if mode not in MODES:
-                raise _usage(settings, "modes", mode, f"not a mode; choose from {', '.join(MODES)}")
-        if not settings.modes:
-            raise _usage(settings, "modes", "", f"no modes; choose from {', '.join(MODES)}")
     if "keep" in given and settings.keep not in KEEP:
         raise _usage(settings, "keep", settings.keep, f"choose from {', '.join(KEEP)}")
     if "seed" in given and settings.seed != "last" and not str(settings.seed).isdigit():
@@ -166,13 +159,17 @@ def _validate(settings: Settings) -> None:
         adapter = load_runtime(
             settings.runtime, lambda why: _usage(settings, "runtime", settings.runtime, why)
         )
-        if not any(m in adapter.modes for m in settings.modes):
-            raise _usage(
-                settings,
-                "modes",
-                ",".join(settings.modes),
-                f"runtime {settings.runtime!r} offers only {', '.join(adapter.modes)}",
-            )
+        declared = [m.name for m in adapter.modes]
+        if "modes" in given and not settings.modes:
+            raise _usage(settings, "modes", "", f"no modes; choose from {', '.join(declared)}")
+        for mode in settings.modes:
+            if mode not in declared:
+                raise _usage(
+                    settings,
+                    "modes",
+                    mode,
+                    f"not a mode of runtime {settings.runtime!r}; choose from {', '.join(declared)}",
+                )
     if "scenarios" in given:
         from .targets import ScenarioRefError, resolve_scenario
 
@@ -418,7 +415,7 @@ class KillpointSession:
         if s.matrix:
             lines.append(
                 f"killpoint: crash matrix runtime={s.runtime} "
-                f"scenarios={','.join(s.scenarios) or 'all'} modes={','.join(s.modes)} "
+                f"scenarios={','.join(s.scenarios) or 'all'} modes={','.join(s.modes) or 'all'} "
                 f"points={s.points} depth={s.depth} store={_shown(s.store)} keep={s.keep}"
             )
         return lines

@@ -11,7 +11,6 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from .adapters.reference import EXCLUDED
 from .campaign import CampaignResult
 
 SCHEMA = "killpoint.matrix/1"
@@ -44,13 +43,13 @@ def to_document(result: CampaignResult, command: list[str] | None = None) -> dic
         "seed": result.seed,
         "runtime": config.runtime,
         "store": config.store if config.store == "sqlite" else "postgresql",
-        "modes": list(config.modes),
+        "modes": list(config.mode_names()),
         "points": config.points,
         "depth": config.depth,
         "versions": versions(),
         "interrupted": result.interrupted,
         "summary": result.summary(),
-        "excluded_from_comparison": list(getattr(_adapter(config.runtime), "excluded", EXCLUDED)),
+        "excluded_from_comparison": list(getattr(_adapter(config.runtime), "excluded", ())),
         "skipped": [
             {**vars(s), "store": config.store if config.store == "sqlite" else "postgresql"}
             for s in result.skipped

@@ -22,6 +22,7 @@ from typing import Any
 from killpoint.scenarios import Fault, Ledger, RunResult, ScriptedModel, drive, gates
 
 from .adapter import load_adapter
+from .checkpoint_gates import CheckpointGates
 from .targets import resolve_scenario
 
 LEDGER = "ledger.jsonl"
@@ -122,7 +123,7 @@ def _run(spec: WorkerSpec, channel: _Channel, work: Path) -> list[RunResult]:
     from . import warm  # noqa: F401  (a no-op when the forkserver preloaded it)
 
     adapter = load_adapter(spec.runtime)
-    adapter.instrument(spec.checkpoint_offset)
+    adapter.instrument(CheckpointGates(spec.checkpoint_offset))
     scenario = resolve_scenario(spec.scenario)
     threading.Thread(target=channel.listen, daemon=True).start()
     gates.configure(

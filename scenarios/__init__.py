@@ -9,12 +9,11 @@ from .drive import Driver, RunResult, drive, run_id_for, settle
 from .faults import Fault
 from .ledger import Entry, Ledger
 from .model import ScriptedModel
-from .scenario import ALL_MODES, Expected, Scenario
+from .scenario import Expected, Scenario
 from .script import Reply, Script, ToolRequest
 from .tooling import ToolEnv, idempotent
 
 __all__ = [
-    "ALL_MODES",
     "BUILTINS",
     "Call",
     "Conversation",

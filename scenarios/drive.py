@@ -64,10 +64,10 @@ async def drive(
         run_id = run_id_for(session_id, index)
         current[0] = run_id
         if index == resume_at:
-            gates.hit(f"run:{index + 1}:resume")
+            gates.hit(gates.run_gate(index + 1, "resume"))
             result = await driver.resume(run_id, session_id=session_id, confirmations={})
         else:
-            gates.hit(f"run:{index + 1}:start")
+            gates.hit(gates.run_gate(index + 1, "start"))
             result = await driver.start(
                 scenario.inputs[index], session_id=session_id, run_id=run_id
             )

@@ -1,12 +1,17 @@
 """Gates: named points where a worker stops and tells its parent, so a kill lands exactly there.
 
-Names:
+Names (built and parsed here, nowhere else):
+  run:{i}:start                run i of the session begins (1-based)
+  run:{i}:resume               run i is continued after a crash
   model:{turn}:received        the scripted model got the request for model turn `turn`
   tool:{name}:{sig}:started    a tool call began (sig = call_signature of its arguments)
   tool:{name}:{sig}:finished   a tool call returned, before its result goes back to the runtime
-
-  checkpoint:{n}:committing    (adapters) inside the n-th checkpoint's transaction, before COMMIT
+  checkpoint:{n}:writing       (adapters) the n-th checkpoint's durable write is about to begin
+  checkpoint:{n}:committing    (adapters) inside its transaction, before COMMIT
   checkpoint:{n}:landed        (adapters) the n-th checkpoint of this process has committed
+
+The second and later passes of one name in a process carry `#2`, `#3`, ... (a retried
+model turn, the same call made twice).
 
 A process arms gates with `arm()` (fds; or the KILLPOINT_GATES / KILLPOINT_GATE_FD
 environment variables) or `configure()` (callables). When an armed gate is hit,
@@ -20,8 +25,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import threading
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from .conversation import canonical_arguments
 
@@ -44,6 +51,71 @@ def tool_gate(name: str, arguments: str | dict[str, object], phase: str) -> str:
 
 def model_gate(turn: int) -> str:
     return f"model:{turn}:received"
+
+
+CHECKPOINT_PHASES = ("writing", "committing", "landed")
+RUN_PHASES = ("start", "resume")
+TOOL_PHASES = ("started", "finished")
+
+
+def checkpoint_gate(n: int, phase: str) -> str:
+    """`checkpoint:{n}:{phase}`, phase one of CHECKPOINT_PHASES."""
+    if phase not in CHECKPOINT_PHASES:
+        raise ValueError(f"gates: checkpoint phase {phase!r}; choose from {CHECKPOINT_PHASES}")
+    return f"checkpoint:{n}:{phase}"
+
+
+def run_gate(index: int, phase: str) -> str:
+    """`run:{index}:{phase}` (index 1-based), phase "start" or "resume"."""
+    if phase not in RUN_PHASES:
+        raise ValueError(f"gates: run phase {phase!r}; choose from {RUN_PHASES}")
+    return f"run:{index}:{phase}"
+
+
+@dataclass(frozen=True)
+class Gate:
+    """A gate name taken apart: `kind` is run, model, tool or checkpoint; `number` the
+    run, turn or checkpoint (None for a tool); `tool` and `signature` a tool's;
+    `occurrence` 1 for the first pass of the name in a process, 2 for `#2`, ..."""
+
+    kind: str
+    phase: str
+    number: int | None = None
+    tool: str | None = None
+    signature: str | None = None
+    occurrence: int = 1
+
+    @property
+    def base(self) -> str:
+        """The name without its occurrence suffix."""
+        if self.kind == "tool":
+            return f"tool:{self.tool}:{self.signature}:{self.phase}"
+        return f"{self.kind}:{self.number}:{self.phase}"
+
+
+_NUMBERED = re.compile(r"(run|model|checkpoint):(\d+):([a-z]+)(?:#(\d+))?")
+_TOOL = re.compile(r"tool:(.+):([0-9a-f]{12}):(started|finished)(?:#(\d+))?")
+
+
+def parse(name: str) -> Gate | None:
+    """The parts of a gate name; None for a name that is not one of the forms above."""
+    m = _NUMBERED.fullmatch(name)
+    if m:
+        kind, number, phase, occurrence = m.groups()
+        phases = {"run": RUN_PHASES, "model": ("received",), "checkpoint": CHECKPOINT_PHASES}
+        if phase not in phases[kind]:
+            return None
+        return Gate(kind, phase, number=int(number), occurrence=int(occurrence or 1))
+    m = _TOOL.fullmatch(name)
+    if m:
+        tool, signature, phase, occurrence = m.groups()
+        return Gate("tool", phase, tool=tool, signature=signature, occurrence=int(occurrence or 1))
+    return None
+
+
+def base_name(name: str) -> str:
+    """A gate name without its occurrence suffix (`#2`)."""
+    return name.split("#", 1)[0]
 
 
 def configure(

@@ -10,8 +10,6 @@ from .faults import Fault
 from .script import Script
 from .tooling import ToolEnv
 
-ALL_MODES: tuple[str, ...] = ("runs", "tool-batch", "tool")
-
 
 @dataclass(frozen=True)
 class Expected:
@@ -38,7 +36,9 @@ class Scenario:
     inputs: tuple[str, ...] = ("Go.",)
     expected: tuple[Expected, ...] = (Expected(),)
     instructions: str | None = None
-    modes: tuple[str, ...] = ALL_MODES
+    # Run only in modes that persist mid-run (a long chain adds nothing but lost work to a
+    # mode that writes once at the end).
+    mid_run_only: bool = False
     faults: tuple[Fault, ...] = ()
     # Tools that need the user's confirmation, and the answer the driver gives.
     confirm: Mapping[str, bool] = field(default_factory=dict)
@@ -56,12 +56,6 @@ class Scenario:
             raise ValueError(
                 f"scenarios: scenario {self.name!r} has {len(self.inputs)} inputs but "
                 f"{len(self.expected)} expected outcomes; give one Expected per input"
-            )
-        unknown = [m for m in self.modes if m not in ALL_MODES]
-        if unknown:
-            raise ValueError(
-                f"scenarios: scenario {self.name!r} declares modes {unknown!r}; "
-                f"choose from {ALL_MODES}"
             )
 
     def build_tools(self, env: ToolEnv) -> list[Callable[..., Any]]:

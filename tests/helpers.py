@@ -21,12 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import killpoint.scenarios.http_mock  # noqa: F401  (registers respx's "httpx2" mocker)
 import psutil
 import respx
+from sqlalchemy import select as sql_select
+
+import killpoint.scenarios.http_mock  # noqa: F401  (registers respx's "httpx2" mocker)
 from killpoint.runtime import Message, OpenAIResponses, Store
 from killpoint.runtime.store import schema
-from sqlalchemy import select as sql_select
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BASE_URL = "https://api.openai.com/v1"

@@ -14,17 +14,20 @@ other field agno persists, minus `EXCLUDED`.
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import threading
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
-from killpoint.scenarios import Ledger, RunResult, Scenario, ToolEnv, gates
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 
+from killpoint.scenarios import Ledger, RunResult, Scenario, ToolEnv
+
+from ..adapter import RuntimeAdapter
+from ..checkpoint_gates import CheckpointGates
+from ..modes import RUNS, TOOL_BATCH, Mode
 from ..per_url import PerUrl
 
 # agno reports usage to its servers unless told not to; workers have no network.
@@ -219,58 +222,58 @@ def _result(out: Any) -> RunResult:
 _local = threading.local()
 
 
-def _count_landed(conn: Any, cursor: Any, statement: str, *_: Any) -> None:
-    """After agno's INSERT .. ON CONFLICT into agno_runs, inside the same transaction:
-    one row in the counter table for the checkpoint being written."""
-    n = getattr(_local, "checkpoint", None)
-    if n is None or getattr(_local, "counted", False):
-        return
-    head = statement.lstrip()[:120].upper()
-    if not head.startswith("INSERT INTO") or RUNS_TABLE.upper() not in head:
-        return
-    _local.counted = True
-    table = getattr(_local, "counter_table", COUNTER_TABLE)
-    mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
-    raw = cursor.connection.cursor()
-    try:
-        raw.execute(
-            f"CREATE TABLE IF NOT EXISTS {table} "
-            "(n INTEGER NOT NULL, session_id VARCHAR NOT NULL, run_id VARCHAR)"
-        )
-        raw.execute(
-            f"INSERT INTO {table} (n, session_id, run_id) VALUES ({mark}, {mark}, {mark})",
-            (n, _local.session_id, _local.run_id),
-        )
-    finally:
-        raw.close()
-
-
-def _on_commit(conn: Any) -> None:
-    # SQLAlchemy's "commit" event fires inside the transaction, before COMMIT.
-    n = getattr(_local, "checkpoint", None)
-    if n is not None:
-        gates.hit(f"checkpoint:{n}:committing")
-
-
 def _counter_table_for(agent: Any) -> str:
     db = getattr(agent, "db", None)
     schema = getattr(db, "db_schema", None)
     return f'"{schema}".{COUNTER_TABLE}' if schema else COUNTER_TABLE
 
 
+def _count_landed(checkpoints: CheckpointGates) -> Any:
+    def after_execute(conn: Any, cursor: Any, statement: str, *_: Any) -> None:
+        """After agno's INSERT .. ON CONFLICT into agno_runs, inside the same transaction:
+        one row in the counter table for the checkpoint being written."""
+        n = checkpoints.current()
+        if n is None or getattr(_local, "counted", None) == n:
+            return
+        head = statement.lstrip()[:120].upper()
+        if not head.startswith("INSERT INTO") or RUNS_TABLE.upper() not in head:
+            return
+        _local.counted = n
+        table = getattr(_local, "counter_table", COUNTER_TABLE)
+        mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
+        raw = cursor.connection.cursor()
+        try:
+            raw.execute(
+                f"CREATE TABLE IF NOT EXISTS {table} "
+                "(n INTEGER NOT NULL, session_id VARCHAR NOT NULL, run_id VARCHAR)"
+            )
+            raw.execute(
+                f"INSERT INTO {table} (n, session_id, run_id) VALUES ({mark}, {mark}, {mark})",
+                (n, _local.session_id, _local.run_id),
+            )
+        finally:
+            raw.close()
+
+    return after_execute
+
+
 # -- the adapter ----------------------------------------------------------------------------
 
 
-class AgnoAdapter:
+class AgnoAdapter(RuntimeAdapter):
     """killpoint's adapter for agno. `model_id` picks the conversation style."""
 
     name = "agno"
-    modes: tuple[str, ...] = ("runs", "tool-batch")
-    # Why "tool" is not offered: agno 3.1 reserves checkpoint="tools" ("reserved for the
-    # 3.0 runs-table split and not available yet") and raises on it.
-    skipped_modes: ClassVar[dict[str, str]] = {
-        "tool": 'agno 3.1 reserves checkpoint="tools" and raises on it'
-    }
+    modes: tuple[Mode, ...] = (
+        RUNS,
+        TOOL_BATCH,
+        Mode(
+            "tool",
+            "persisted after every tool result (agno's checkpoint='tools')",
+            results_per_call=True,
+            unavailable='agno 3.1 reserves checkpoint="tools" ("not available yet") and raises on it',
+        ),
+    )
     excluded = EXCLUDED
 
     def __init__(self, model_id: str = TRANSCRIPT_MODEL_ID) -> None:
@@ -280,65 +283,47 @@ class AgnoAdapter:
         return f"AgnoAdapter(model_id={self.model_id!r})"
 
     @property
-    def preload_modules(self) -> tuple[str, ...]:
+    def preload_modules(self) -> tuple[str, ...]:  # type: ignore[override]
         return ("killpoint.adapters.agno", *PRELOAD_MODULES)
 
-    def instrument(self, checkpoint_offset: int) -> None:
+    def instrument(self, checkpoints: CheckpointGates) -> None:
         """Wrap agno's `persist_run_in_session` (and its async twin) in this worker.
 
         That function is agno's one durable write of a run: every mid-run checkpoint
         (`checkpoint_run`) and every terminal write (`cleanup_and_store`: COMPLETED,
         PAUSED, ERROR, CANCELLED) goes through it. It is two transactions: the session
-        row (`upsert_session`), then the run row (`upsert_run`). `checkpoint:{n}:writing`
-        comes before the first; each COMMIT inside it
-        hits `checkpoint:{n}:committing` (so the engine's mid-commit point, the last
-        commit, falls between the two); `checkpoint:{n}:landed` follows the call.
-        The run row's INSERT also adds one row to `killpoint_checkpoints` in the same
-        transaction, so `progress()` counts exactly the checkpoints whose run row
-        committed.
+        row (`upsert_session`), then the run row (`upsert_run`); each COMMIT inside it
+        hits `committing` (so the engine's mid-commit point, the last commit, falls
+        between the two). The run row's INSERT also adds one row to
+        `killpoint_checkpoints` in the same transaction, so `progress()` counts exactly
+        the checkpoints whose run row committed.
         """
         from agno.agent import _run
 
-        counter = itertools.count(checkpoint_offset + 1)
-        sync_original = _run.persist_run_in_session
-        async_original = _run.apersist_run_in_session
-
-        def begin(agent: Any, run_response: Any, session: Any) -> int:
-            _local.checkpoint = n = next(counter)
-            _local.counted = False
+        def remember(agent: Any, run_response: Any, session: Any) -> None:
             _local.session_id = session.session_id
             _local.run_id = run_response.run_id
             _local.counter_table = _counter_table_for(agent)
-            gates.hit(f"checkpoint:{n}:writing")
-            return n
 
-        def end() -> None:
-            _local.checkpoint = None
+        sync_write = checkpoints.wrap(_run.persist_run_in_session)
+        async_write = checkpoints.wrap(_run.apersist_run_in_session)
 
         def persist_run_in_session(
             agent: Any, run_response: Any, session: Any, *a: Any, **k: Any
         ) -> None:
-            n = begin(agent, run_response, session)
-            try:
-                sync_original(agent, run_response, session, *a, **k)
-            finally:
-                end()
-            gates.hit(f"checkpoint:{n}:landed")
+            remember(agent, run_response, session)
+            sync_write(agent, run_response, session, *a, **k)
 
         async def apersist_run_in_session(
             agent: Any, run_response: Any, session: Any, *a: Any, **k: Any
         ) -> None:
-            n = begin(agent, run_response, session)
-            try:
-                await async_original(agent, run_response, session, *a, **k)
-            finally:
-                end()
-            gates.hit(f"checkpoint:{n}:landed")
+            remember(agent, run_response, session)
+            await async_write(agent, run_response, session, *a, **k)
 
         _run.persist_run_in_session = persist_run_in_session
         _run.apersist_run_in_session = apersist_run_in_session
-        event.listen(Engine, "commit", _on_commit)
-        event.listen(Engine, "after_cursor_execute", _count_landed)
+        checkpoints.watch_sqlalchemy()
+        event.listen(Engine, "after_cursor_execute", _count_landed(checkpoints))
 
     def driver(
         self, scenario: Scenario, store_url: str, mode: str, ledger: Ledger, *, lease_seconds: float

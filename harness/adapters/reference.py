@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-import itertools
-import threading
 from collections.abc import Mapping
 from typing import Any
 
-from killpoint.runtime import Agent, OpenAIResponses, RunOutput, RunStatus, Store, Tool
-from killpoint.scenarios import Ledger, RunResult, Scenario, ToolEnv, gates
-from sqlalchemy import Engine, event, text
+from sqlalchemy import text
 
+from killpoint.runtime import Agent, OpenAIResponses, RunOutput, RunStatus, Store, Tool
+from killpoint.scenarios import Ledger, RunResult, Scenario, ToolEnv
+
+from ..adapter import RuntimeAdapter
+from ..checkpoint_gates import CheckpointGates
+from ..modes import REFERENCE_MODES, Mode
 from ..per_url import PerUrl
 
 SCRIPTED_API_KEY = "sk-killpoint-scripted-model"
@@ -106,8 +108,6 @@ def _result(out: RunOutput) -> RunResult:
     )
 
 
-_local = threading.local()
-
 # Polled while a worker is parked at its gate; text, like the store's own statements,
 # because each cell's store is read through a new engine (see runtime/store/sql.py).
 PROGRESS = text("SELECT coalesce(sum(checkpoints), 0) FROM kp_runs WHERE session_id = :session_id")
@@ -117,42 +117,22 @@ LEASE_DEADLINE = text(
 INTEGRITY_CHECK = text("PRAGMA integrity_check")
 
 
-class ReferenceAdapter:
+class ReferenceAdapter(RuntimeAdapter):
     """The reference runtime with its model chaining turns by `previous_response_id`
     (the Responses API's own way to continue a conversation); `transcript()` is the
     same runtime resending the whole transcript every turn."""
 
     name = "reference"
-    modes: tuple[str, ...] = ("runs", "tool-batch", "tool")
+    modes: tuple[Mode, ...] = REFERENCE_MODES
     excluded = EXCLUDED
+    preload_modules: tuple[str, ...] = ()  # the forkserver's base set covers it
     driver_class: type[ReferenceDriver] = ReferenceDriver
     chain = True
 
-    preload_modules: tuple[str, ...] = ()  # the forkserver's base set covers it
-
-    def instrument(self, checkpoint_offset: int) -> None:
+    def instrument(self, checkpoints: CheckpointGates) -> None:
         """Wrap Store.write_checkpoint in this (worker) process; the runtime is unchanged."""
-        counter = itertools.count(checkpoint_offset + 1)
-        original = Store.write_checkpoint
-
-        def write_checkpoint(store: Store, cp: Any) -> int:
-            _local.checkpoint = n = next(counter)
-            gates.hit(f"checkpoint:{n}:writing")
-            try:
-                version = original(store, cp)
-            finally:
-                _local.checkpoint = None
-            gates.hit(f"checkpoint:{n}:landed")
-            return version
-
-        def on_commit(conn: Any) -> None:
-            # SQLAlchemy's "commit" event fires inside the transaction, before COMMIT.
-            n = getattr(_local, "checkpoint", None)
-            if n is not None:
-                gates.hit(f"checkpoint:{n}:committing")
-
-        Store.write_checkpoint = write_checkpoint  # type: ignore[method-assign]
-        event.listen(Engine, "commit", on_commit)
+        Store.write_checkpoint = checkpoints.wrap(Store.write_checkpoint)  # type: ignore[method-assign]
+        checkpoints.watch_sqlalchemy()
 
     def driver(
         self, scenario: Scenario, store_url: str, mode: str, ledger: Ledger, *, lease_seconds: float

@@ -63,8 +63,7 @@ def long_chain(n: int = DEFAULT_STEPS) -> Scenario:
         tools=tools,
         inputs=(f"Run the chain for {n} steps.",),
         expected=(Expected(content=final_text(n, value), calls=("step",) * n),),
-        # "runs" writes once at the end: a long chain adds nothing there but lost work.
-        modes=("tool-batch", "tool"),
+        mid_run_only=True,
     )
 
 

@@ -28,11 +28,11 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+
 from killpoint import processes
 from killpoint.adapter import load_adapter
 from killpoint.campaign import Campaign, CampaignConfig, CampaignResult, default_workers
 from killpoint.work_root import default_parent
-
 from tests.benchmarks.runtime_floor import floor_per_cell, run_costs
 
 WORKER_IMPORTS = (

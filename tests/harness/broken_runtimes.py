@@ -9,11 +9,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from sqlalchemy import delete, insert
+
 from killpoint.adapters.reference import ReferenceAdapter, ReferenceDriver
 from killpoint.runtime import Agent, RunStatus, Store
 from killpoint.runtime.store import schema
 from killpoint.runtime.store.store import Checkpoint, StoredRun
-from sqlalchemy import delete, insert
 
 
 class EarlyCheckpointAgent(Agent):

@@ -36,7 +36,6 @@ BLOCKING = Scenario(
     script=_blocking_script,
     tools=_blocking_tools,
     expected=(Expected(),),
-    modes=("tool-batch",),
 )
 
 
@@ -60,7 +59,6 @@ IMPURE = Scenario(
     script=_impure_script,
     tools=_echo_tools,
     expected=(Expected(),),
-    modes=("tool-batch",),
 )
 
 
@@ -86,5 +84,4 @@ COLLECTOR = Scenario(
     script=_collector_script,
     tools=_collector_tools,
     expected=(Expected(),),
-    modes=("tool-batch",),
 )

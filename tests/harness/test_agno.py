@@ -43,6 +43,7 @@ from killpoint.campaign import Campaign, CampaignConfig  # noqa: E402
 from killpoint.cell import Cell  # noqa: E402
 from killpoint.demo import run_demo  # noqa: E402
 from killpoint.engine import SESSION_ID, Engine, EngineConfig  # noqa: E402
+from killpoint.modes import find, runnable  # noqa: E402
 from killpoint.oracle import comparable  # noqa: E402
 from killpoint.points import parse_schedule  # noqa: E402
 from killpoint.scenarios import Ledger, RunResult, Scenario, ScriptedModel, drive  # noqa: E402
@@ -55,7 +56,7 @@ ROWS = [
     (name, mode)
     for name, scenario in scenarios.BUILTINS.items()
     for mode in ("runs", "tool-batch")
-    if mode in scenario.modes
+    if not (scenario.mid_run_only and mode == "runs")
 ]
 
 
@@ -116,9 +117,11 @@ def keys_anywhere(value: Any) -> Iterator[str]:
 
 class TestAdapter:
     def test_registered_as_agno_with_runs_and_tool_batch(self) -> None:
+        """agno runs `runs` and `tool-batch`; `tool` is declared with agno's own reason."""
         adapter = load_adapter("agno")
         assert isinstance(adapter, AgnoAdapter)
-        assert ("runs", "tool-batch") == adapter.modes
+        assert ("runs", "tool-batch") == runnable(adapter.modes)
+        assert "reserves" in (find(adapter.modes, "tool").unavailable or "")  # type: ignore[union-attr]
         assert CHAINED_MODEL_ID == load_adapter(CHAINED).model_id  # type: ignore[attr-defined]
 
     def test_a_missing_agno_names_the_extra(self, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -126,18 +129,30 @@ class TestAdapter:
         with pytest.raises(AdapterError, match=r"pip install killpoint\[agno\]"):
             load_adapter("agno")
 
-    def test_tool_mode_is_skipped_with_the_reason(self, tmp_path: Path) -> None:
+    def test_tool_mode_is_skipped_with_agnos_own_reason(self, tmp_path: Path) -> None:
+        """By default only the modes agno can run; asked for `tool`, the row is skipped
+        with the reason the adapter declares."""
+        default = CampaignConfig(runtime="agno", scenarios=("research",), work_root=tmp_path)
+        assert ("runs", "tool-batch") == default.mode_names()
         config = CampaignConfig(
-            runtime="agno", scenarios=("research",), work_root=tmp_path, keep="none"
+            runtime="agno",
+            scenarios=("research",),
+            modes=("runs", "tool-batch", "tool"),
+            work_root=tmp_path,
+            keep="none",
         )
         rows, skipped = Campaign(config).rows()
         assert [
             ("agno", "research", "runs", "sqlite"),
             ("agno", "research", "tool-batch", "sqlite"),
         ] == rows
-        assert [("tool", "runtime 'agno' does not offer mode 'tool'")] == [
-            (s.mode, s.reason) for s in skipped
-        ]
+        assert [
+            (
+                "tool",
+                "runtime 'agno' cannot run mode 'tool': agno 3.1 reserves "
+                'checkpoint="tools" ("not available yet") and raises on it',
+            )
+        ] == [(s.mode, s.reason) for s in skipped]
 
     def test_an_empty_store_reads_as_nothing(self, tmp_path: Path) -> None:
         adapter = AgnoAdapter()

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from killpoint.cell import Cell
 from killpoint.points import CrashPoint
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from killpoint.cell import Cell, CellResult
 from killpoint.engine import Engine, EngineConfig, late_allowance, unfinished_batch
 from killpoint.points import KINDS, CrashPoint, parse_schedule

@@ -5,6 +5,7 @@ fail with the fix in the message."""
 from __future__ import annotations
 
 import pytest
+
 from killpoint.option_values import load_runtime, split_list
 
 
@@ -24,7 +25,7 @@ def test_lists_take_commas_spaces_or_both() -> None:
 def test_a_built_in_runtime_loads() -> None:
     adapter = load_runtime("reference", Refused)
 
-    assert ("runs", "tool-batch", "tool") == tuple(adapter.modes)
+    assert ("runs", "tool-batch", "tool") == tuple(m.name for m in adapter.modes)
 
 
 def test_an_unknown_runtime_raises_the_callers_error_with_the_loaders_reason() -> None:

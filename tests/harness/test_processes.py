@@ -15,6 +15,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+
 from killpoint.processes import Worker
 from killpoint.worker import WorkerSpec
 

@@ -108,7 +108,7 @@ class TestOptions:
     @pytest.mark.parametrize(
         ("args", "message"),
         [
-            (["--crash-modes=runs,fast"], "killpoint: --crash-modes='fast': not a mode; choose from runs, tool-batch, tool"),
+            (["--crash-modes=runs,fast"], "killpoint: --crash-modes='fast': not a mode of runtime 'reference'; choose from runs, tool-batch, tool"),
             (["--crash-keep=some"], "killpoint: --crash-keep='some': choose from none, failed, all"),
             (["--crash-depth=3"], "killpoint: --crash-depth='3': give 1 (one crash) or 2"),
             (["--crash-seed=soon"], "killpoint: --crash-seed='soon': give a whole number, or 'last'"),

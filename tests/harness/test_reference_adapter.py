@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from killpoint import scenarios
 from killpoint.adapter import load_adapter
 from killpoint.adapters.reference import ReferenceAdapter

@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from killpoint.cli import main as killpoint
 from killpoint.report import STDERR_CHARS, render_report, visible
 from killpoint.scenarios.builtin.hostile_content import PAYLOADS
-
 from tests.benchmarks.report_size import SIZE_LIMIT, summary_of, synthetic_document
 
 VOID = {"meta", "input", "br", "img", "hr", "link", "area", "base", "col", "source", "wbr"}

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from killpoint.baseline import Baseline
 from killpoint.engine import Engine, EngineConfig
 from killpoint.points import CrashPoint

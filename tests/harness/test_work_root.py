@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+
 from killpoint import work_root
 from killpoint.work_root import check_work_dir, default_parent, make_work_root
 

@@ -8,9 +8,10 @@ import uuid
 from typing import TYPE_CHECKING
 
 import pytest
-from killpoint.worker_databases import create_database, drop_database, worker_database_name
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
+
+from killpoint.worker_databases import create_database, drop_database, worker_database_name
 
 if TYPE_CHECKING:
     from tests.conftest import PgServer

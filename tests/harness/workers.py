@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import psutil
+
 from killpoint.cell import CellResult
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import respx
+
 from killpoint.runtime import (
     Agent,
     ConfigurationError,
@@ -22,7 +23,6 @@ from killpoint.runtime import (
     ToolCall,
     tool,
 )
-
 from tests.helpers import (
     error_response,
     function_call,

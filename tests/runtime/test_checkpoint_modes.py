@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 import respx
-from killpoint.runtime import Agent, RunStatus, Store
-from killpoint.runtime.store import Checkpoint
 from sqlalchemy import text
 
+from killpoint.runtime import Agent, RunStatus, Store
+from killpoint.runtime.store import Checkpoint
 from tests.helpers import batch_replies, make_model
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 import respx
+
 from killpoint.runtime import (
     Agent,
     RunNotContinuable,
@@ -13,7 +14,6 @@ from killpoint.runtime import (
     RunStatus,
     Store,
 )
-
 from tests.helpers import function_call, make_model, message_item, serve, snapshot
 
 

@@ -10,8 +10,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from killpoint.runtime import Message, RunNotFound, RunOutput, RunStatus, Store
 
+from killpoint.runtime import Message, RunNotFound, RunOutput, RunStatus, Store
 from tests.helpers import (
     crash_after_checkpoint,
     executed_keys,

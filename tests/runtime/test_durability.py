@@ -10,11 +10,11 @@ from pathlib import Path
 import httpx
 import pytest
 import respx
-from killpoint.runtime import Agent, CheckpointFailed, RunStatus, Store
-from killpoint.runtime.store import normalise_url
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
+from killpoint.runtime import Agent, CheckpointFailed, RunStatus, Store
+from killpoint.runtime.store import normalise_url
 from tests.helpers import error_response, function_call, make_model, message_item, serve, snapshot
 
 

@@ -7,9 +7,9 @@ import time
 
 import pytest
 import respx
+
 from killpoint.runtime import Agent, Message, RunStatus, Store, ToolCall, ToolExecution, Usage
 from killpoint.runtime.store import Checkpoint, Owner
-
 from tests.helpers import function_call, make_model, message_item, serve
 
 NUL = "before\x00after\x00"

@@ -11,9 +11,9 @@ import httpx
 import openai
 import pytest
 import respx
+
 from killpoint.runtime import Message, ModelError, OpenAIResponses, ToolCall
 from killpoint.runtime.model import ModelReply, chain_point, to_input_items
-
 from tests.helpers import (
     MODEL_ID,
     TEST_API_KEY,

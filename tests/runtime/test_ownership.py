@@ -17,6 +17,8 @@ import httpx
 import psutil
 import pytest
 import respx
+from sqlalchemy import select
+
 from killpoint.runtime import (
     Agent,
     Message,
@@ -27,8 +29,6 @@ from killpoint.runtime import (
     Usage,
 )
 from killpoint.runtime.store import Checkpoint, Owner, schema
-from sqlalchemy import select
-
 from tests.helpers import (
     batch_replies,
     crash_after_checkpoint,

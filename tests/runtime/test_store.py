@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import create_engine, inspect, text
+
 from killpoint.runtime import (
     ConfigurationError,
     Message,
@@ -21,8 +23,6 @@ from killpoint.runtime import (
 )
 from killpoint.runtime.store import Checkpoint, Owner, normalise_url
 from killpoint.runtime.store.schema import SCHEMA_VERSION
-from sqlalchemy import create_engine, inspect, text
-
 from tests.helpers import snapshot
 
 TABLES = {"kp_meta", "kp_sessions", "kp_runs", "kp_run_messages", "kp_tool_executions"}

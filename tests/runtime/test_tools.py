@@ -11,8 +11,8 @@ from typing import Any, Literal
 
 import pytest
 import respx
-from killpoint.runtime import Agent, ConfigurationError, RunStatus, Tool, idempotency_key, tool
 
+from killpoint.runtime import Agent, ConfigurationError, RunStatus, Tool, idempotency_key, tool
 from tests.helpers import error_response, function_call, make_model, message_item, serve
 
 

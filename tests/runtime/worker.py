@@ -27,7 +27,6 @@ from typing import Any
 
 from killpoint.runtime import Agent, RunOutput, RunStatus, Store
 from killpoint.runtime.errors import RuntimeErrorBase
-
 from tests.helpers import batch_replies, make_model, mock_openai
 
 AGENT_NAME = "crash-worker"

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import openai
 import pytest
+
 from killpoint.scenarios import Fault, ScriptedModel
 from killpoint.scenarios.builtin import research
 

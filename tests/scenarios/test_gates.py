@@ -7,6 +7,8 @@ import os
 import threading
 from pathlib import Path
 
+import pytest
+
 from killpoint.runtime import Store
 from killpoint.scenarios import Ledger, ToolEnv, gates
 from killpoint.scenarios.builtin import research
@@ -89,3 +91,39 @@ def test_gate_names_use_the_canonical_arguments() -> None:
     b = gates.tool_gate("f", '{"b": 2, "a": 1}', "started")
     assert (a, "model:4:received") == (b, gates.model_gate(4))
     assert a.startswith("tool:f:") and a.endswith(":started")
+
+
+class TestNames:
+    """Gate names are built and parsed here only; every form round-trips."""
+
+    def test_every_form_parses_back_to_its_parts(self) -> None:
+        tool = gates.tool_gate("fetch_detail", {"result_id": "r2"}, "finished")
+        cases = {
+            gates.run_gate(2, "resume"): ("run", "resume", 2, None),
+            gates.model_gate(3): ("model", "received", 3, None),
+            gates.checkpoint_gate(4, "committing"): ("checkpoint", "committing", 4, None),
+            tool: ("tool", "finished", None, "fetch_detail"),
+        }
+        for name, (kind, phase, number, tool_name) in cases.items():
+            parsed = gates.parse(name)
+            assert parsed is not None, name
+            assert (kind, phase, number, tool_name, 1, name) == (
+                parsed.kind, parsed.phase, parsed.number, parsed.tool, parsed.occurrence,
+                parsed.base,
+            )  # fmt: skip
+
+    def test_an_occurrence_suffix_is_counted_and_left_out_of_the_base(self) -> None:
+        parsed = gates.parse("model:3:received#2")
+        assert parsed is not None
+        assert (2, "model:3:received") == (parsed.occurrence, parsed.base)
+        assert "model:3:received" == gates.base_name("model:3:received#2")
+
+    def test_what_is_not_a_gate_parses_to_none(self) -> None:
+        for name in ("checkpoint:1:nope", "run:x:start", "tool:a:b:c", "model:1", ""):
+            assert gates.parse(name) is None, name
+
+    def test_a_phase_that_does_not_exist_cannot_be_built(self) -> None:
+        with pytest.raises(ValueError, match="checkpoint phase"):
+            gates.checkpoint_gate(1, "landing")
+        with pytest.raises(ValueError, match="run phase"):
+            gates.run_gate(1, "restart")

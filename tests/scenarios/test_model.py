@@ -12,9 +12,10 @@ from typing import Any
 import httpx2
 import openai
 import pytest
+from respx.models import AllMockedAssertionError
+
 from killpoint.scenarios import Conversation, Reply, ScriptedModel
 from killpoint.scenarios.builtin import research
-from respx.models import AllMockedAssertionError
 
 API_KEY = "sk-killpoint-test"
 

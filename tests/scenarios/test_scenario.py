@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from killpoint.scenarios import Conversation, Expected, Reply, Scenario, ToolEnv
 
 from .support import calls_of, run_scenario
@@ -50,10 +51,9 @@ def test_a_user_defined_scenario_runs_like_a_builtin(tmp_path: Path) -> None:
     [
         ({"inputs": ()}, "at least one input"),
         ({"inputs": ("a", "b")}, "one Expected per input"),
-        ({"modes": ("tool", "everything")}, "everything"),
     ],
 )
 def test_bad_definitions_are_refused(kwargs: dict[str, Any], message: str) -> None:
-    """No inputs, an Expected count that does not match, or an unknown mode: ValueError."""
+    """No inputs, or an Expected count that does not match: ValueError."""
     with pytest.raises(ValueError, match=message):
         Scenario(name="bad", description="", script=my_script, tools=my_tools, **kwargs)

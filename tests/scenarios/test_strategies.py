@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
+
 from killpoint import scenarios
 from killpoint.scenarios import Conversation, Scenario
 from killpoint.scenarios.strategies import (

@@ -8,6 +8,7 @@ import inspect
 from pathlib import Path
 
 import pytest
+
 from killpoint.runtime import Tool
 from killpoint.scenarios import Ledger, ToolEnv, idempotent
 

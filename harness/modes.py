@@ -1,0 +1,71 @@
+"""Checkpoint modes as a runtime declares them: its own names, a line of meaning each, and
+the two facts the engine plans with.
+
+A mode is the runtime's: the reference runtime offers `runs`, `tool-batch` and `tool`;
+LangGraph offers its durability levels. What the engine needs to know of one:
+- `persists_mid_run`: whether anything of a run is durable before it ends (a mode that
+  writes only at the end loses a run killed mid-run, by design; check-adapter holds the
+  declaration against the baseline's trace);
+- `results_per_call`: whether each tool call's result is durable on its own as soon as the
+  call returns, rather than with its whole batch (a kill mid-batch then keeps the calls
+  that finished, and the store holds one more checkpoint per finished call).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One checkpoint mode of a runtime. `unavailable` says why the runtime cannot run it
+    (declared to be shown in the report when asked for; such a mode is never run)."""
+
+    name: str
+    meaning: str
+    persists_mid_run: bool = True
+    results_per_call: bool = False
+    unavailable: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.name or any(c in self.name for c in "/,+ \t\n"):
+            raise ValueError(
+                f"killpoint: mode name {self.name!r} must be non-empty, without '/', ',', '+' "
+                "or spaces (it is part of cell ids and option lists)"
+            )
+        if not self.meaning or "\n" in self.meaning:
+            raise ValueError(f"killpoint: mode {self.name!r} needs its meaning in one line")
+
+    @property
+    def runnable(self) -> bool:
+        return self.unavailable is None
+
+
+# The reference runtime's modes (and the names agno shares with it).
+RUNS = Mode(
+    "runs",
+    "persisted only at terminal states: a run killed mid-run leaves no record of itself",
+    persists_mid_run=False,
+)
+TOOL_BATCH = Mode(
+    "tool-batch", "persisted after every tool batch (the post-gather barrier) and at the end"
+)
+TOOL = Mode(
+    "tool",
+    "persisted after every tool result too: a resume reruns only the calls without one",
+    results_per_call=True,
+)
+REFERENCE_MODES: tuple[Mode, ...] = (RUNS, TOOL_BATCH, TOOL)
+
+
+def runnable(modes: Iterable[Mode]) -> tuple[str, ...]:
+    """Names of the modes a runtime can run, in its order."""
+    return tuple(m.name for m in modes if m.runnable)
+
+
+def find(modes: Sequence[Mode], name: str) -> Mode | None:
+    return next((m for m in modes if m.name == name), None)
+
+
+__all__ = ["REFERENCE_MODES", "RUNS", "TOOL", "TOOL_BATCH", "Mode", "find", "runnable"]
