@@ -14,7 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .adapter import AdapterError, RuntimeAdapter
+    from .checkpoint_gates import CheckpointGates
     from .engine import agent_adapter
+    from .modes import Mode
+    from .normal_form import NormalFormError, Session
     from .scenarios import (
         Conversation,
         Driver,
@@ -48,20 +51,28 @@ _EXPORTS: dict[str, str] = {
     "RunResult": "killpoint.scenarios",
     "Ledger": "killpoint.scenarios",
     "gates": "killpoint.scenarios",
+    "Mode": "killpoint.modes",
+    "CheckpointGates": "killpoint.checkpoint_gates",
+    "Session": "killpoint.normal_form",
+    "NormalFormError": "killpoint.normal_form",
     "agent_adapter": "killpoint.engine",
 }
 
 __all__ = [
     "AdapterError",
+    "CheckpointGates",
     "Conversation",
     "Driver",
     "Expected",
     "Fault",
     "Ledger",
+    "Mode",
+    "NormalFormError",
     "Reply",
     "RunResult",
     "RuntimeAdapter",
     "Scenario",
+    "Session",
     "ToolEnv",
     "ToolRequest",
     "agent_adapter",
