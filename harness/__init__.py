@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .adapter import AdapterError, RuntimeAdapter
     from .checkpoint_gates import CheckpointGates
-    from .engine import agent_adapter
+    from .factory_adapter import agent_adapter
+    from .findings import Finding
     from .modes import Mode
     from .normal_form import NormalFormError, Session
     from .scenarios import (
@@ -52,10 +53,11 @@ _EXPORTS: dict[str, str] = {
     "Ledger": "killpoint.scenarios",
     "gates": "killpoint.scenarios",
     "Mode": "killpoint.modes",
+    "Finding": "killpoint.findings",
     "CheckpointGates": "killpoint.checkpoint_gates",
     "Session": "killpoint.normal_form",
     "NormalFormError": "killpoint.normal_form",
-    "agent_adapter": "killpoint.engine",
+    "agent_adapter": "killpoint.factory_adapter",
 }
 
 __all__ = [
@@ -65,6 +67,7 @@ __all__ = [
     "Driver",
     "Expected",
     "Fault",
+    "Finding",
     "Ledger",
     "Mode",
     "NormalFormError",

@@ -14,6 +14,7 @@ from .modes import Mode
 
 if TYPE_CHECKING:
     from .checkpoint_gates import CheckpointGates
+    from .findings import Finding
     from .normal_form import Session
     from .scenarios import Driver, Ledger, Scenario
 
@@ -67,8 +68,11 @@ class RuntimeAdapter(Protocol):
         form (killpoint.normal_form); None when the session is absent."""
         ...
 
-    def inspect(self, store_url: str, session_id: str) -> list[str]:
-        """Broken invariants of the store after a crash, one sentence each (empty: sound)."""
+    def inspect(self, store_url: str, session_id: str) -> list[str | Finding]:
+        """Broken invariants of the store after a crash, one sentence each (empty: sound).
+        A sentence is a broken store (`corrupt`); give a killpoint.Finding of kind
+        "inconsistency" instead for a field that disagrees with the rest without changing
+        what a resume does (shown and counted, low severity)."""
         return []
 
     def lease_deadline(self, store_url: str, session_id: str) -> float | None:

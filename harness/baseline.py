@@ -1,11 +1,10 @@
-"""The baseline: a scenario run without faults, and what its trace says about every crash point.
+"""The baseline: a scenario run without faults, and what its trace says.
 
 A baseline worker runs with every gate traced (none armed), so its trace is the
 ordered list of points the run passed: run starts, model turns, tool calls,
-checkpoints committing and landed. Each crash point is planned from it: which
-gates to arm, how many checkpoints the store must hold when the point is
-reached, which run is in flight, and how many duplicate effects a resume may
-legitimately cause.
+checkpoints writing, committing and landed. This module reads the trace (how many
+checkpoints landed before a point, which run was in flight, the tool batches and
+their calls); each crash-point kind (killpoint.kinds) plans its points from that.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from killpoint.scenarios import gates
 from killpoint.scenarios.conversation import canonical_arguments
 from killpoint.scenarios.ledger import Entry
 
-from .points import CrashPoint, PointError
+from .points import PointError
 
 
 def _is(event: str, kind: str, phase: str | None = None) -> gates.Gate | None:
@@ -39,6 +38,15 @@ def effects(entries: list[Entry]) -> Counter[tuple[str, str]]:
     return Counter(e.signature for e in entries if e.phase == "started" and e.effect)
 
 
+def durable_results(session: dict[str, Any] | None) -> Counter[tuple[str, str]]:
+    """Tool results the store holds, per (tool, canonical arguments)."""
+    found: Counter[tuple[str, str]] = Counter()
+    for run in (session or {}).get("runs", {}).values():
+        for e in run["tool_executions"]:
+            found[(e["name"], canonical_arguments(e["arguments"]))] += 1
+    return found
+
+
 @dataclass(frozen=True)
 class Call:
     tool: str
@@ -56,24 +64,6 @@ class Batch:
     first_index: int  # where in the trace its first call started
 
 
-@dataclass(frozen=True)
-class Plan:
-    """How to reach one crash point and what must hold there."""
-
-    point: CrashPoint
-    arm: tuple[str, ...]  # gates the worker arms
-    wait_for: frozenset[str]  # gates that must be announced before the kill
-    checkpoints: int  # checkpoints of the session in the store at the point
-    run_index: int  # 0-based: the run in flight
-    run_started_at: int  # checkpoints of the session when that run started
-    finished_first: tuple[Call, ...] = ()  # calls whose effects must be done before the kill
-
-    @property
-    def expects_loss(self) -> bool:
-        """Nothing of the run in flight was durable yet: losing it breaks no promise."""
-        return self.checkpoints == self.run_started_at
-
-
 @dataclass
 class Baseline:
     runtime: str
@@ -85,9 +75,10 @@ class Baseline:
     trace: list[str] = field(default_factory=list)
     results: list[dict[str, Any]] = field(default_factory=list)
     problem: str | None = None  # the baseline itself failed
-    problem_verdict: str = "missed"  # "lost" when it acknowledged what is not durable
+    problem_kind: str = "missed"  # the finding it makes: "hung", "acknowledged-lost", "error"
     nondeterministic: str | None = None  # two baselines differ: where
     seconds: float = 0.0
+    per_call: bool = False  # the mode makes each tool result durable on its own
     batches: list[Batch] = field(default_factory=list)
 
     # -- analysis -----------------------------------------------------------------------
@@ -95,11 +86,15 @@ class Baseline:
     def analyse(self) -> None:
         self.batches = self._batches()
 
-    def _index(self, name: str) -> int:
+    def position(self, name: str) -> int:
+        """Where the trace first passed gate `name`; PointError if it never did."""
         try:
             return self.trace.index(name)
         except ValueError:
             raise PointError(f"killpoint: the baseline never passed {name!r}") from None
+
+    def passed(self, name: str) -> bool:
+        return name in self.trace
 
     def landed_before(self, index: int) -> int:
         return sum(1 for e in self.trace[:index] if _landed(e))
@@ -112,7 +107,7 @@ class Baseline:
     def turns(self) -> list[int]:
         return sorted({g.number for e in self.trace if (g := _is(e, "model")) and g.number})
 
-    def _run_at(self, index: int) -> tuple[int, int]:
+    def run_at(self, index: int) -> tuple[int, int]:
         """(0-based run in flight at trace position `index`, checkpoints when it started)."""
         run, started = 0, 0
         for n, e in enumerate(self.trace[:index]):
@@ -169,78 +164,8 @@ class Baseline:
             batches.append(Batch(number=number, turn=turn, calls=tuple(planned), first_index=first))
         return batches
 
-    # -- points -------------------------------------------------------------------------
-
-    def points(self, kinds: tuple[str, ...]) -> list[CrashPoint]:
-        n = self.checkpoints
-        out: list[CrashPoint] = []
-        for kind in kinds:
-            if kind == "after-checkpoint":
-                out += [CrashPoint(kind, k) for k in range(1, n)]
-            elif kind in ("sigstop", "double-resume"):
-                out += [
-                    CrashPoint(kind, k)
-                    for k in range(1, n)
-                    if not self._between_runs(self._index(gates.checkpoint_gate(k, "landed")))
-                ]
-            elif kind in ("mid-commit", "lock-held"):
-                out += [CrashPoint(kind, k) for k in range(1, n + 1)]
-            elif kind in ("mid-model", "model-500", "model-timeout"):
-                out += [CrashPoint(kind, t) for t in self.turns]
-            elif kind == "mid-batch":
-                out += [
-                    CrashPoint(kind, b.number, i) for b in self.batches for i in range(len(b.calls))
-                ]
-        return sorted(out, key=CrashPoint.sort_key)
-
-    def _between_runs(self, index: int) -> bool:
+    def between_runs(self, index: int) -> bool:
         """Whether trace position `index` falls after a run returned and before the next
         began: nothing is in flight there, so there is nothing to take over or resume."""
         after = [e for e in self.trace[index + 1 :] if not _is(e, "checkpoint")]
         return not after or _is(after[0], "run") is not None
-
-    def plan(self, point: CrashPoint) -> Plan:
-        kind, k = point.kind, point.k
-        if kind in ("after-checkpoint", "sigstop", "double-resume"):
-            if not 1 <= k < self.checkpoints:
-                raise PointError(
-                    f"killpoint: {point} is not a boundary of this baseline; it has "
-                    f"{self.checkpoints} checkpoints, boundaries 1..{self.checkpoints - 1}"
-                )
-            gate = gates.checkpoint_gate(k, "landed")
-            run, started = self._run_at(self._index(gate))
-            return Plan(point, (gate,), frozenset({gate}), k, run, started)
-        if kind == "mid-commit":
-            # The last commit of checkpoint k: a checkpoint split over several transactions
-            # is caught between them (the store then holds part of it).
-            committing = gates.checkpoint_gate(k, "committing")
-            commits = [e for e in self.trace if gates.base_name(e) == committing]
-            gate = commits[-1] if commits else committing
-            run, started = self._run_at(self._index(gate))
-            return Plan(point, (gate,), frozenset({gate}), k - 1, run, started)
-        if kind == "lock-held":
-            gate = gates.checkpoint_gate(k, "writing")
-            run, started = self._run_at(self._index(gate))
-            return Plan(point, (gate,), frozenset({gate}), k - 1, run, started)
-        if kind in ("mid-model", "model-500", "model-timeout"):
-            gate = gates.model_gate(k)
-            index = self._index(gate)
-            run, started = self._run_at(index)
-            arm = (gate,) if kind == "mid-model" else ()
-            return Plan(point, arm, frozenset(arm), self.landed_before(index), run, started)
-        if kind == "mid-batch":
-            batch = next((b for b in self.batches if b.number == k), None)
-            if batch is None or point.i is None or not 0 <= point.i < len(batch.calls):
-                raise PointError(
-                    f"killpoint: {point} is not in this baseline; its batches: "
-                    + ", ".join(f"{b.number} ({len(b.calls)} calls)" for b in self.batches)
-                )
-            i = point.i
-            arm = (batch.calls[i].finished, *(c.started for c in batch.calls[i + 1 :]))
-            run, started = self._run_at(batch.first_index)
-            # "tool" mode makes each finished call durable on its own.
-            done = self.landed_before(batch.first_index) + (i if self.mode == "tool" else 0)
-            return Plan(
-                point, arm, frozenset(arm), done, run, started, finished_first=batch.calls[:i]
-            )
-        raise PointError(f"killpoint: no plan for crash point {point}")

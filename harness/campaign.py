@@ -15,23 +15,18 @@ from typing import Any
 
 from killpoint import scenarios
 
+from . import kinds
 from .adapter import AdapterError, RuntimeAdapter, load_adapter
 from .baseline import Baseline
 from .cell import Cell, CellResult
 from .engine import Engine, EngineConfig, Interrupted
 from .modes import find, runnable
-from .points import FAULT_KINDS, KILL_KINDS, KINDS, CrashPoint, PointError
+from .points import CrashPoint, PointError
 from .processes import kill_all, socket_problem
 from .stores import StoreError, Stores
 from .targets import ScenarioRefError, resolve_scenario
 from .work_root import check_work_dir
 
-POINT_GROUPS: dict[str, tuple[str, ...]] = {
-    "boundaries": ("after-checkpoint",),
-    "kills": KILL_KINDS,
-    "all": KINDS,
-    "faults": FAULT_KINDS,
-}
 # The reference runtime's modes come first in reports, in this order; others by name.
 MODES = ("runs", "tool-batch", "tool")
 KEEP = ("none", "failed", "all")
@@ -116,26 +111,26 @@ class CampaignConfig:
                 raise ConfigError(
                     f"killpoint: points {text!r}: give a sample size, e.g. 'random:20'"
                 )
-            return KINDS, int(n), []
-        kinds: list[str] = []
+            return kinds.groups()["all"], int(n), []
+        chosen: list[str] = []
         explicit: list[CrashPoint] = []
         for item in filter(None, (p.strip() for p in text.split(","))):
-            if item in POINT_GROUPS:
-                kinds += POINT_GROUPS[item]
-            elif item in KINDS:
-                kinds.append(item)
+            if item in kinds.groups():
+                chosen += kinds.groups()[item]
+            elif item in kinds.REGISTRY:
+                chosen.append(item)
             else:
                 try:
                     explicit.append(CrashPoint.parse(item))
                 except PointError:
                     raise ConfigError(
-                        f"killpoint: points {item!r} is not a group ({', '.join(POINT_GROUPS)}), "
-                        f"a kind ({', '.join(KINDS)}), 'random:N', or a point like "
+                        f"killpoint: points {item!r} is not a group ({', '.join(kinds.groups())}), "
+                        f"a kind ({', '.join(kinds.names())}), 'random:N', or a point like "
                         "'after-checkpoint:2'"
                     ) from None
-        if not kinds and not explicit:
+        if not chosen and not explicit:
             raise ConfigError(f"killpoint: points {self.points!r} selects nothing")
-        return tuple(dict.fromkeys(kinds)), None, explicit
+        return tuple(dict.fromkeys(chosen)), None, explicit
 
     def mode_names(self) -> tuple[str, ...]:
         """The modes asked for, or the runtime's runnable ones (its own names and order)."""
@@ -215,15 +210,12 @@ class Campaign:
         return rows, skipped
 
     def cells_for(self, base: Baseline) -> list[Cell]:
-        kinds, sample, explicit = self.config.point_kinds()
+        chosen, sample, explicit = self.config.point_kinds()
         row = (base.runtime, base.scenario, base.mode, base.store)
         if base.problem or base.nondeterministic:
             # The row cannot be planned; one cell carries its failure into the matrix.
             return [Cell(*row, schedule=(explicit or [CrashPoint("mid-model", 1)])[:1])]
-        if explicit:
-            points = explicit + base.points(kinds) if kinds else explicit
-        else:
-            points = base.points(kinds)
+        points = explicit + kinds.points_of(base, chosen)
         if sample is not None:
             rng = random.Random(f"{self.seed}/{'/'.join(row)}")
             points = sorted(rng.sample(points, min(sample, len(points))), key=CrashPoint.sort_key)
@@ -233,7 +225,7 @@ class Campaign:
                 if not p.kills:
                     continue
                 try:
-                    held = base.plan(p).checkpoints
+                    held = kinds.plan(base, p).checkpoints
                 except PointError:
                     continue
                 schedules += [
@@ -300,9 +292,16 @@ def skip_reason(
     return adapter.unsupported(scenario, mode_name)
 
 
+def _sort_key(point: str) -> tuple[int, int, int]:
+    try:
+        return CrashPoint.parse(point).sort_key()
+    except PointError:
+        return (len(kinds.REGISTRY), 0, 0)  # a kind this version does not know: last
+
+
 def sorted_cells(cells: list[CellResult]) -> list[CellResult]:
     def key(c: CellResult) -> tuple[Any, ...]:
-        points = [CrashPoint.parse(p).sort_key() for p in c.schedule]
+        points = [_sort_key(p) for p in c.schedule]
         return (
             c.runtime,
             c.scenario,

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .points import PointError, Schedule, format_schedule, parse_schedule
+from .points import PointError, Schedule
 from .timeline import Event, event_from_json
 
 
@@ -23,11 +23,13 @@ class Cell:
     store: str  # "sqlite" | "postgresql"
     schedule: Schedule
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.schedule, Schedule):
+            object.__setattr__(self, "schedule", Schedule(self.schedule))
+
     @property
     def id(self) -> str:
-        return "/".join(
-            (self.runtime, self.scenario, self.mode, self.store, format_schedule(self.schedule))
-        )
+        return "/".join((self.runtime, self.scenario, self.mode, self.store, str(self.schedule)))
 
     @property
     def row(self) -> tuple[str, str, str, str]:
@@ -43,7 +45,7 @@ class Cell:
                 "'reference/research/tool-batch/sqlite/after-checkpoint:2'"
             )
         runtime, scenario, mode, store, schedule = parts
-        return cls(runtime, scenario, mode, store, parse_schedule(schedule))
+        return cls(runtime, scenario, mode, store, Schedule.parse(schedule))
 
     def replay_command(self) -> str:
         """The one command that reruns this cell, from any folder: PYTHONPATH names where
@@ -89,11 +91,13 @@ class CellResult:
     schedule: list[str]
     verdict: str
     expected: bool
-    duplicates: int = 0
-    bound: int = 0
+    duplicates: int = 0  # repeats of the baseline's effects, counted whatever the verdict
+    bound: int = 0  # repeats the crashes allowed (calls in flight)
     seconds: float = 0.0
-    detail: str = ""
-    first_difference: dict[str, Any] | None = None
+    detail: str = ""  # the sentence of the finding that set the verdict
+    findings: list[dict[str, Any]] = field(default_factory=list)  # Finding.to_json()
+    sides: dict[str, str] = field(default_factory=dict)  # what was compared with what
+    diff: list[dict[str, Any]] = field(default_factory=list)  # every leaf that differs
     store_at_crash: dict[str, Any] | None = None
     stderr_tail: str = ""
     timeline: list[Event] = field(default_factory=list)  # [t, text, kind, lane] in JSON

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .failure_messages import difference_text
+from .failure_messages import finding_lines
 from .option_values import load_runtime, split_list
 from .plugin_keys import MARKER, RESULTS_KEY, SESSION_KEY
 
@@ -75,10 +75,7 @@ class CrashResults:
             lines.append(f"  baseline failed: {p}")
         for c in self.unexpected:
             lines.append(f"  {c.verdict:<11} {c.id}")
-            if c.detail:
-                lines.append(f"              {c.detail.splitlines()[0][:300]}")
-            if c.first_difference and difference_text(c) not in c.detail:
-                lines.append(f"              first difference: {difference_text(c)[:300]}")
+            lines += [line[:320] for line in finding_lines(c, " " * 14, limit=4)]
             lines.append(f"              replay: {c.replay}")
         if self.unexpected or self.problems:
             lines.append(f"  rerun with --crash-seed {self.seed}")

@@ -12,11 +12,13 @@ if TYPE_CHECKING:
     from .cell import CellResult
 
 
-def difference_text(result: CellResult) -> str:
-    diff = result.first_difference
-    if not diff:
-        return "-"
-    return f"{diff.get('path')}: baseline {diff.get('baseline')!r}, resumed {diff.get('actual')!r}"
+def finding_lines(result: CellResult, indent: str = "  ", limit: int = 8) -> list[str]:
+    """One line per finding that is not allowed here, most severe first."""
+    shown = [f for f in result.findings if not f.get("expected") and f.get("verdict") != "ok"]
+    lines = [f"{indent}{f.get('kind')}: {f.get('sentence')}" for f in shown[:limit]]
+    if len(shown) > limit:
+        lines.append(f"{indent}... and {len(shown) - limit} more finding(s) in the JSON")
+    return lines
 
 
 def cell_failure(result: CellResult, seed: int) -> str:
@@ -25,7 +27,8 @@ def cell_failure(result: CellResult, seed: int) -> str:
         f"  verdict:          {result.verdict} (unexpected for {result.mode} at "
         f"{'+'.join(result.schedule)})",
         f"  detail:           {result.detail or '-'}",
-        f"  first difference: {difference_text(result)}",
+        "  findings:",
+        *finding_lines(result, "    "),
         f"  duplicates:       {result.duplicates} (bound {result.bound})",
         f"  replay:           {result.replay}",
         f"  seed:             {seed} (--crash-seed {seed})",
@@ -41,4 +44,4 @@ def cell_failure(result: CellResult, seed: int) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["cell_failure", "difference_text"]
+__all__ = ["cell_failure", "finding_lines"]

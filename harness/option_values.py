@@ -28,7 +28,7 @@ def load_runtime(spec: str, error: Any) -> Any:
         raise error(
             f"calling it gave {type(exc).__name__}: {exc}; an import path must name a "
             "RuntimeAdapter (or a no-argument callable returning one) — for a function that "
-            "builds a runtime.Agent, decorate it with killpoint.engine.agent_adapter"
+            "builds a runtime.Agent, decorate it with killpoint.agent_adapter"
         ) from None
 
 

@@ -1,33 +1,24 @@
-"""Crash points and schedules: names, parsing, and what each means in a baseline's terms.
+"""Crash points and schedules as typed values: `after-checkpoint:2`, `mid-batch:1:0`,
+`mid-batch:1:0+after-checkpoint:3`.
 
-Kill points (the worker is SIGKILLed there):
-  after-checkpoint:k   checkpoint k of the session has landed, k+1 has not
-  mid-batch:k:i        tool batch k: calls 0..i-1 finished, call i in flight, the rest not started
-  mid-model:k          the request for model turn k was sent, no reply yet
-  mid-commit:k         inside checkpoint k's transaction, before COMMIT
-Other faults (columns of the matrix like any crash point):
-  sigstop:k            after checkpoint k the worker is paused; a second worker takes the
-                       run over; the first is woken and must have its writes rejected
-  double-resume:k      killed after checkpoint k; two resumers start at once
-  model-500:k          the request for model turn k gets a 500 (the run ends ERROR), continue
-  model-timeout:k      the request for model turn k times out, continue
-  lock-held:k          another connection holds the store's write lock when checkpoint k is
-                       written; the worker gives up (its write fails), then a fresh one continues
+What each kind means, and which points a baseline offers, is the kind's own business
+(killpoint.kinds); this module only reads and writes the names, and asks the registry
+which kinds exist.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-KILL_KINDS = ("after-checkpoint", "mid-batch", "mid-model", "mid-commit")
-FAULT_KINDS = ("sigstop", "double-resume", "model-500", "model-timeout", "lock-held")
-KINDS = KILL_KINDS + FAULT_KINDS
-# Column order in reports: boundaries first, then in-step points, then other faults.
-ORDER = {kind: n for n, kind in enumerate(KINDS)}
-
 
 class PointError(ValueError):
-    """A crash point or schedule that cannot be parsed."""
+    """A crash point or schedule that cannot be parsed, or that a baseline does not offer."""
+
+
+def _registry():  # type: ignore[no-untyped-def]
+    from . import kinds  # the kinds import this module: resolved on first use
+
+    return kinds
 
 
 @dataclass(frozen=True, order=True)
@@ -41,47 +32,79 @@ class CrashPoint:
 
     @property
     def kills(self) -> bool:
-        return self.kind in KILL_KINDS
+        """The worker is SIGKILLed at this point."""
+        return bool(_registry().get(self.kind).kills)
 
     @classmethod
     def parse(cls, text: str) -> CrashPoint:
+        kinds = _registry()
         kind, _, rest = text.strip().partition(":")
-        if kind not in KINDS:
+        if kind not in kinds.REGISTRY:
             raise PointError(
-                f"killpoint: unknown crash point {text!r}; kinds: {', '.join(KINDS)} "
+                f"killpoint: unknown crash point {text!r}; kinds: {', '.join(kinds.names())} "
                 "(e.g. 'after-checkpoint:2', 'mid-batch:1:0')"
             )
+        arity = kinds.get(kind).arity
         parts = rest.split(":") if rest else []
-        want = 2 if kind == "mid-batch" else 1
-        if len(parts) != want or not all(p.isdigit() for p in parts):
-            shape = f"{kind}:K:I" if want == 2 else f"{kind}:K"
+        if len(parts) != arity or not all(p.isdigit() for p in parts):
+            shape = f"{kind}:K:I" if arity == 2 else f"{kind}:K"
             raise PointError(
                 f"killpoint: crash point {text!r} should look like {shape!r} with whole numbers"
             )
         k = int(parts[0])
         if k < 1:
             raise PointError(f"killpoint: crash point {text!r}: K counts from 1")
-        return cls(kind, k, int(parts[1]) if want == 2 else None)
+        return cls(kind, k, int(parts[1]) if arity == 2 else None)
 
     def sort_key(self) -> tuple[int, int, int]:
-        return (ORDER[self.kind], self.k, self.i or 0)
+        return (_registry().order(self.kind), self.k, self.i or 0)
 
 
-Schedule = tuple[CrashPoint, ...]
+class Schedule(tuple[CrashPoint, ...]):
+    """The crash points of one cell, in order: a first point, then (depth 2) crashes of
+    the resumed run. Written `point+point`."""
+
+    def __new__(cls, points: tuple[CrashPoint, ...] | list[CrashPoint] = ()) -> Schedule:
+        return super().__new__(cls, tuple(points))
+
+    def __str__(self) -> str:
+        return "+".join(str(p) for p in self)
+
+    @property
+    def first(self) -> CrashPoint:
+        return self[0]
+
+    @property
+    def rest(self) -> Schedule:
+        return Schedule(self[1:])
+
+    def sort_key(self) -> tuple[tuple[int, int, int], ...]:
+        return tuple(p.sort_key() for p in self)
+
+    @classmethod
+    def parse(cls, text: str) -> Schedule:
+        points = tuple(CrashPoint.parse(p) for p in text.split("+"))
+        kinds = _registry()
+        for later in points[1:]:
+            if not kinds.get(later.kind).follows:
+                allowed = [k.name for k in kinds.REGISTRY.values() if k.follows]
+                raise PointError(
+                    f"killpoint: schedule {text!r}: a crash in the resumed run must be one of "
+                    f"{', '.join(f'{a}:K' for a in allowed)}"
+                )
+        if len(points) > 1 and not points[0].kills:
+            raise PointError(
+                f"killpoint: schedule {text!r}: only a kill can be followed by another"
+            )
+        return cls(points)
 
 
-def format_schedule(schedule: Schedule) -> str:
+def format_schedule(schedule: tuple[CrashPoint, ...]) -> str:
     return "+".join(str(p) for p in schedule)
 
 
 def parse_schedule(text: str) -> Schedule:
-    points = tuple(CrashPoint.parse(p) for p in text.split("+"))
-    for later in points[1:]:
-        if later.kind not in ("after-checkpoint", "mid-model"):
-            raise PointError(
-                f"killpoint: schedule {text!r}: a crash in the resumed run must be "
-                "'after-checkpoint:K' or 'mid-model:K'"
-            )
-    if not points[0].kills and len(points) > 1:
-        raise PointError(f"killpoint: schedule {text!r}: only a kill can be followed by another")
-    return points
+    return Schedule.parse(text)
+
+
+__all__ = ["CrashPoint", "PointError", "Schedule", "format_schedule", "parse_schedule"]

@@ -27,46 +27,19 @@ from typing import Any
 
 import jinja2
 
-from .points import ORDER, CrashPoint, PointError
+from . import kinds
+from .findings import VERDICTS as VERDICT_LIST
+from .points import CrashPoint, PointError
 from .timeline import KINDS, event_from_json
 
 TEMPLATE = "report.html.j2"
 TEMPLATES = Path(__file__).parent / "templates"
 
-VERDICTS: dict[str, tuple[str, str]] = {
-    # verdict: (glyph, meaning)
-    "ok": ("✓", "resumed run equals the baseline; duplicates within the mode's bound"),
-    "lost": ("∅", "the run is gone after the crash"),
-    "diverged": ("≠", "the resumed run ends differently from the baseline"),
-    "duplicated": ("×", "side effects repeated beyond the mode's bound"),
-    "corrupt": ("✗", "the store broke an invariant after the crash"),
-    "unresumable": ("⊘", "continue_run refused or raised on a state it should resume"),
-    "hung": ("…", "a worker passed its time limit"),
-    "missed": ("?", "the engine could not reach the crash point (a harness defect)"),
-}
+# verdict: (glyph, meaning), most severe first (killpoint.findings)
+VERDICTS: dict[str, tuple[str, str]] = {v.name: (v.glyph, v.meaning) for v in VERDICT_LIST}
 UNKNOWN_GLYPH = "•"
-
-KIND_MEANINGS: dict[str, str] = {
-    "after-checkpoint": "checkpoint K has landed, K+1 has not; the worker is killed",
-    "mid-batch": "tool batch K: calls before I finished, call I in flight; the worker is killed",
-    "mid-model": "the request for model turn K was sent, no reply yet; the worker is killed",
-    "mid-commit": "inside checkpoint K's transaction, before COMMIT; the worker is killed",
-    "sigstop": "after checkpoint K the worker is paused, another takes the run over, "
-    "then the first is woken",
-    "double-resume": "killed after checkpoint K; two resumers start at once",
-    "model-500": "the request for model turn K gets a 500, then the run is continued",
-    "model-timeout": "the request for model turn K times out, then the run is continued",
-}
-KIND_LABELS: dict[str, str] = {
-    "after-checkpoint": "after checkpoint",
-    "mid-batch": "mid-batch K:I",
-    "mid-model": "mid-model",
-    "mid-commit": "mid-commit",
-    "sigstop": "SIGSTOP",
-    "double-resume": "double resume",
-    "model-500": "model 500",
-    "model-timeout": "model timeout",
-}
+KIND_MEANINGS: dict[str, str] = {k.name: k.meaning for k in kinds.REGISTRY.values()}
+KIND_LABELS: dict[str, str] = {k.name: k.label for k in kinds.REGISTRY.values()}
 
 # Clipping: what an expected cell keeps is smaller; the JSON always has everything.
 STDERR_CHARS = {"unexpected": 4000, "expected": 1200}
@@ -144,9 +117,8 @@ def column_for(schedule: Sequence[str]) -> Column:
             parsed.append(CrashPoint.parse(text))
         except PointError:
             # A point this version does not know: a column of its own, after the known ones.
-            return Column(key, visible(key), "", (len(schedule), (len(ORDER), 0, 0), key))
-    kinds = [p.kind for p in parsed]
-    group = " → ".join(kinds)
+            return Column(key, visible(key), "", (len(schedule), (len(kinds.REGISTRY), 0, 0), key))
+    group = " → ".join(p.kind for p in parsed)
     label = "+".join(str(p)[len(p.kind) + 1 :] for p in parsed)
     return Column(key, group, label, (len(parsed), *(p.sort_key() for p in parsed)))
 
@@ -210,6 +182,21 @@ def _duration(seconds: float) -> str:
     return f"{hours} h {minutes:02d} min"
 
 
+def _main_difference(cell: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The values of the finding that set the verdict (or of the first that has values)."""
+    findings = [f for f in cell.get("findings") or [] if isinstance(f, Mapping)]
+    verdict = cell.get("verdict")
+    ranked = sorted(findings, key=lambda f: (f.get("verdict") != verdict, bool(f.get("expected"))))
+    for f in ranked:
+        if f.get("expected_value") is not None or f.get("actual_value") is not None:
+            return {
+                "path": f.get("path", ""),
+                "baseline": f.get("expected_value"),
+                "actual": f.get("actual_value"),
+            }
+    return None
+
+
 def _cell_data(cell: Mapping[str, Any], strings: Strings) -> dict[str, Any]:
     """What the detail panel shows for one cell, with long texts in the string table."""
     expected = bool(cell.get("expected", False))
@@ -223,7 +210,7 @@ def _cell_data(cell: Mapping[str, Any], strings: Strings) -> dict[str, Any]:
         half = TIMELINE_EVENTS // 2
         omitted = len(timeline) - TIMELINE_EVENTS
         timeline = timeline[:half] + timeline[-half:]
-    diff = cell.get("first_difference")
+    diff = _main_difference(cell)
     store = cell.get("store_at_crash")
     data: dict[str, Any] = {
         "id": strings(visible(cell.get("id", ""))),
@@ -251,6 +238,20 @@ def _cell_data(cell: Mapping[str, Any], strings: Strings) -> dict[str, Any]:
         "exit_codes": [c if isinstance(c, int) else None for c in cell.get("exit_codes") or []],
         "replay": strings(visible(cell.get("replay") or "")),
         "kept": strings(visible(cell["kept"])) if cell.get("kept") else None,
+        "findings": [
+            [
+                visible(f.get("kind", "")),
+                visible(f.get("severity", "")),
+                strings(clip_head(visible(f.get("sentence", "")), TEXT_CHARS)),
+                bool(f.get("expected")),
+            ]
+            for f in (cell.get("findings") or [])[:50]
+            if isinstance(f, Mapping)
+        ],
+        "sides": [
+            visible((cell.get("sides") or {}).get("expected", "baseline")),
+            visible((cell.get("sides") or {}).get("actual", "resumed")),
+        ],
     }
     if isinstance(diff, Mapping):
         data["diff"] = {

@@ -14,10 +14,11 @@ from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
+from . import kinds
 from .baseline import Baseline
 from .cell import Cell, CellResult
 from .engine import Engine
-from .points import KILL_KINDS, CrashPoint, PointError, Schedule
+from .points import CrashPoint, PointError, Schedule
 
 
 @dataclass
@@ -27,13 +28,13 @@ class SearchResult:
 
 
 def schedules(base: Baseline, depth: int) -> st.SearchStrategy[Schedule]:
-    firsts = base.points(KILL_KINDS)
-    laters = base.points(("after-checkpoint",))
+    firsts = kinds.points_of(base, kinds.kills())
+    laters = kinds.points_of(base, ("after-checkpoint",))
 
     def valid(schedule: Schedule) -> bool:
         # Each later crash must come after the checkpoints that survived the one before.
         try:
-            held = base.plan(schedule[0]).checkpoints
+            held = kinds.plan(base, schedule[0]).checkpoints
         except PointError:
             return False
         for point in schedule[1:]:
@@ -44,7 +45,7 @@ def schedules(base: Baseline, depth: int) -> st.SearchStrategy[Schedule]:
 
     return (
         st.tuples(st.sampled_from(firsts), st.lists(st.sampled_from(laters), max_size=depth - 1))
-        .map(lambda pair: (pair[0], *pair[1]))
+        .map(lambda pair: Schedule((pair[0], *pair[1])))
         .filter(valid)
     )
 
@@ -60,7 +61,7 @@ def search(
     base = engine.baseline(row)
     result = SearchResult()
     if base.problem or base.nondeterministic:
-        cell = Cell(*row, schedule=(base.points(KILL_KINDS) or [CrashPoint("mid-model", 1)])[0:1])
+        cell = Cell(*row, schedule=(CrashPoint("mid-model", 1),))
         result.minimal = engine.run_cell(cell)
         return result
 

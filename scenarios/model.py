@@ -28,6 +28,16 @@ from .responses import response_body, response_id
 from .script import Script
 
 RESPONSES_PATH = r".*/responses$"
+TURNS_LOG = "turns.log"  # the model turn of every request, one line each, in state_dir
+
+
+def requested_turns(state_dir: str | os.PathLike[str]) -> list[int]:
+    """The model turns requested of a scripted model's state folder, by every process."""
+    try:
+        text = (Path(state_dir) / TURNS_LOG).read_text()
+    except FileNotFoundError:
+        return []
+    return [int(line.split()[0]) for line in text.splitlines() if line.strip()]
 
 
 def _error(status: int, message: str, param: str | None = None) -> httpx.Response:
@@ -89,6 +99,7 @@ class ScriptedModel:
             raw = stored["input"] + stored["output"] + raw
         conversation = Conversation.from_input(raw)
         turn = conversation.model_turn
+        self._log_turn(turn)
         for hook in self._hooks.get(turn, ()):
             hook()
         gates.hit(gates.model_gate(turn))
@@ -108,6 +119,14 @@ class ScriptedModel:
         )
         self._save(answer["id"], {"input": raw, "output": answer["output"]})
         return httpx.Response(200, json=answer)
+
+    def _log_turn(self, turn: int) -> None:
+        # One O_APPEND write per request: a SIGKILL cannot tear it or take it back.
+        fd = os.open(self.state_dir / TURNS_LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            os.write(fd, f"{turn} {os.getpid()}\n".encode())
+        finally:
+            os.close(fd)
 
     def _path(self, rid: str) -> Path:
         return self.state_dir / "responses" / f"{rid}.json"
@@ -152,4 +171,4 @@ class ScriptedModel:
         self.uninstall()
 
 
-__all__ = ["ScriptedModel", "response_id"]
+__all__ = ["ScriptedModel", "requested_turns", "response_id"]

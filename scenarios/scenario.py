@@ -48,6 +48,9 @@ class Scenario:
     cancel_at_turn: int | None = None
     # SDK retries the model client needs (a scripted 429 is retried by the SDK).
     max_retries: int = 0
+    # The rule its session state follows whatever happened to the run, checked on the
+    # final session (normal form): the problems found, in plain sentences.
+    state_invariant: Callable[[Mapping[str, Any]], list[str]] | None = None
 
     def __post_init__(self) -> None:
         if not self.inputs:

@@ -14,6 +14,8 @@ from . import gates
 from .ledger import Ledger
 
 IDEMPOTENCY_KEY = "idempotency_key"
+# Parameters a runtime fills in itself (the model never sends them): not the call's arguments.
+INJECTED = frozenset({IDEMPOTENCY_KEY, "session_state", "run_id"})
 _IDEMPOTENT = "__killpoint_idempotent__"
 
 
@@ -45,7 +47,7 @@ class ToolEnv:
         ledger = self.ledger
 
         def split(kwargs: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
-            return {k: v for k, v in kwargs.items() if k != IDEMPOTENCY_KEY}, kwargs.get(
+            return {k: v for k, v in kwargs.items() if k not in INJECTED}, kwargs.get(
                 IDEMPOTENCY_KEY
             )
 

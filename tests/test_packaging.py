@@ -87,9 +87,16 @@ def test_no_module_reaches_for_a_folder_by_its_own_name(tmp_path: Path) -> None:
 
 
 def test_the_public_api_names_resolve() -> None:
+    """Every public name is the object it names, not a submodule of the same name (a
+    submodule, once imported, would shadow the lazy name on the package)."""
+    import types
+
     import killpoint
 
     for name in killpoint.__all__:
         assert getattr(killpoint, name) is not None
+        if name != "gates":
+            assert not isinstance(getattr(killpoint, name), types.ModuleType), name
+            assert not (REPO / "harness" / f"{name}.py").exists(), name
     with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
         killpoint.nothing_here  # noqa: B018

@@ -14,6 +14,7 @@ other field agno persists, minus `EXCLUDED`.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import threading
@@ -21,14 +22,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event, text
-from sqlalchemy.engine import make_url
 
 from killpoint.scenarios import Ledger, RunResult, Scenario, ToolEnv
 
 from ..adapter import RuntimeAdapter
 from ..checkpoint_gates import CheckpointGates
+from ..findings import Finding
 from ..modes import RUNS, TOOL_BATCH, Mode
 from ..per_url import PerUrl
+from ..stores import kind_of_url
+from ..stores.postgresql import schema_of
 
 # agno reports usage to its servers unless told not to; workers have no network.
 os.environ.setdefault("AGNO_TELEMETRY", "false")
@@ -88,14 +91,11 @@ def import_problem() -> str | None:
 
 
 def _pg_schema(url: str) -> str | None:
-    """The schema a killpoint PostgreSQL store URL selects (`options=-csearch_path=...`)."""
-    options = str(make_url(url).query.get("options", ""))
-    found = options.partition("search_path=")[2].split()
-    return found[0].split(",")[0] if found else None
+    return schema_of(url)
 
 
 def is_postgres(url: str) -> bool:
-    return make_url(url).get_backend_name() == "postgresql"
+    return kind_of_url(url) == "postgresql"
 
 
 def make_db(store_url: str) -> Any:
@@ -388,8 +388,8 @@ class AgnoAdapter(RuntimeAdapter):
         runs = {row["run_id"]: normalise_run(row) for row in rows}
         return {"state": state, "runs": runs}
 
-    def inspect(self, store_url: str, session_id: str) -> list[str]:
-        problems: list[str] = []
+    def inspect(self, store_url: str, session_id: str) -> list[str | Finding]:
+        problems: list[str | Finding] = []
         engine = _engine(store_url)
         if not is_postgres(store_url):
             with engine.connect() as conn:
@@ -400,8 +400,14 @@ class AgnoAdapter(RuntimeAdapter):
         if rows and session is None:
             problems.append(f"{len(rows)} run row(s) of session {session_id!r} but no session row")
         for row in rows:
-            problems.extend(f"run {row['run_id']}: {p}" for p in run_invariants(row))
+            problems.extend(_for_run(row["run_id"], p) for p in run_invariants(row))
         return problems
+
+
+def _for_run(run_id: str, problem: str | Finding) -> str | Finding:
+    if isinstance(problem, str):
+        return f"run {run_id}: {problem}"
+    return dataclasses.replace(problem, sentence=f"run {run_id}: {problem.sentence}")
 
 
 def chained() -> AgnoAdapter:
@@ -601,12 +607,12 @@ def normalise_run(row: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def run_invariants(row: Mapping[str, Any]) -> list[str]:
+def run_invariants(row: Mapping[str, Any]) -> list[str | Finding]:
     """What must hold of an agno run row at any moment, crash or not, by agno's own
     definitions: a RUNNING row is a checkpoint (`checkpoint_run` sets
     last_checkpoint_at_message_index to the number of messages it writes); no batch is
     half-written; every call with a result has a tool execution."""
-    problems: list[str] = []
+    problems: list[str | Finding] = []
     data = _json(row["run_data"])
     status = row.get("status")
     if status not in _STATUSES:
@@ -615,12 +621,23 @@ def run_invariants(row: Mapping[str, Any]) -> list[str]:
         problems.append(f"status column {status!r} but run_data says {data.get('status')!r}")
     messages = list(data.get("messages") or [])
     mark = data.get("last_checkpoint_at_message_index")
-    if status == "RUNNING" and mark != len(messages):
+    if mark is not None and mark > len(messages):
+        # agno counts the history it sent the model (add_history_to_context) and stores
+        # the run without it; its own resume truncates to the mark and loses nothing, so
+        # the stale mark is an inconsistency, not a broken store.
+        problems.append(
+            Finding(
+                "inconsistency",
+                f"last_checkpoint_at_message_index {mark} beyond {len(messages)} messages",
+                path="last_checkpoint_at_message_index",
+                expected_value=len(messages),
+                actual_value=mark,
+            )
+        )
+    elif status == "RUNNING" and mark != len(messages):
         problems.append(
             f"RUNNING with {len(messages)} messages but last_checkpoint_at_message_index is {mark}"
         )
-    if mark is not None and mark > len(messages):
-        problems.append(f"last_checkpoint_at_message_index {mark} beyond {len(messages)} messages")
     executed = {t.get("tool_call_id") for t in data.get("tools") or [] if not _pending(t)}
     waiting = {
         (r.get("tool_execution") or {}).get("tool_call_id")

@@ -226,7 +226,23 @@ def _cell(rng: random.Random, scenario: str, mode: str, schedule: list[str]) -> 
         "bound": 0 if mode == "runs" else 1,
         "seconds": round(rng.uniform(0.06, 0.6), 4),
         "detail": detail,
-        "first_difference": diff,
+        "findings": []
+        if diff is None
+        else [
+            {
+                "kind": "messages-differ",
+                "severity": "medium",
+                "verdict": "diverged",
+                "expected": False,
+                "sentence": detail,
+                "path": diff["path"],
+                "tool": None,
+                "expected_value": diff["baseline"],
+                "actual_value": diff["actual"],
+                "evidence": [],
+                "group": "messages-differ:-:runs[*].messages[*].content",
+            }
+        ],
         "store_at_crash": {
             "checkpoints": 2,
             "runs": [

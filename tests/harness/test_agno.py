@@ -92,7 +92,7 @@ def run_in_process(
         results=results,
         session=adapter.read_session(url, "s"),
         ledger=[e.signature for e in ledger.entries() if e.phase == "started" and e.effect],
-        problems=adapter.inspect(url, "s"),
+        problems=[p if isinstance(p, str) else p.sentence for p in adapter.inspect(url, "s")],
         traffic=[json.loads(body) for body, _, _ in model.traffic],
     )
 
@@ -325,11 +325,13 @@ class TestClassicDemo:
             result.duplicates,
             result.bound,
         )
-        assert {
-            "path": "session.runs[0].tool_executions[0].name",
-            "baseline": "search",
-            "actual": "fetch_detail",
-        } == result.first_difference
+        assert [
+            (
+                "tool-executions-lost",
+                "1 of 4 tool executions of the baseline missing resumed: "
+                'search({"query":"Research crash consistency of agent runtimes."})',
+            )
+        ] == [(f["kind"], f["sentence"]) for f in result.findings]
         assert (
             "killpoint replay agno/research/tool-batch/sqlite/after-checkpoint:1" == result.replay
         )
@@ -378,9 +380,9 @@ class TestClassicDemo:
             for p in ("after-checkpoint:4", "after-checkpoint:1")
         )
         assert ("ok", True, [-9, 0]) == (late.verdict, late.expected, late.exit_codes)
-        assert ("diverged", "session.runs[0].tool_executions[0].name") == (
+        assert ("diverged", ["tool-executions-lost"]) == (
             early.verdict,
-            (early.first_difference or {}).get("path"),
+            [f["kind"] for f in early.findings],
         )
         assert_no_worker_alive(worker_pids([late, early]))
 
@@ -396,6 +398,6 @@ def test_the_demo_cell_on_postgresql(tmp_path: Path, pg_url: str) -> None:
     )
     result = engine.run_cell(cell)
     assert ("diverged", [-9, 0]) == (result.verdict, result.exit_codes)
-    assert "session.runs[0].tool_executions[0].name" == (result.first_difference or {}).get("path")
+    assert ["tool-executions-lost"] == [f["kind"] for f in result.findings]
     assert 1 == (result.store_at_crash or {}).get("checkpoints")
     assert_no_worker_alive(worker_pids([result]))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from killpoint.cell import CellResult
 from killpoint.crash_fixture import CrashResults
+from killpoint.findings import Finding
 
 ROW = "shop.agents:build/shop.scenarios:REFUND/tool-batch/sqlite"
 OK = CellResult(
@@ -30,7 +31,11 @@ DIVERGED = replace(
     verdict="diverged",
     expected=False,
     detail="the resumed run ended RUNNING\nand more",
-    first_difference={"path": "session.status", "baseline": "COMPLETED", "actual": "RUNNING"},
+    findings=[
+        Finding(
+            "status-differs", "runs[0] ends RUNNING resumed, COMPLETED in the baseline"
+        ).to_json()
+    ],
     replay=f"killpoint replay {ROW}/after-checkpoint:2",
 )
 
@@ -79,20 +84,18 @@ def test_the_failure_message_lists_each_unexpected_cell_and_how_to_rerun() -> No
         str(found),
         "  baseline failed: shop/REFUND/runs: boom",
         f"  diverged    {DIVERGED.id}",
-        "              the resumed run ended RUNNING",
-        "              first difference: session.status: baseline 'COMPLETED', resumed 'RUNNING'",
+        "              status-differs: runs[0] ends RUNNING resumed, COMPLETED in the baseline",
         f"              replay: {DIVERGED.replay}",
         "  rerun with --crash-seed 5",
         "  kept cells (store, ledger, worker logs) under /tmp/kp-1",
     ] == found.failure_message().splitlines()
 
 
-def test_a_difference_already_in_the_detail_is_not_repeated() -> None:
-    detail = "session.status: baseline 'COMPLETED', resumed 'RUNNING'"
-    found = results(replace(DIVERGED, detail=detail))
-
-    assert "first difference" not in found.failure_message()
-    assert f"              {detail}" in found.failure_message().splitlines()
+def test_every_finding_of_a_cell_is_listed_up_to_four() -> None:
+    many = [Finding("messages-differ", f"difference {n}").to_json() for n in range(6)]
+    lines = results(replace(DIVERGED, findings=many)).failure_message().splitlines()
+    assert "              messages-differ: difference 3" in lines
+    assert "              ... and 2 more finding(s) in the JSON" in lines
 
 
 def test_no_cells_says_why() -> None:

@@ -10,9 +10,11 @@ from typing import Any
 
 import pytest
 
+from killpoint import kinds
 from killpoint.cell import Cell, CellResult
-from killpoint.engine import Engine, EngineConfig, late_allowance, unfinished_batch
-from killpoint.points import KINDS, CrashPoint, parse_schedule
+from killpoint.engine import Engine, EngineConfig
+from killpoint.kinds.takeover import late_allowance, unfinished_batch
+from killpoint.points import CrashPoint, parse_schedule
 from killpoint.scenarios.conversation import canonical_arguments
 
 from .broken_runtimes import VARIANTS
@@ -28,22 +30,23 @@ def engine_for(
 
 
 def run_row(
-    engine: Engine, runtime: str, scenario: str, mode: str, kinds: tuple[str, ...]
+    engine: Engine, runtime: str, scenario: str, mode: str, chosen: tuple[str, ...]
 ) -> list[CellResult]:
     row = (runtime, scenario, mode, engine.stores.kind)
     base = engine.baseline(row)
     assert base.problem is None, base.problem
-    return [engine.run_cell(Cell(*row, schedule=(p,))) for p in base.points(kinds)]
+    return [engine.run_cell(Cell(*row, schedule=(p,))) for p in kinds.points_of(base, chosen)]
 
 
 class TestReferenceRuntime:
     def test_every_point_of_research_is_expected_on_sqlite(self, tmp_path: Path) -> None:
         """The reference runtime gets no unexpected verdict at any crash point or fault of
         the research scenario in "tool-batch" mode, and every kind of point is exercised."""
-        results = run_row(engine_for(tmp_path), "reference", "research", "tool-batch", KINDS)
+        every = kinds.names()
+        results = run_row(engine_for(tmp_path), "reference", "research", "tool-batch", every)
         unexpected = [(r.id, r.verdict, r.detail) for r in results if not r.expected]
         assert [] == unexpected
-        assert set(KINDS) == {CrashPoint.parse(r.schedule[0]).kind for r in results}
+        assert set(every) == {CrashPoint.parse(r.schedule[0]).kind for r in results}
         kills = [r for r in results if CrashPoint.parse(r.schedule[0]).kills]
         assert all(-9 == r.exit_codes[0] for r in kills)
         assert_no_worker_alive(worker_pids(results))
@@ -103,7 +106,9 @@ class TestBrokenRuntimes:
         engine = engine_for(tmp_path, keep="failed")
         row = (runtime, "research", "tool-batch", "sqlite")
         base = engine.baseline(row)
-        points = base.points(("after-checkpoint", "mid-batch")) if base.problem is None else []
+        points = (
+            kinds.points_of(base, ("after-checkpoint", "mid-batch")) if base.problem is None else []
+        )
         points = points or [CrashPoint("mid-model", 2)]
         results = [engine.run_cell(Cell(*row, schedule=(p,))) for p in points]
         unexpected = [r for r in results if not r.expected]
@@ -203,7 +208,8 @@ class TestStaleWorkerAllowance:
     def test_only_calls_of_that_batch_not_started_at_the_pause_are_allowed(self) -> None:
         unfinished = unfinished_batch(_paused_session())
         started = Counter([self.sig("a")])  # had its effect before the pause
-        assert 1 == late_allowance(unfinished, started=started, late=Counter([self.sig("c")]))
+        late = Counter([self.sig("c")])
+        assert Counter([self.sig("c")]) == late_allowance(unfinished, started=started, late=late)
         # a new batch after waking (no fence) is not allowed, nor a call it had started
         new = Counter([self.sig("d"), self.sig("a")])
-        assert 0 == late_allowance(unfinished, started=started, late=new)
+        assert Counter() == late_allowance(unfinished, started=started, late=new)

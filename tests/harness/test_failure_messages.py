@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from killpoint.cell import CellResult
-from killpoint.failure_messages import cell_failure, difference_text
+from killpoint.failure_messages import cell_failure, finding_lines
+from killpoint.findings import Finding
 from killpoint.timeline import Event
 
 CELL = "reference/research/tool-batch/sqlite/after-checkpoint:2"
@@ -29,11 +30,13 @@ def test_every_line_of_a_failed_cell() -> None:
         BARE,
         verdict="diverged",
         detail="the resumed run ended RUNNING",
-        first_difference={
-            "path": "session.runs[0].status",
-            "baseline": "COMPLETED",
-            "actual": "RUNNING",
-        },
+        findings=[
+            Finding(
+                "status-differs", "runs[0] ends RUNNING resumed, COMPLETED in the baseline"
+            ).to_json(),
+            Finding("effect-repeated", "a call in flight ran again", expected=True).to_json(),
+            Finding("effect-duplicated", "charge_card ran 2 more time(s)").to_json(),
+        ],
         duplicates=3,
         bound=1,
         kept="/tmp/kept/00001",
@@ -44,7 +47,9 @@ def test_every_line_of_a_failed_cell() -> None:
         f"killpoint: {CELL}",
         "  verdict:          diverged (unexpected for tool-batch at after-checkpoint:2)",
         "  detail:           the resumed run ended RUNNING",
-        "  first difference: session.runs[0].status: baseline 'COMPLETED', resumed 'RUNNING'",
+        "  findings:",
+        "    status-differs: runs[0] ends RUNNING resumed, COMPLETED in the baseline",
+        "    effect-duplicated: charge_card ran 2 more time(s)",
         "  duplicates:       3 (bound 1)",
         f"  replay:           {REPLAY}",
         "  seed:             5 (--crash-seed 5)",
@@ -63,7 +68,7 @@ def test_a_bare_cell_says_dash_and_leaves_out_what_it_lacks() -> None:
         in lines.splitlines()
     )
     assert "  detail:           -" in lines.splitlines()
-    assert "  first difference: -" in lines.splitlines()
+    assert "  findings:" in lines.splitlines()
     assert "  seed:             9 (--crash-seed 9)" == lines.splitlines()[-1]
 
 
@@ -77,13 +82,19 @@ def test_only_the_last_twenty_stderr_lines_are_shown() -> None:
     assert 20 == sum(1 for line in lines if line.startswith("    line "))
 
 
-def test_the_difference_reads_path_then_both_values() -> None:
-    diff = {"path": "session.state.n", "baseline": 1, "actual": 2}
+def test_findings_allowed_here_are_left_out_and_many_are_cut() -> None:
+    """Only what is wrong is listed (an allowed repeat is not); past the limit, a count."""
+    many = [Finding("messages-differ", f"difference {n}").to_json() for n in range(10)]
+    allowed = Finding("effect-repeated", "allowed", expected=True).to_json()
 
-    assert "session.state.n: baseline 1, resumed 2" == difference_text(
-        replace(BARE, first_difference=diff)
-    )
-    assert "-" == difference_text(BARE)
+    lines = finding_lines(replace(BARE, findings=[allowed, *many]), limit=3)
+
+    assert [
+        "  messages-differ: difference 0",
+        "  messages-differ: difference 1",
+        "  messages-differ: difference 2",
+        "  ... and 7 more finding(s) in the JSON",
+    ] == lines
 
 
 def test_the_last_fifteen_timeline_events_are_shown() -> None:

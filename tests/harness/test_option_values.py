@@ -41,4 +41,4 @@ def test_an_unwrapped_agent_factory_is_refused_with_the_fix() -> None:
 
     message = str(refused.value)
     assert message.startswith("calling it gave TypeError: ")
-    assert "decorate it with killpoint.engine.agent_adapter" in message
+    assert "decorate it with killpoint.agent_adapter" in message

@@ -262,15 +262,18 @@ class TestUserProject:
             [
                 # the fixture: one message listing each unexpected cell with its replay
                 "*killpoint: shop.broken:forgetful on scenarios.refund:REFUND: 2 cells "
-                "(2 diverged), 2 unexpected, seed 5",
-                f"  diverged    {broken}/after-checkpoint:1",
-                "              session.runs*",
+                "(2 duplicated), 2 unexpected, seed 5",
+                f"  duplicated  {broken}/after-checkpoint:1",
+                "              effect-duplicated: lookup_order(*) ran 1 more time(s) than in "
+                "the baseline; it was not in flight at any crash, so no repeat is allowed",
+                "              runs-differ: the baseline has 1 run(s), the resumed 2",
                 f"              replay: {replay}",
-                f"  diverged    {broken}/after-checkpoint:2",
-                # a matrix cell item: verdict, first difference, replay, seed
+                f"  duplicated  {broken}/after-checkpoint:2",
+                # a matrix cell item: verdict, every finding, replay, seed
                 f"killpoint: {broken}/after-checkpoint:1",
-                "  verdict:          diverged (unexpected for tool-batch at after-checkpoint:1)",
-                "  first difference: session.runs*",
+                "  verdict:          duplicated (unexpected for tool-batch at after-checkpoint:1)",
+                "  findings:",
+                "    effect-duplicated: *",
                 f"  replay:           {replay}",
                 "  seed:             5 (--crash-seed 5)",
                 "  kept:             * (store, ledger, worker logs)",
@@ -284,7 +287,7 @@ class TestUserProject:
         assert verdicts[f"{good}/after-checkpoint:1"] == "ok"
         assert verdicts[f"{good}/after-checkpoint:2"] == "ok"
         assert f"{good}/mid-batch:1:0" in verdicts
-        assert verdicts[f"{broken}/after-checkpoint:2"] == "diverged"
+        assert verdicts[f"{broken}/after-checkpoint:2"] == "duplicated"
 
 
 @pytest.mark.postgres

@@ -91,6 +91,15 @@ class TreeBuilder(HTMLParser):
         self.current.children.append(data)
 
 
+def differs(path: Any, baseline: Any, actual: Any) -> list[dict[str, Any]]:
+    """The findings of a cell whose one difference is at `path`."""
+    return [
+        {"kind": "run-differs", "severity": "medium", "verdict": "diverged", "expected": False,
+         "sentence": f"{path} differs", "path": path, "tool": None, "expected_value": baseline,
+         "actual_value": actual, "evidence": [], "group": "run-differs:-:-"}
+    ]  # fmt: skip
+
+
 def parse(html: str) -> Element:
     builder = TreeBuilder()
     builder.feed(html)
@@ -127,7 +136,7 @@ def cell(
         "bound": 1,
         "seconds": 0.25,
         "detail": "",
-        "first_difference": None,
+        "findings": [],
         "store_at_crash": None,
         "stderr_tail": "",
         "timeline": [
@@ -410,7 +419,7 @@ def test_detail_data_has_the_evidence() -> None:
         "diverged",
         False,
         detail="session.runs[0].content: baseline 'a', resumed 'b'",
-        first_difference={"path": "session.runs[0].content", "baseline": "a", "actual": 7},
+        findings=differs("session.runs[0].content", "a", 7),
         store_at_crash={"checkpoints": 3, "runs": [{"run": 1, "status": "RUNNING"}]},
         stderr_tail="Traceback ...\nValueError: x",
         kept="/tmp/killpoint-x",
@@ -508,7 +517,7 @@ def hostile_everywhere() -> dict[str, Any]:
             store=f"sqlite{HOSTILE}",
             id=f"reference/{HOSTILE}/{n}",
             detail=HOSTILE,
-            first_difference={"path": HOSTILE, "baseline": HOSTILE, "actual": {HOSTILE: [HOSTILE]}},
+            findings=differs(HOSTILE, HOSTILE, {HOSTILE: [HOSTILE]}),
             store_at_crash={"checkpoints": HOSTILE, "runs": [{HOSTILE: HOSTILE}]},
             stderr_tail=HOSTILE,
             timeline=[[0.0, HOSTILE], [0.2, f"{HOSTILE} started (pid 1)", "start", HOSTILE]],
@@ -594,11 +603,9 @@ def test_the_hostile_content_scenarios_payloads_appear_only_escaped() -> None:
         "diverged",
         False,
         detail=f"session.runs[0].content: baseline {html_page!r}",
-        first_difference={
-            "path": "session.runs[0].messages[2].content",
-            "baseline": html_page,
-            "actual": PAYLOADS["ansi"] + PAYLOADS["nul"],
-        },
+        findings=differs(
+            "session.runs[0].messages[2].content", html_page, PAYLOADS["ansi"] + PAYLOADS["nul"]
+        ),
         stderr_tail=PAYLOADS["unicode"] + PAYLOADS["json"],
         timeline=[[0.0, "worker started (pid 3)"], [0.1, f"gate tool:{html_page}:started"]],
     )

@@ -307,7 +307,7 @@ def browser_document() -> dict[str, Any]:
         verdict="diverged",
         expected=False,
         detail=f"detail {HOSTILE}",
-        first_difference={"path": f"session.{HOSTILE}", "baseline": HOSTILE, "actual": [HOSTILE]},
+        findings=differs(f"session.{HOSTILE}", HOSTILE, [HOSTILE]),
         stderr_tail=f"stderr {HOSTILE}",
         timeline=[
             [0.001, "worker started (pid 1)", "start", "worker"],
@@ -477,3 +477,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def differs(path: Any, baseline: Any, actual: Any) -> list[dict[str, Any]]:
+    """The findings of a cell whose one difference is at `path`."""
+    return [
+        {"kind": "run-differs", "severity": "medium", "verdict": "diverged", "expected": False,
+         "sentence": f"{path} differs", "path": path, "tool": None, "expected_value": baseline,
+         "actual_value": actual, "evidence": [], "group": "run-differs:-:-"}
+    ]  # fmt: skip

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from killpoint import kinds
 from killpoint.baseline import Baseline
 from killpoint.engine import Engine, EngineConfig
 from killpoint.points import CrashPoint
@@ -65,7 +66,7 @@ def test_generated_schedules_only_crash_later_each_time(data: st.DataObject) -> 
     """Every generated schedule's later crashes are at boundaries past what survived the
     crash before (a schedule the engine could not reach is never generated)."""
     schedule = data.draw(schedules(BASE, depth=3))
-    held = BASE.plan(schedule[0]).checkpoints
+    held = kinds.plan(BASE, schedule[0]).checkpoints
     for point in schedule[1:]:
         assert "after-checkpoint" == point.kind
         assert point.k > held

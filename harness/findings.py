@@ -1,0 +1,229 @@
+"""Findings and verdicts: what a cell found, each problem named, and the one rule that turns
+them into the cell's verdict.
+
+A finding is one problem (or one counted fact) with a kind, a severity, where it is (a
+path in the session, or a tool call), the evidence, and one plain sentence. A cell
+collects every finding it meets; it never stops at the first difference. The verdict is
+derived here, once: the most severe verdict among the findings (see VERDICTS, in order),
+`ok` when there is none. A cell is unexpected when one of its findings is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Verdict:
+    name: str
+    glyph: str
+    meaning: str
+
+
+# Most severe first: a cell's verdict is the first of these that one of its findings names.
+VERDICTS: tuple[Verdict, ...] = (
+    Verdict("corrupt", "✗", "the store broke an invariant, or a stale worker wrote after a takeover"),
+    Verdict("lost", "∅", "the run is gone after the crash, or what the runtime acknowledged is not in the store"),
+    Verdict("duplicated", "×", "side effects repeated beyond the bound, or two workers drove one run"),
+    Verdict("diverged", "≠", "the resumed run ends differently, or an effect is missing or new"),
+    Verdict("unresumable", "⊘", "continuing refused or raised on a state it should resume"),
+    Verdict("hung", "…", "a worker passed its time limit"),
+    Verdict("missed", "?", "the engine could not reach the crash point (a harness defect)"),
+    Verdict("error", "!", "killpoint or one of its own dependencies failed on this cell; nothing is said of the runtime"),
+    Verdict("ok", "✓", "nothing beyond what the mode allows"),
+)  # fmt: skip
+BY_NAME: dict[str, Verdict] = {v.name: v for v in VERDICTS}
+RANK: dict[str, int] = {v.name: n for n, v in enumerate(VERDICTS)}
+
+SEVERITIES = ("high", "medium", "low", "info")
+
+
+@dataclass(frozen=True)
+class FindingKind:
+    name: str
+    verdict: str  # the verdict this kind implies ("ok": it never changes the verdict)
+    severity: str
+    meaning: str  # one line, for legends and group explanations
+
+
+_KINDS: tuple[FindingKind, ...] = (
+    # what the store holds after the crash
+    FindingKind("store-invariant", "corrupt", "high", "the store broke one of the runtime's invariants"),
+    FindingKind("checkpoint-count", "corrupt", "high", "at the crash point the store held other checkpoints than the baseline did there"),
+    FindingKind("stale-write", "corrupt", "high", "a worker that had lost the run wrote to the store after the takeover"),
+    FindingKind("status-regressed", "corrupt", "high", "a terminal status in the store was written back to another status"),
+    FindingKind("inconsistency", "ok", "low", "a field of the store disagrees with the rest, without changing what a resume does"),
+    # losses
+    FindingKind("run-lost", "lost", "high", "a run is not in the store after the crash"),
+    FindingKind("acknowledged-lost", "lost", "high", "the runtime returned a status that the store does not hold"),
+    # side effects (the ledger)
+    FindingKind("effect-duplicated", "duplicated", "high", "a tool's side effect happened more often than the baseline's, beyond the bound"),
+    FindingKind("effect-repeated", "ok", "info", "a call in flight at the crash ran again, as the bound allows"),
+    FindingKind("two-drivers", "duplicated", "high", "two workers drove the same run"),
+    FindingKind("idempotency-key-changed", "duplicated", "high", "a tool that takes an idempotency key ran the same call again under a new key"),
+    FindingKind("effect-lost", "diverged", "high", "a side effect of the baseline never happened"),
+    FindingKind("effect-foreign", "diverged", "medium", "a side effect happened that the baseline never had"),
+    # the session against the baseline
+    FindingKind("runs-differ", "diverged", "high", "the session holds other runs than the baseline's"),
+    FindingKind("status-differs", "diverged", "high", "a run ends with another status than in the baseline"),
+    FindingKind("tool-executions-lost", "diverged", "high", "tool executions of the baseline are missing from the store"),
+    FindingKind("tool-executions-extra", "diverged", "medium", "the store holds tool executions the baseline does not"),
+    FindingKind("tool-executions-reordered", "diverged", "low", "the same tool executions, in another order"),
+    FindingKind("tool-executions-differ", "diverged", "medium", "a tool execution differs in a field (result, status...)"),
+    FindingKind("messages-differ", "diverged", "medium", "the run's messages differ from the baseline's"),
+    FindingKind("state-differs", "diverged", "high", "the session state differs from the baseline's"),
+    FindingKind("usage-differs", "diverged", "low", "usage or metrics differ from the baseline's"),
+    FindingKind("run-differs", "diverged", "medium", "another field of the run differs from the baseline's"),
+    # the contract (whatever the baseline did)
+    FindingKind("cancel-ignored", "diverged", "high", "the run went on past the first step boundary after a cancel"),
+    FindingKind("state-not-once", "diverged", "high", "a tool's session-state update was not applied exactly once"),
+    FindingKind("confirmation-dropped", "diverged", "high", "a confirmation given to continue the run was neither applied nor refused"),
+    # the run itself
+    FindingKind("nondeterministic", "diverged", "high", "two uninterrupted runs of the scenario differ: no cell of the row can be judged"),
+    FindingKind("unresumable", "unresumable", "high", "continuing the run failed"),
+    FindingKind("hung", "hung", "high", "a worker passed its time limit"),
+    FindingKind("missed", "missed", "high", "the engine could not reach the crash point"),
+    FindingKind("error", "error", "high", "killpoint or one of its own dependencies failed on this cell"),
+)  # fmt: skip
+KINDS: dict[str, FindingKind] = {k.name: k for k in _KINDS}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem a cell found (or, for `effect-repeated`, one allowed repeat counted)."""
+
+    kind: str
+    sentence: str  # one line in plain words
+    path: str = ""  # where: "runs[0].tool_executions", "ledger", "store"...
+    tool: str | None = None
+    expected_value: Any = None  # what the expected side held
+    actual_value: Any = None  # what the cell's side held
+    evidence: tuple[str, ...] = ()  # ledger lines, store rows
+    expected: bool = False  # allowed here (an expected loss, a repeat within the bound)
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"killpoint: unknown finding kind {self.kind!r}")
+
+    @property
+    def verdict(self) -> str:
+        return KINDS[self.kind].verdict
+
+    @property
+    def severity(self) -> str:
+        return KINDS[self.kind].severity
+
+    @property
+    def group_key(self) -> str:
+        """The cause, across cells: kind, tool, and the path with its numbers made `*`."""
+        return f"{self.kind}:{self.tool or '-'}:{path_pattern(self.path) or '-'}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "severity": self.severity,
+            "verdict": self.verdict,
+            "expected": self.expected,
+            "sentence": self.sentence,
+            "path": self.path,
+            "tool": self.tool,
+            "expected_value": _clip(self.expected_value),
+            "actual_value": _clip(self.actual_value),
+            "evidence": list(self.evidence),
+            "group": self.group_key,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Finding:
+        return cls(
+            kind=str(data["kind"]),
+            sentence=str(data.get("sentence", "")),
+            path=str(data.get("path", "")),
+            tool=data.get("tool"),
+            expected_value=data.get("expected_value"),
+            actual_value=data.get("actual_value"),
+            evidence=tuple(data.get("evidence") or ()),
+            expected=bool(data.get("expected", False)),
+        )
+
+
+_NUMBER = re.compile(r"\[\d+\]|\[\'[^\]]*\'\]")
+
+
+def path_pattern(path: str) -> str:
+    """`runs[1].tool_executions[3].name` -> `runs[*].tool_executions[*].name`."""
+    return _NUMBER.sub("[*]", path)
+
+
+def _clip(value: Any, limit: int = 2000) -> Any:
+    if isinstance(value, str) and len(value) > limit:
+        return value[:limit] + f"… ({len(value)} chars)"
+    if isinstance(value, (dict, list)):
+        text = repr(value)
+        return value if len(text) <= limit else text[:limit] + f"… ({len(text)} chars)"
+    return value
+
+
+def verdict_of(findings: Iterable[Finding]) -> tuple[str, bool]:
+    """The one rule: (verdict, expected). The verdict is the most severe one named by a
+    finding (`ok` without any); the cell is expected when every finding that names a
+    verdict is expected there (a low-severity inconsistency is shown and counted, and
+    changes neither)."""
+    named = [f for f in findings if f.verdict != "ok"]
+    verdict = min((f.verdict for f in named), key=RANK.__getitem__) if named else "ok"
+    return verdict, all(f.expected for f in named)
+
+
+def ranked(findings: Iterable[Finding]) -> list[Finding]:
+    """Most severe first: by the verdict each names, then severity; allowed ones last."""
+    return sorted(
+        findings, key=lambda f: (f.expected, RANK[f.verdict], SEVERITIES.index(f.severity))
+    )
+
+
+def headline(findings: Sequence[Finding], verdict: str) -> str:
+    """One line for the cell: the sentence of the first finding that set the verdict."""
+    for f in findings:
+        if f.verdict == verdict and not f.expected:
+            return f.sentence
+    for f in findings:
+        if f.verdict == verdict:
+            return f.sentence
+    return ""
+
+
+@dataclass
+class FindingGroup:
+    """Findings of one cause across cells."""
+
+    key: str
+    kind: str
+    tool: str | None
+    pattern: str
+    cells: list[str] = field(default_factory=list)
+    example: Finding | None = None
+    example_cell: str = ""
+    replay: str = ""
+
+    @property
+    def meaning(self) -> str:
+        return KINDS[self.kind].meaning
+
+
+__all__ = [
+    "BY_NAME",
+    "KINDS",
+    "RANK",
+    "VERDICTS",
+    "Finding",
+    "FindingGroup",
+    "FindingKind",
+    "Verdict",
+    "headline",
+    "path_pattern",
+    "ranked",
+    "verdict_of",
+]

@@ -1,0 +1,113 @@
+"""The registry of crash-point kinds: every kind once, in column order.
+
+Each family of kinds is a module of its own (kills at boundaries and inside steps, pause
+and takeover, double resume, model faults, store faults); this module lists them. The
+planner, the engine, `--points` (its kinds and groups) and the report's columns and legend
+read the registry, and nothing else knows what a kind means.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..baseline import Baseline
+from ..points import CrashPoint
+from .base import CellContext, Plan, PointKind
+from .double_resume import DoubleResume
+from .kills import AfterCheckpoint, MidBatch, MidCommit, MidModel
+from .model_faults import ModelFault
+from .store_faults import LockHeld
+from .takeover import Sigstop, SigstopWriting
+
+
+class UnknownKind(LookupError):
+    """No registered kind has this name."""
+
+
+# Column order in reports: boundaries first, then in-step points, then other faults.
+REGISTRY: dict[str, PointKind] = {}
+
+
+def register(kind: PointKind) -> PointKind:
+    """Add a kind (once; its name must be new)."""
+    if kind.name in REGISTRY:
+        raise ValueError(f"killpoint: a crash-point kind named {kind.name!r} is registered")
+    REGISTRY[kind.name] = kind
+    return kind
+
+
+for _kind in (
+    AfterCheckpoint(),
+    MidBatch(),
+    MidModel(),
+    MidCommit(),
+    Sigstop(),
+    SigstopWriting(),
+    DoubleResume(),
+    ModelFault("model-500", "500"),
+    ModelFault("model-timeout", "timeout"),
+    LockHeld(),
+):
+    register(_kind)
+
+
+def get(name: str) -> PointKind:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise UnknownKind(name) from None
+
+
+def names() -> tuple[str, ...]:
+    return tuple(REGISTRY)
+
+
+def order(name: str) -> int:
+    """A kind's column position (an unknown kind sorts after every known one)."""
+    return list(REGISTRY).index(name) if name in REGISTRY else len(REGISTRY)
+
+
+def points_of(base: Baseline, names: Iterable[str]) -> list[CrashPoint]:
+    """Every point of the named kinds that the baseline offers, in column order."""
+    found = [p for name in names for p in get(name).points(base)]
+    return sorted(found, key=CrashPoint.sort_key)
+
+
+def plan(base: Baseline, point: CrashPoint) -> Plan:
+    return get(point.kind).plan(base, point)
+
+
+def kills() -> tuple[str, ...]:
+    return tuple(k.name for k in REGISTRY.values() if k.kills)
+
+
+def followers() -> tuple[str, ...]:
+    """Kinds that may crash the resumed run of a depth-2 schedule."""
+    return tuple(k.name for k in REGISTRY.values() if k.follows)
+
+
+def groups() -> dict[str, tuple[str, ...]]:
+    """`--points` groups: each group's kinds, in column order ("all": the default set)."""
+    found: dict[str, list[str]] = {}
+    for kind in REGISTRY.values():
+        for group in kind.groups:
+            found.setdefault(group, []).append(kind.name)
+    return {g: tuple(k) for g, k in found.items()}
+
+
+__all__ = [
+    "REGISTRY",
+    "CellContext",
+    "Plan",
+    "PointKind",
+    "UnknownKind",
+    "followers",
+    "get",
+    "groups",
+    "kills",
+    "names",
+    "order",
+    "plan",
+    "points_of",
+    "register",
+]

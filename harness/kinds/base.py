@@ -1,0 +1,186 @@
+"""What a crash-point kind is: the PointKind Protocol, the Plan it makes from a baseline, and
+the narrow cell context it runs a cell through.
+
+A kind is one module's worth of meaning: its name and the line that says what it does,
+whether the worker dies there, which points a baseline offers, how one point is reached
+and confirmed (its Plan), and what happens around it (`run`). The registry
+(killpoint.kinds) lists the kinds; the planner, the engine, `--points` and the report's
+columns all read it, so a new kind is one new module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from ..baseline import Baseline, Call
+    from ..findings import Finding
+    from ..oracle import Sides
+    from ..points import CrashPoint
+    from ..processes import Worker
+    from ..scenarios.ledger import Entry
+    from ..stores import StoreBackend
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How to reach one crash point, and what must hold there."""
+
+    point: CrashPoint
+    arm: tuple[str, ...]  # gates the worker arms
+    wait_for: frozenset[str]  # gates that must be announced before the point is confirmed
+    checkpoints: int  # checkpoints of the session in the store at the point
+    run_index: int  # 0-based: the run in flight
+    run_started_at: int  # checkpoints of the session when that run started
+    finished_first: tuple[Call, ...] = ()  # calls whose effects must be done before the kill
+    notes: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def expects_loss(self) -> bool:
+        """Nothing of the run in flight was durable yet: losing it breaks no promise."""
+        return self.checkpoints == self.run_started_at
+
+
+class CellContext(Protocol):
+    """What a kind may do with the cell it runs (harness.cell_run implements it).
+
+    Methods that end the cell (a point not reached, a worker that hangs) record their
+    finding and raise; a kind writes its steps in order and never checks for that.
+    """
+
+    base: Baseline
+    url: str
+    stores: StoreBackend
+
+    def start(self, log_name: str, **spec: Any) -> Worker:
+        """A worker of this cell (WorkerSpec fields as keywords: gates, release, ...)."""
+        ...
+
+    def reach(self, worker: Worker, plan: Plan) -> None:
+        """Wait for the worker to announce the plan's gates, then confirm the point in the
+        store (the plan's checkpoints landed, the next did not)."""
+        ...
+
+    def kill(self, worker: Worker) -> None:
+        """SIGKILL the worker's process tree, reap it, count the calls in flight."""
+        ...
+
+    def join(self, worker: Worker, what: str) -> str:
+        """Wait for the worker to end; its outcome kind ("done", "error", "died"). A worker
+        past its time limit ends the cell as `hung` (`what` names it)."""
+        ...
+
+    def at_crash(self, when: str) -> tuple[int, dict[str, Any] | None]:
+        """The store now (checkpoints landed, the session), kept as the cell's evidence."""
+        ...
+
+    def next_step(self, plan: Plan, session: dict[str, Any] | None) -> dict[str, Any] | None:
+        """What a fresh worker must do after the crash (`resume_at` / `start_at` for the
+        worker spec), or None when the session is finished; ends the cell when the run is
+        gone."""
+        ...
+
+    def in_flight(self, session: dict[str, Any] | None, entries: Any = None) -> Any:
+        """Calls whose effect happened but whose result is not durable (not yet allowed)."""
+        ...
+
+    def after_crash(
+        self,
+        plan: Plan,
+        crashed: Sequence[Worker],
+        resume: Callable[[dict[str, Any], int], None] | None = None,
+    ) -> None:
+        """Inspect the store, check what the crashed workers acknowledged, continue the
+        run (with `resume(step, checkpoints held)` when given, else one fresh worker, or a
+        crash of it when the schedule has more) and compare with the baseline."""
+        ...
+
+    def resume_gate(self, step: dict[str, Any]) -> str:
+        """The gate a fresh worker passes as it takes the run up (`run:I:resume|start`)."""
+        ...
+
+    def compare(self) -> None:
+        """The session and the ledger against the baseline, and the contract."""
+        ...
+
+    def read(self) -> dict[str, Any] | None: ...
+
+    def progress(self) -> int: ...
+
+    def ledger(self) -> list[Entry]: ...
+
+    def lease_deadline(self) -> float | None: ...
+
+    def deadline(self) -> float: ...
+
+    def event(self, text: str, kind: str = "other", lane: str = "harness") -> None: ...
+
+    def fault(self, text: str) -> None: ...
+
+    def add(self, finding: Finding) -> None: ...
+
+    def end(self, finding: Finding) -> None:
+        """Record the finding and end the cell here."""
+        ...
+
+    def allow(self, signatures: Any, why: str) -> None:
+        """Allow each call (a Counter of (tool, arguments)) to repeat once more."""
+        ...
+
+    def compare_sides(self, expected: Any, actual: Any, sides: Sides) -> list[Finding]:
+        """Every way `actual` differs from `expected` (two readings of the store)."""
+        ...
+
+
+class PointKind(Protocol):
+    """One kind of crash point (a column family of the matrix)."""
+
+    name: str
+    meaning: str  # one line, "K" and "I" standing for the point's numbers
+    label: str  # short, for column headers
+    kills: bool  # the worker is SIGKILLed at the point
+    arity: int  # numbers after the name: 1 (K) or 2 (K:I)
+    groups: tuple[str, ...]  # --points groups that include it (every kind is in "all")
+    follows: bool  # may be the later crash of a depth-2 schedule (in the resumed run)
+
+    def points(self, base: Baseline) -> list[CrashPoint]:
+        """Every point of this kind the baseline offers, in order."""
+        ...
+
+    def plan(self, base: Baseline, point: CrashPoint) -> Plan:
+        """How to reach `point`; PointError when the baseline has no such point."""
+        ...
+
+    def describe(self, point: CrashPoint) -> str:
+        """The point in words, with its numbers ("checkpoint 2 has landed, 3 has not")."""
+        ...
+
+    def run(self, cell: CellContext, plan: Plan) -> None:
+        """Run the cell at this point: start, reach, crash or fault, continue, compare."""
+        ...
+
+    def unavailable(self, store_kind: str) -> str | None:
+        """Why this kind cannot run here (a store it does not apply to, a missing
+        facility), or None. Its cells are then skipped with the reason."""
+        ...
+
+
+def kill_at(cell: CellContext, plan: Plan) -> None:
+    """The kill: start a worker armed at the point, reach it, SIGKILL it, go on."""
+    worker = cell.start("worker", gates=plan.arm)
+    cell.reach(worker, plan)
+    cell.kill(worker)
+    cell.after_crash(plan, [worker])
+
+
+def shape(name: str, arity: int) -> str:
+    return f"{name}:K:I" if arity == 2 else f"{name}:K"
+
+
+def numbers(points: Sequence[CrashPoint]) -> list[int]:
+    return sorted({p.k for p in points})
+
+
+__all__ = ["CellContext", "Plan", "PointKind", "kill_at", "numbers", "shape"]

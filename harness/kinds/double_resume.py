@@ -1,0 +1,89 @@
+"""Two resumers at once.
+
+double-resume:K   killed after checkpoint K; two fresh workers are released together to
+                  continue the run: exactly one may drive it, the other is refused
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..baseline import Baseline
+from ..findings import Finding
+from ..points import CrashPoint, PointError
+from ..scenarios import gates
+from .base import CellContext, Plan
+
+
+class DoubleResume:
+    name = "double-resume"
+    meaning = "killed after checkpoint K; two resumers start at once: exactly one may drive the run"
+    label = "double resume"
+    kills = True  # the first worker is killed; then the fault is the second resumer
+    arity = 1
+    groups = ("faults", "all")
+    follows = False
+
+    def points(self, base: Baseline) -> list[CrashPoint]:
+        return [
+            CrashPoint(self.name, k)
+            for k in range(1, base.checkpoints)
+            if not base.between_runs(base.position(gates.checkpoint_gate(k, "landed")))
+        ]
+
+    def plan(self, base: Baseline, point: CrashPoint) -> Plan:
+        if not 1 <= point.k < base.checkpoints:
+            raise PointError(
+                f"killpoint: {point} is not a boundary of this baseline; it has "
+                f"{base.checkpoints} checkpoints, boundaries 1..{base.checkpoints - 1}"
+            )
+        gate = gates.checkpoint_gate(point.k, "landed")
+        run, started = base.run_at(base.position(gate))
+        return Plan(point, (gate,), frozenset({gate}), point.k, run, started)
+
+    def describe(self, point: CrashPoint) -> str:
+        return (
+            f"killed after checkpoint {point.k}; two resumers are released at once: exactly "
+            "one may drive the run"
+        )
+
+    def run(self, cell: CellContext, plan: Plan) -> None:
+        worker = cell.start("worker", gates=plan.arm)
+        cell.reach(worker, plan)
+        cell.kill(worker)
+        cell.after_crash(plan, [worker], resume=lambda step, held: self.race(cell, step, held))
+
+    def race(self, cell: CellContext, step: dict[str, Any], held: int) -> None:
+        """Two resumers, parked where each takes the run up, released together."""
+        gate = cell.resume_gate(step)
+        a = cell.start("resumer-a", gates=(gate,), release=True, checkpoint_offset=held, **step)
+        b = cell.start("resumer-b", gates=(gate,), release=True, checkpoint_offset=held, **step)
+        for w in (a, b):
+            out = w.wait(frozenset({gate}), cell.deadline())
+            if out.kind != "gates":
+                cell.end(Finding("missed", f"{w.spec.log_name} never began: {out.detail}"))
+        # Released together: both race for the run from here.
+        a.release(gate)
+        b.release(gate)
+        outs = [w.join(cell.deadline()) for w in (a, b)]
+        if any(o.kind == "timeout" for o in outs):
+            cell.end(Finding("hung", "a resumer passed its time limit"))
+        drove = [o for o in outs if o.kind == "done"]
+        if len(drove) == 2:
+            cell.add(Finding("two-drivers", "both resumers drove the run to its end", path="runs"))
+        elif not drove:
+            cell.end(
+                Finding(
+                    "unresumable",
+                    "neither resumer drove the run: " + " | ".join(o.detail for o in outs),
+                )
+            )
+        else:
+            loser = next(o for o in outs if o.kind != "done")
+            cell.fault(f"the other resumer was refused: {loser.detail}")
+
+    def unavailable(self, store_kind: str) -> str | None:
+        return None
+
+
+__all__ = ["DoubleResume"]

@@ -1,0 +1,172 @@
+"""Kills: the worker is SIGKILLed at a checkpoint boundary or inside a step.
+
+after-checkpoint:K   checkpoint K of the session has landed, K+1 has not
+mid-batch:K:I        tool batch K: calls before I finished, call I in flight (its effect
+                     done, its result not back), later calls not started
+mid-model:K          the request for model turn K was sent, no reply yet
+mid-commit:K         inside checkpoint K's (last) transaction, before COMMIT
+"""
+
+from __future__ import annotations
+
+from ..baseline import Baseline
+from ..points import CrashPoint, PointError
+from ..scenarios import gates
+from .base import CellContext, Plan, kill_at
+
+
+class AfterCheckpoint:
+    name = "after-checkpoint"
+    meaning = "checkpoint K has landed, K+1 has not; the worker is killed"
+    label = "after checkpoint"
+    kills = True
+    arity = 1
+    groups = ("boundaries", "kills", "all")
+    follows = True
+
+    def points(self, base: Baseline) -> list[CrashPoint]:
+        return [CrashPoint(self.name, k) for k in range(1, base.checkpoints)]
+
+    def plan(self, base: Baseline, point: CrashPoint) -> Plan:
+        k = point.k
+        if not 1 <= k < base.checkpoints:
+            raise PointError(
+                f"killpoint: {point} is not a boundary of this baseline; it has "
+                f"{base.checkpoints} checkpoints, boundaries 1..{base.checkpoints - 1}"
+            )
+        gate = gates.checkpoint_gate(k, "landed")
+        run, started = base.run_at(base.position(gate))
+        return Plan(point, (gate,), frozenset({gate}), k, run, started)
+
+    def describe(self, point: CrashPoint) -> str:
+        return f"checkpoint {point.k} has landed, {point.k + 1} has not; the worker is killed"
+
+    def run(self, cell: CellContext, plan: Plan) -> None:
+        kill_at(cell, plan)
+
+    def unavailable(self, store_kind: str) -> str | None:
+        return None
+
+
+class MidBatch:
+    name = "mid-batch"
+    meaning = (
+        "tool batch K: calls before I finished, call I in flight, the rest not started; killed"
+    )
+    label = "mid-batch K:I"
+    kills = True
+    arity = 2
+    groups = ("kills", "all")
+    follows = False
+
+    def points(self, base: Baseline) -> list[CrashPoint]:
+        return [
+            CrashPoint(self.name, b.number, i) for b in base.batches for i in range(len(b.calls))
+        ]
+
+    def plan(self, base: Baseline, point: CrashPoint) -> Plan:
+        batch = next((b for b in base.batches if b.number == point.k), None)
+        if batch is None or point.i is None or not 0 <= point.i < len(batch.calls):
+            raise PointError(
+                f"killpoint: {point} is not in this baseline; its batches: "
+                + (", ".join(f"{b.number} ({len(b.calls)} calls)" for b in base.batches) or "none")
+            )
+        i = point.i
+        # Call i has done its effect and is held before its result goes back; later calls
+        # are held before they start; earlier calls run to the end.
+        arm = (batch.calls[i].finished, *(c.started for c in batch.calls[i + 1 :]))
+        run, started = base.run_at(batch.first_index)
+        # A mode that makes each result durable on its own has one checkpoint per call done.
+        done = base.landed_before(batch.first_index) + (i if base.per_call else 0)
+        return Plan(point, arm, frozenset(arm), done, run, started, finished_first=batch.calls[:i])
+
+    def describe(self, point: CrashPoint) -> str:
+        i = point.i or 0
+        before = f"calls 0..{i - 1} finished, " if i else ""
+        return (
+            f"tool batch {point.k}: {before}call {i} in flight (its effect done, its result "
+            "not back), later calls not started; the worker is killed"
+        )
+
+    def run(self, cell: CellContext, plan: Plan) -> None:
+        kill_at(cell, plan)
+
+    def unavailable(self, store_kind: str) -> str | None:
+        return None
+
+
+class MidModel:
+    name = "mid-model"
+    meaning = "the request for model turn K was sent, no reply yet; the worker is killed"
+    label = "mid-model"
+    kills = True
+    arity = 1
+    groups = ("kills", "all")
+    follows = True
+
+    def points(self, base: Baseline) -> list[CrashPoint]:
+        return [CrashPoint(self.name, t) for t in base.turns]
+
+    def plan(self, base: Baseline, point: CrashPoint) -> Plan:
+        gate = gates.model_gate(point.k)
+        index = base.position(gate)
+        run, started = base.run_at(index)
+        return Plan(point, (gate,), frozenset({gate}), base.landed_before(index), run, started)
+
+    def describe(self, point: CrashPoint) -> str:
+        return f"the request for model turn {point.k} was sent, no reply yet; the worker is killed"
+
+    def run(self, cell: CellContext, plan: Plan) -> None:
+        kill_at(cell, plan)
+
+    def unavailable(self, store_kind: str) -> str | None:
+        return None
+
+
+class MidCommit:
+    name = "mid-commit"
+    meaning = "inside checkpoint K's transaction, before COMMIT; the worker is killed"
+    label = "mid-commit"
+    kills = True
+    arity = 1
+    groups = ("kills", "all")
+    follows = False
+
+    def points(self, base: Baseline) -> list[CrashPoint]:
+        # Only checkpoints whose commit the adapter marks (a runtime without a commit hook
+        # offers none).
+        return [
+            CrashPoint(self.name, k)
+            for k in range(1, base.checkpoints + 1)
+            if base.passed(gates.checkpoint_gate(k, "committing"))
+        ]
+
+    def plan(self, base: Baseline, point: CrashPoint) -> Plan:
+        k = point.k
+        committing = gates.checkpoint_gate(k, "committing")
+        # The last commit of checkpoint K: a checkpoint split over several transactions is
+        # caught between them (the store then holds part of it).
+        commits = [e for e in base.trace if gates.base_name(e) == committing]
+        if not commits:
+            raise PointError(
+                f"killpoint: {point}: the baseline never committed checkpoint {k} "
+                "(its adapter marks no commits, or it has fewer checkpoints)"
+            )
+        gate = commits[-1]
+        run, started = base.run_at(base.position(gate))
+        return Plan(point, (gate,), frozenset({gate}), k - 1, run, started)
+
+    def describe(self, point: CrashPoint) -> str:
+        return (
+            f"inside checkpoint {point.k}'s transaction, before COMMIT ({point.k - 1} "
+            "checkpoint(s) landed); the worker is killed"
+        )
+
+    def run(self, cell: CellContext, plan: Plan) -> None:
+        kill_at(cell, plan)
+
+    def unavailable(self, store_kind: str) -> str | None:
+        return None
+
+
+__all__ = ["AfterCheckpoint", "MidBatch", "MidCommit", "MidModel"]

@@ -1,0 +1,53 @@
+"""The embedded store: one SQLite file in each cell's folder."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+from sqlalchemy.engine import make_url
+
+FILE = "store.db"
+
+
+class SqliteStores:
+    kind = "sqlite"
+
+    def shown(self) -> str:
+        return "sqlite"
+
+    def check(self) -> None:
+        return None  # a writable work folder is checked with the work folder
+
+    def fresh(self, work: Path) -> str:
+        return f"sqlite:///{work / FILE}"
+
+    def drop(self, url: str) -> None:
+        return None  # the file goes with its cell's folder
+
+    def with_lock_timeout(self, url: str, seconds: float) -> str:
+        # The reference store and sqlite3 both read `timeout` (seconds) from the URL.
+        return (
+            make_url(url)
+            .update_query_dict({"timeout": str(seconds)})
+            .render_as_string(hide_password=False)
+        )
+
+    def hold_write_lock(self, url: str) -> Callable[[], None]:
+        conn = sqlite3.connect(path_of(url), isolation_level=None)
+        conn.execute("BEGIN IMMEDIATE")
+
+        def release() -> None:
+            conn.execute("ROLLBACK")
+            conn.close()
+
+        return release
+
+
+def path_of(url: str) -> str:
+    """The file a SQLite store URL names."""
+    return make_url(url).database or ""
+
+
+__all__ = ["FILE", "SqliteStores", "path_of"]
