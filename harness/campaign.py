@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import random
 import secrets
 import threading
@@ -10,134 +9,24 @@ import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from killpoint import scenarios
 
 from . import kinds
-from .adapter import AdapterError, RuntimeAdapter, load_adapter
+from .adapter import RuntimeAdapter
 from .baseline import Baseline
 from .cell import Cell, CellResult
 from .engine import Engine, EngineConfig, Interrupted
-from .modes import find, runnable
+from .groups import Accepted, Group, apply_accepted, group_findings
+from .modes import find
+from .options import CampaignConfig, ConfigError, OptionError, default_workers
 from .points import CrashPoint, PointError
-from .processes import kill_all, socket_problem
-from .stores import StoreError, Stores
-from .targets import ScenarioRefError, resolve_scenario
-from .work_root import check_work_dir
+from .processes import kill_all
+from .targets import resolve_scenario
 
 # The reference runtime's modes come first in reports, in this order; others by name.
 MODES = ("runs", "tool-batch", "tool")
-KEEP = ("none", "failed", "all")
-
-
-def default_workers() -> int:
-    """Cells at once: twice the cores. A cell spends much of its time waiting (on its
-    workers' pipes, on the store), so two per core keep the cores busy; measured on 2
-    cores: 6.2 cells/s with 2 at once, 8.6 with 4, no better beyond."""
-    return 2 * (os.cpu_count() or 1)
-
-
-class ConfigError(ValueError):
-    """A campaign option with a bad value; the message names the value and the choices."""
-
-
-@dataclass
-class CampaignConfig:
-    runtime: str = "reference"
-    scenarios: tuple[str, ...] = ()  # empty: every built-in
-    modes: tuple[str, ...] = ()  # empty: every mode the runtime can run
-    points: str = "all"
-    depth: int = 1
-    seed: int | None = None
-    store: str = "sqlite"
-    workers: int = field(default_factory=lambda: default_workers())
-    timeout: float = 30.0
-    keep: str = "failed"
-    work_root: Path | None = None  # the cells' folders go right here
-    work_parent: Path | None = None  # or in a new killpoint-* folder here (--work-dir)
-
-    def validate(self) -> None:
-        """Check every option before anything runs; raise ConfigError naming the fix."""
-        problem = socket_problem()
-        if problem:
-            raise ConfigError(problem)
-        try:
-            adapter = load_adapter(self.runtime)
-        except AdapterError as exc:
-            raise ConfigError(str(exc)) from None
-        for name in self.scenarios:
-            try:
-                resolve_scenario(name)
-            except (ScenarioRefError, LookupError) as exc:
-                raise ConfigError(str(exc)) from None
-        declared = [m.name for m in adapter.modes]
-        for mode in self.modes:
-            if mode not in declared:
-                raise ConfigError(
-                    f"killpoint: unknown mode {mode!r} for runtime {self.runtime!r}; "
-                    f"choose from {', '.join(declared)}"
-                )
-        self.point_kinds()
-        if self.depth not in (1, 2):
-            raise ConfigError(f"killpoint: depth {self.depth!r} is not 1 or 2")
-        if self.workers < 1:
-            raise ConfigError(f"killpoint: workers {self.workers!r} must be at least 1")
-        if self.timeout <= 0:
-            raise ConfigError(f"killpoint: timeout {self.timeout!r} must be positive seconds")
-        if self.keep not in KEEP:
-            raise ConfigError(f"killpoint: keep {self.keep!r}; choose from {', '.join(KEEP)}")
-        try:
-            Stores(self.store).check()
-        except StoreError as exc:
-            raise ConfigError(str(exc)) from None
-        for folder in (self.work_root, self.work_parent):
-            try:
-                if folder is not None:
-                    check_work_dir(folder)
-            except OSError as exc:
-                raise ConfigError(
-                    f"killpoint: cannot keep cells in {str(folder)!r} ({exc}); "
-                    "give a writable folder with --work-dir"
-                ) from None
-
-    def point_kinds(self) -> tuple[tuple[str, ...], int | None, list[CrashPoint]]:
-        """(kinds to enumerate, random sample size, explicit points) from --points."""
-        text = self.points.strip()
-        if text.startswith("random:"):
-            n = text.partition(":")[2]
-            if not n.isdigit() or int(n) < 1:
-                raise ConfigError(
-                    f"killpoint: points {text!r}: give a sample size, e.g. 'random:20'"
-                )
-            return kinds.groups()["all"], int(n), []
-        chosen: list[str] = []
-        explicit: list[CrashPoint] = []
-        for item in filter(None, (p.strip() for p in text.split(","))):
-            if item in kinds.groups():
-                chosen += kinds.groups()[item]
-            elif item in kinds.REGISTRY:
-                chosen.append(item)
-            else:
-                try:
-                    explicit.append(CrashPoint.parse(item))
-                except PointError:
-                    raise ConfigError(
-                        f"killpoint: points {item!r} is not a group ({', '.join(kinds.groups())}), "
-                        f"a kind ({', '.join(kinds.names())}), 'random:N', or a point like "
-                        "'after-checkpoint:2'"
-                    ) from None
-        if not chosen and not explicit:
-            raise ConfigError(f"killpoint: points {self.points!r} selects nothing")
-        return tuple(dict.fromkeys(chosen)), None, explicit
-
-    def mode_names(self) -> tuple[str, ...]:
-        """The modes asked for, or the runtime's runnable ones (its own names and order)."""
-        return self.modes or runnable(load_adapter(self.runtime).modes)
-
-    def scenario_names(self) -> tuple[str, ...]:
-        return self.scenarios or tuple(scenarios.BUILTINS)
 
 
 @dataclass
@@ -157,20 +46,32 @@ class CampaignResult:
     baselines: list[Baseline] = field(default_factory=list)
     seconds: float = 0.0
     interrupted: bool = False
+    signal: int | None = None  # what interrupted it (SIGINT, SIGTERM, SIGHUP)
     planned: int = 0
+
+    accepted: dict[str, Accepted] = field(default_factory=dict)  # --accept
 
     @property
     def unexpected(self) -> list[CellResult]:
-        return [c for c in self.cells if not c.expected]
+        """The cells that fail the run: unexpected and not accepted."""
+        return [c for c in self.cells if c.failing]
+
+    def groups(self) -> list[Group]:
+        return group_findings(self.cells)
 
     def summary(self) -> dict[str, Any]:
         by: dict[str, int] = {}
         for c in self.cells:
             by[c.verdict] = by.get(c.verdict, 0) + 1
+        groups = self.groups()
         return {
             "cells": len(self.cells),
             "planned": self.planned,
             "unexpected": len(self.unexpected),
+            "accepted": sum(1 for c in self.cells if c.accepted),
+            "errors": by.get("error", 0),
+            "groups": sum(1 for g in groups if g.verdict != "ok" and not g.accepted),
+            "findings": sum(len(c.findings) for c in self.cells),
             "expected_losses": sum(1 for c in self.cells if c.verdict == "lost" and c.expected),
             "duplicates": sum(c.duplicates for c in self.cells),
             "duplicates_beyond_bound": sum(max(0, c.duplicates - c.bound) for c in self.cells),
@@ -182,8 +83,19 @@ class CampaignResult:
 
 
 class Campaign:
-    def __init__(self, config: CampaignConfig) -> None:
+    """One campaign. `accepted`: finding groups that do not fail it; `cells`: only these
+    cell ids (a rerun of failed cells), else every cell the configuration plans."""
+
+    def __init__(
+        self,
+        config: CampaignConfig,
+        *,
+        accepted: dict[str, Accepted] | None = None,
+        cells: list[str] | None = None,
+    ) -> None:
         self.config = config
+        self.accepted = accepted or {}
+        self.only = None if cells is None else [Cell.parse(c) for c in cells]
         self.seed = config.seed if config.seed is not None else secrets.randbelow(2**31)
         self.engine = Engine(
             EngineConfig(
@@ -197,6 +109,8 @@ class Campaign:
         self.store_kind = self.engine.stores.kind
 
     def rows(self) -> tuple[list[tuple[str, str, str, str]], list[Skipped]]:
+        if self.only is not None:
+            return list(dict.fromkeys(c.row for c in self.only)), []
         adapter = self.engine.adapter(self.config.runtime)
         rows, skipped = [], []
         for name in self.config.scenario_names():
@@ -210,7 +124,11 @@ class Campaign:
         return rows, skipped
 
     def cells_for(self, base: Baseline) -> list[Cell]:
-        chosen, sample, explicit = self.config.point_kinds()
+        row = (base.runtime, base.scenario, base.mode, base.store)
+        if self.only is not None:
+            return [c for c in self.only if c.row == row]
+        selection = self.config.points
+        chosen, sample, explicit = selection.kinds, selection.sample, list(selection.explicit)
         row = (base.runtime, base.scenario, base.mode, base.store)
         if base.problem or base.nondeterministic:
             # The row cannot be planned; one cell carries its failure into the matrix.
@@ -240,7 +158,7 @@ class Campaign:
         on_cell: Callable[[CellResult], None] = lambda r: None,
     ) -> CampaignResult:
         t0 = time.monotonic()
-        result = CampaignResult(self.config, self.seed)
+        result = CampaignResult(self.config, self.seed, accepted=self.accepted)
         rows, result.skipped = self.rows()
         pool = ThreadPoolExecutor(max_workers=self.config.workers, thread_name_prefix="cell")
         lock = threading.Lock()
@@ -258,11 +176,13 @@ class Campaign:
                         r = f.result()
                     except Interrupted:
                         continue
+                    apply_accepted([r], self.accepted)
                     with lock:
                         result.cells.append(r)
                     on_cell(r)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             result.interrupted = True
+            result.signal = getattr(exc, "signum", None)
             self.engine.stopping.set()
             kill_all()
             pool.shutdown(wait=True, cancel_futures=True)
@@ -312,3 +232,17 @@ def sorted_cells(cells: list[CellResult]) -> list[CellResult]:
         )
 
     return sorted(cells, key=key)
+
+
+__all__ = [
+    "MODES",
+    "Campaign",
+    "CampaignConfig",
+    "CampaignResult",
+    "ConfigError",
+    "OptionError",
+    "Skipped",
+    "default_workers",
+    "skip_reason",
+    "sorted_cells",
+]

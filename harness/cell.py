@@ -7,7 +7,7 @@ import os
 import shlex
 import site
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -104,10 +104,16 @@ class CellResult:
     exit_codes: list[int | None] = field(default_factory=list)
     replay: str = ""
     kept: str | None = None  # work directory kept for inspection
+    accepted: bool = False  # every unexpected finding is in an accepted group
 
     @property
     def unexpected(self) -> bool:
         return not self.expected
+
+    @property
+    def failing(self) -> bool:
+        """Unexpected, and not accepted: what fails a run."""
+        return not self.expected and not self.accepted
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -116,6 +122,14 @@ class CellResult:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> CellResult:
-        data = dict(data)
-        data["timeline"] = [event_from_json(e) for e in data.get("timeline", [])]
-        return cls(**data)
+        """A cell of a report's JSON; ValueError naming what is missing or wrong."""
+        if not isinstance(data, dict):
+            raise ValueError(f"a cell should be an object, got {type(data).__name__}")
+        known = {f.name for f in fields(cls)}
+        required = ("id", "runtime", "scenario", "mode", "store", "schedule", "verdict", "expected")
+        missing = [k for k in required if k not in data]
+        if missing:
+            raise ValueError(f"a cell lacks {', '.join(missing)}")
+        kept = {k: v for k, v in data.items() if k in known}
+        kept["timeline"] = [event_from_json(e) for e in data.get("timeline") or []]
+        return cls(**kept)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .failure_messages import finding_lines
-from .option_values import load_runtime, split_list
+from .options import split_list
 from .plugin_keys import MARKER, RESULTS_KEY, SESSION_KEY
 
 if TYPE_CHECKING:
@@ -41,7 +41,8 @@ class CrashResults:
 
     @property
     def unexpected(self) -> list[CellResult]:
-        return [c for c in self.cells if not c.expected]
+        """The cells that fail the check: unexpected and not accepted."""
+        return [c for c in self.cells if c.failing]
 
     @property
     def ok(self) -> bool:
@@ -112,17 +113,23 @@ class Crash:
 
     def run(self, runtime: Any = None, scenario: Any = None, **options: Any) -> CrashResults:
         __tracebackhide__ = True
-        from .campaign import Campaign, ConfigError
+        from .campaign import Campaign
+        from .groups import apply_accepted
+        from .options import ConfigError, OptionError
 
-        config = self._config(runtime, scenario, options)
         try:
-            config.validate()
+            config = self._config(runtime, scenario, options)
+            config.check()
+        except OptionError as exc:
+            key = "scenario" if exc.option == "scenarios" else exc.option
+            pytest.fail(exc.text(f"crash.check {key}"), pytrace=False)
         except ConfigError as exc:
-            raise ConfigError(f"{exc} (in crash.check)") from None
-        campaign = Campaign(config)
+            pytest.fail(f"{exc} (in crash.check)", pytrace=False)
+        campaign = Campaign(config, accepted=self.state.accepted())
         outcome = campaign.run()
         if outcome.interrupted:
             raise KeyboardInterrupt
+        apply_accepted(outcome.cells, self.state.accepted())
         results = CrashResults(
             runtime=config.runtime,
             scenarios=config.scenario_names(),
@@ -150,7 +157,7 @@ class Crash:
         return results
 
     def _config(self, runtime: Any, scenario: Any, options: dict[str, Any]) -> CampaignConfig:
-        from .campaign import ConfigError
+        from .options import ConfigError
 
         marker_args: dict[str, Any] = {}
         for mark in reversed(list(self.request.node.iter_markers(MARKER))):
@@ -178,10 +185,7 @@ class Crash:
             names += split_list(given) if isinstance(given, str) else list(given)
         if names:
             overrides["scenarios"] = tuple(self._reference(n, "scenario") for n in names)
-        if "modes" in merged:
-            modes = merged["modes"]
-            overrides["modes"] = split_list(modes) if isinstance(modes, str) else tuple(modes)
-        for key in ("points", "depth", "keep", "timeout", "seed"):
+        for key in ("modes", "points", "depth", "keep", "timeout", "seed"):
             if key in merged:
                 overrides[key] = merged[key]
         store = merged.get("store")
@@ -189,11 +193,7 @@ class Crash:
         self._runs += 1
         overrides["work_root"] = self.tmp_path / f"killpoint-{self._runs}"
         overrides["workers"] = self.state.parallel()
-        config = self.state.campaign_config(**overrides)
-        load_runtime(
-            config.runtime, lambda why: ConfigError(f"killpoint: runtime {config.runtime!r}: {why}")
-        )
-        return config
+        return self.state.campaign_config(**overrides)
 
     def _reference(self, obj: Any, kind: str) -> str:
         """An import path for `obj` (workers import runtimes and scenarios by name)."""

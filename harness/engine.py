@@ -115,7 +115,19 @@ class Engine:
             lock = self._locks.setdefault(row, threading.Lock())
         with lock:
             if row not in self._baselines:
-                self._baselines[row] = self._make_baseline(row)
+                try:
+                    self._baselines[row] = self._make_baseline(row)
+                except Interrupted:
+                    raise
+                except Exception as exc:
+                    # killpoint's own failure (the store server gone, the disk full): the
+                    # row's cells say so, and the campaign goes on.
+                    base = Baseline(*row)
+                    base.problem = (
+                        f"killpoint could not run the baseline: {type(exc).__name__}: {exc}"
+                    )
+                    base.problem_kind = "error"
+                    return base  # not cached: the next cell of the row tries again
             return self._baselines[row]
 
     def adopt_baseline(self, base: Baseline) -> None:

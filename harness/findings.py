@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -195,31 +195,12 @@ def headline(findings: Sequence[Finding], verdict: str) -> str:
     return ""
 
 
-@dataclass
-class FindingGroup:
-    """Findings of one cause across cells."""
-
-    key: str
-    kind: str
-    tool: str | None
-    pattern: str
-    cells: list[str] = field(default_factory=list)
-    example: Finding | None = None
-    example_cell: str = ""
-    replay: str = ""
-
-    @property
-    def meaning(self) -> str:
-        return KINDS[self.kind].meaning
-
-
 __all__ = [
     "BY_NAME",
     "KINDS",
     "RANK",
     "VERDICTS",
     "Finding",
-    "FindingGroup",
     "FindingKind",
     "Verdict",
     "headline",

@@ -15,9 +15,10 @@ if TYPE_CHECKING:
     from .cell import CellResult
     from .pytest_plugin import KillpointSession
 
-MARKER = "killpoint"
+MARKER = "killpoint"  # configures a test's crash.check; never used to select
+MATRIX_MARKER = "crash_matrix"  # carried by every matrix cell: `-m crash_matrix` selects them
 # Annotated rather than subscripted: KillpointSession is only imported for type checkers.
 RESULTS_KEY: pytest.StashKey[list[CellResult]] = pytest.StashKey()
 SESSION_KEY: pytest.StashKey[KillpointSession] = pytest.StashKey()
 
-__all__ = ["MARKER", "RESULTS_KEY", "SESSION_KEY"]
+__all__ = ["MARKER", "MATRIX_MARKER", "RESULTS_KEY", "SESSION_KEY"]

@@ -216,7 +216,12 @@ class Worker:
         return outcome
 
     def release(self, name: str) -> None:
-        self.conn.send(("release", name))
+        """Let the worker past gate `name`. A worker that has already ended (its pipe
+        closed) has nothing to release: that is its outcome, read by the next wait."""
+        try:
+            self.conn.send(("release", name))
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            self.event(f"{self.spec.log_name} was gone before its release of {name}", "end")
 
     # -- signals ------------------------------------------------------------------------
 

@@ -32,196 +32,34 @@ import threading
 import time
 import uuid
 from collections.abc import Generator
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from . import plugin_settings
 from .crash_fixture import Crash, CrashResults
 from .failure_messages import cell_failure
 from .matrix_plan import MatrixPlan, lost_cell, make_plan
-from .option_values import load_runtime, split_list
-from .plugin_keys import MARKER, RESULTS_KEY, SESSION_KEY
+from .plugin_keys import MARKER, MATRIX_MARKER, RESULTS_KEY, SESSION_KEY
+from .plugin_settings import Settings
 from .worker_databases import create_database, drop_database, worker_database_name
 
 if TYPE_CHECKING:
-    from .campaign import CampaignConfig
+    from .campaign import CampaignConfig, CampaignResult
     from .cell import CellResult
     from .engine import Engine
 
-KEEP = ("none", "failed", "all")
 CACHE_SEED = "killpoint/seed"
 MATRIX = "killpoint"  # the node id of the matrix collector; items are "killpoint::CELL"
 REPORT_ATTR = "killpoint"  # the report attribute carrying the cells' results (JSON)
-
-# (option, ini name, ini type, metavar, help)
-OPTIONS: tuple[tuple[str, str, str, str | None, str], ...] = (
-    ("--crash-matrix", "crash_matrix", "bool", None, "collect the crash matrix as test items"),
-    ("--crash-runtime", "crash_runtime", "string", "RUNTIME",
-     "runtime under test: 'reference' or 'package.module:adapter' (default: reference)"),
-    ("--crash-scenarios", "crash_scenarios", "string", "NAMES",
-     "comma-separated scenarios: built-in names, 'random:SEED' or 'package.module:SCENARIO' "
-     "(default: every built-in)"),
-    ("--crash-modes", "crash_modes", "string", "MODES",
-     "comma-separated checkpoint modes of the runtime (default: every mode it can run)"),
-    ("--crash-points", "crash_points", "string", "POINTS",
-     "boundaries | kills | faults | all | random:N | kinds or points, comma-separated "
-     "(default: all)"),
-    ("--crash-depth", "crash_depth", "string", "1|2", "2: crash the resumed run too (default: 1)"),
-    ("--crash-seed", "crash_seed", "string", "SEED",
-     "seed for random points; 'last' reuses the previous run's (default: a new one)"),
-    ("--crash-store", "crash_store", "string", "STORE",
-     "sqlite, or a postgresql+psycopg:// URL (each xdist worker gets its own database)"),
-    ("--crash-report", "crash_report", "string", "PATH", "write the HTML crash-matrix report"),
-    ("--crash-json", "crash_json", "string", "PATH", "write the crash matrix as JSON"),
-    ("--crash-keep", "crash_keep", "string", "none|failed|all",
-     "keep the store file and worker logs of these cells (default: failed)"),
-)  # fmt: skip
-
-
-# -- settings -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Settings:
-    """The session's crash options: command line over ini over defaults, validated."""
-
-    matrix: bool = False
-    runtime: str = "reference"
-    scenarios: tuple[str, ...] = ()  # empty: every built-in
-    modes: tuple[str, ...] = ()  # empty: every mode the runtime can run
-    points: str = "all"
-    depth: int = 1
-    seed: str | None = None  # a number, "last", or None (choose one)
-    store: str = "sqlite"
-    report: Path | None = None
-    json: Path | None = None
-    keep: str = "failed"
-    sources: dict[str, str] = field(default_factory=dict, compare=False)
-
-
-def _read(config: pytest.Config) -> Settings:
-    """Each option from the command line, else the ini file, else its default."""
-    values: dict[str, Any] = {}
-    sources: dict[str, str] = {}
-    base = {"cmdline": config.invocation_params.dir, "ini": config.rootpath}
-    for option, ini, _kind, _metavar, _help in OPTIONS:
-        key = ini.removeprefix("crash_")
-        given = config.getoption(ini)
-        if given is not None:
-            raw, source, where = given, option, "cmdline"
-        else:
-            raw, source, where = config.getini(ini), f"ini option {ini}", "ini"
-            if raw in ("", None, False):
-                continue
-        sources[key] = source  # only what was given: the rest are valid defaults
-        if key == "matrix":
-            values[key] = bool(raw)
-        elif key in ("scenarios", "modes"):
-            values[key] = split_list(str(raw))
-        elif key in ("report", "json"):
-            path = Path(str(raw)).expanduser()
-            values[key] = path if path.is_absolute() else base[where] / path
-        else:
-            values[key] = str(raw).strip()
-    depth = values.pop("depth", "1")
-    settings = Settings(**values, sources=sources)
-    if not (isinstance(depth, str) and depth in ("1", "2")):
-        raise _usage(
-            settings, "depth", depth, "give 1 (one crash) or 2 (crash the resumed run too)"
-        )
-    return replace(settings, depth=int(depth))
-
-
-def _usage(settings: Settings, key: str, value: object, why: str) -> pytest.UsageError:
-    source = settings.sources.get(key, f"--crash-{key}")
-    why = why.removeprefix("killpoint: ")
-    return pytest.UsageError(f"killpoint: {source}={value!r}: {why}")
-
-
-def _validate(settings: Settings) -> None:
-    """Every option given is checked before anything runs (defaults are valid, and cost no
-    imports); a UsageError names the option and the value."""
-    given = settings.sources
-    if "keep" in given and settings.keep not in KEEP:
-        raise _usage(settings, "keep", settings.keep, f"choose from {', '.join(KEEP)}")
-    if "seed" in given and settings.seed != "last" and not str(settings.seed).isdigit():
-        raise _usage(settings, "seed", settings.seed, "give a whole number, or 'last'")
-    if "points" in given:
-        from .campaign import CampaignConfig, ConfigError
-
-        try:
-            CampaignConfig(points=settings.points).point_kinds()
-        except ConfigError as exc:
-            raise _usage(settings, "points", settings.points, str(exc)) from None
-    if "runtime" in given or "modes" in given:
-        adapter = load_runtime(
-            settings.runtime, lambda why: _usage(settings, "runtime", settings.runtime, why)
-        )
-        declared = [m.name for m in adapter.modes]
-        if "modes" in given and not settings.modes:
-            raise _usage(settings, "modes", "", f"no modes; choose from {', '.join(declared)}")
-        for mode in settings.modes:
-            if mode not in declared:
-                raise _usage(
-                    settings,
-                    "modes",
-                    mode,
-                    f"not a mode of runtime {settings.runtime!r}; choose from {', '.join(declared)}",
-                )
-    if "scenarios" in given:
-        from .targets import ScenarioRefError, resolve_scenario
-
-        for name in settings.scenarios:
-            try:
-                resolve_scenario(name)
-            except (ScenarioRefError, LookupError) as exc:
-                raise _usage(settings, "scenarios", name, str(exc)) from None
-    if "store" in given:
-        from .stores import StoreError, Stores
-
-        try:
-            Stores(settings.store).check()
-        except StoreError as exc:
-            raise _usage(settings, "store", _shown(settings.store), str(exc)) from None
-    for key in ("report", "json"):
-        path = getattr(settings, key)
-        if path is not None:
-            from .results import check_writable
-
-            try:
-                check_writable(path)
-            except OSError as exc:
-                raise _usage(settings, key, str(path), f"cannot write there: {exc}") from None
-
-
-def _shown(store: str) -> str:
-    """A store URL without its password."""
-    if store == "sqlite":
-        return store
-    from sqlalchemy.engine import make_url
-
-    try:
-        return make_url(store).render_as_string(hide_password=True)
-    except Exception:
-        return store
 
 
 # -- hooks ----------------------------------------------------------------------------------
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("killpoint", "killpoint crash matrix")
-    for option, ini, kind, metavar, text in OPTIONS:
-        if kind == "bool":
-            group.addoption(option, action="store_true", default=None, dest=ini, help=text)
-            parser.addini(ini, f"{text} (like {option})", type="bool", default=False)
-        else:
-            group.addoption(
-                option, action="store", default=None, dest=ini, metavar=metavar, help=text
-            )
-            parser.addini(ini, f"{text} (like {option})", type="string", default="")
+    plugin_settings.addoptions(parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -229,15 +67,19 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         f"{MARKER}(runtime=None, scenario=None, *, modes=..., points=..., depth=..., "
         "store=..., keep=..., timeout=...): defaults for the `crash` fixture's check() in "
-        "this test; every cell of --crash-matrix carries it too",
+        "this test",
     )
-    settings = _read(config)
+    config.addinivalue_line(
+        "markers",
+        f"{MATRIX_MARKER}: every cell of --crash-matrix (select them with -m {MATRIX_MARKER})",
+    )
+    settings = plugin_settings.read(config)
     workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
     wire = (workerinput or {}).get("killpoint")
     if wire is not None:
         seed = int(wire["seed"])  # the controller chose and validated
     else:
-        _validate(settings)
+        plugin_settings.check(settings)
         seed = _choose_seed(config, settings)
     state = KillpointSession(config, settings, seed, wire)
     config.stash[SESSION_KEY] = state
@@ -254,7 +96,7 @@ def _choose_seed(config: pytest.Config, settings: Settings) -> int:
                 if cache is None
                 else "no previous seed in pytest's cache; run once without it"
             )
-            raise _usage(settings, "seed", "last", why)
+            raise pytest.UsageError(f"killpoint: {settings.label('seed')}='last': {why}")
         seed = last
     elif settings.seed is not None:
         seed = int(settings.seed)
@@ -308,6 +150,8 @@ class KillpointSession:
         self.results: dict[tuple[str, str], CellResult] = {}
         self.t0 = time.monotonic()
         self.written: list[str] = []
+        self.not_written: list[str] = []
+        self._accepted: dict[str, Any] | None = None
 
     # -- roles --------------------------------------------------------------------------
 
@@ -318,22 +162,9 @@ class KillpointSession:
     # -- planning -----------------------------------------------------------------------
 
     def campaign_config(self, **overrides: Any) -> CampaignConfig:
-        from .campaign import CampaignConfig
-
-        s = self.settings
-        values: dict[str, Any] = {
-            "runtime": s.runtime,
-            "scenarios": s.scenarios,
-            "modes": s.modes,
-            "points": s.points,
-            "depth": s.depth,
-            "seed": self.seed,
-            "store": s.store,
-            "keep": s.keep,
-            "workers": os.cpu_count() or 2,
-        }
+        values: dict[str, Any] = {"seed": self.seed, "workers": os.cpu_count() or 2}
         values.update(overrides)
-        return CampaignConfig(**values)
+        return plugin_settings.campaign_config(self.settings, **values)
 
     def start_planning(self) -> None:
         if self._planner is None and self._plan is None and self._wire_plan is None:
@@ -410,13 +241,20 @@ class KillpointSession:
     # -- pytest hooks -------------------------------------------------------------------
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        # Only a session that runs the matrix says so here; a crash.check's seed is in its
+        # failure message and the terminal summary.
         s = self.settings
-        lines = [f"killpoint: seed {self.seed} (replay with --crash-seed {self.seed} or last)"]
+        lines: list[str] = []
         if s.matrix:
+            from .stores import shown
+
+            lines.append(
+                f"killpoint: seed {self.seed} (replay with --crash-seed {self.seed} or last)"
+            )
             lines.append(
                 f"killpoint: crash matrix runtime={s.runtime} "
                 f"scenarios={','.join(s.scenarios) or 'all'} modes={','.join(s.modes) or 'all'} "
-                f"points={s.points} depth={s.depth} store={_shown(s.store)} keep={s.keep}"
+                f"points={s.points} depth={s.depth} store={shown(s.store)} keep={s.keep}"
             )
         return lines
 
@@ -490,12 +328,20 @@ class KillpointSession:
         for name in names:
             drop_database(self.settings.store, name)
 
-    def write_reports(self, session: pytest.Session, exitstatus: int) -> None:
+    def accepted(self) -> dict[str, Any]:
+        """The accepted finding groups (--crash-accept), read once."""
+        if self._accepted is None:
+            from .groups import read_accepted
+
+            path = self.settings.accept
+            self._accepted = read_accepted(path) if path is not None else {}
+        return self._accepted
+
+    def campaign_result(self, exitstatus: int) -> CampaignResult:
         from .campaign import CampaignResult, sorted_cells
-        from .results import to_document, write_atomically, write_json
 
         plan = self._plan if self.settings.matrix else None
-        result = CampaignResult(self.campaign_config(), self.seed)
+        result = CampaignResult(self.campaign_config(), self.seed, accepted=self.accepted())
         result.cells = sorted_cells(list(self.results.values()))
         result.seconds = time.monotonic() - self.t0
         result.interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
@@ -503,35 +349,56 @@ class KillpointSession:
             result.baselines = plan.baselines
             result.skipped = plan.skipped_rows
             result.planned = len(plan.cells)
+        return result
+
+    def write_reports(self, session: pytest.Session, exitstatus: int) -> None:
+        from .redact import redact
+        from .report import render_report
+        from .report_targets import Target
+        from .results import dumps, to_document, write
+
         command = ["pytest", *self.config.invocation_params.args]
-        document = to_document(result, command=command)
+        document = to_document(self.campaign_result(exitstatus), command=command)
         document["pytest"] = {"exitstatus": int(exitstatus), "seed": self.seed}
-        if self.settings.json:
-            write_json(document, self.settings.json)
-            self.written.append(str(self.settings.json))
-        if self.settings.report:
-            try:
-                from .report import render_report
-            except ImportError:
-                return
-            write_atomically(self.settings.report, render_report(document))
-            self.written.append(str(self.settings.report))
+        for path, make in (
+            (self.settings.json, lambda: dumps(document)),
+            (self.settings.report, lambda: redact(render_report(document))),
+        ):
+            if path is None:
+                continue
+            target = Target(path)
+            target.check()
+            fallback = write(target, make())
+            if fallback is not None:
+                self.not_written.append(f"{path} (written to {fallback} instead)")
+            self.written.append(str(fallback or path))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.is_worker or not self.results:
             return
-        cells = list(self.results.values())
-        bad = [c for c in cells if not c.expected]
-        losses = sum(1 for c in cells if c.verdict == "lost" and c.expected)
+        from .cli_output import cut
+
+        result = self.campaign_result(int(pytest.ExitCode.OK))
+        figures = result.summary()
         terminalreporter.write_sep("-", "killpoint")
         terminalreporter.write_line(
-            f"{len(cells)} cells, {len(bad)} unexpected, {losses} expected losses; seed {self.seed}"
+            f"{figures['cells']} cells, {figures['unexpected']} unexpected"
+            + (f" in {figures['groups']} group(s)" if figures["unexpected"] else "")
+            + (f", {figures['accepted']} accepted" if figures["accepted"] else "")
+            + f", {figures['expected_losses']} expected losses; seed {self.seed}"
         )
-        for c in bad[:20]:
-            terminalreporter.write_line(f"{c.verdict:<11} {c.id}")
-            terminalreporter.write_line(f"            replay: {c.replay}")
-        if len(bad) > 20:
-            terminalreporter.write_line(f"... and {len(bad) - 20} more")
+        failing = [g for g in result.groups() if g.verdict != "ok" and not g.accepted]
+        for n, g in enumerate(failing[:20], start=1):
+            where = f" ({g.tool})" if g.tool else ""
+            terminalreporter.write_line(
+                f"{n}. {g.kind}{where}: {len(g.cells)} cell(s), {g.verdict}"
+            )
+            terminalreporter.write_line(f"   e.g. {g.example_cell}: {cut(g.example)}")
+            terminalreporter.write_line(f"   replay: {g.replay}")
+        if len(failing) > 20:
+            terminalreporter.write_line(f"... and {len(failing) - 20} more group(s) in the JSON")
+        for line in self.not_written:
+            terminalreporter.write_line(f"killpoint: could not write {line}")
         if self.written:
             terminalreporter.write_line(f"written: {', '.join(self.written)}")
 
@@ -568,7 +435,7 @@ class CrashMatrix(pytest.Collector):
         ]
         items += [CellItem.from_parent(self, name=cell_id) for cell_id in plan.cells]
         for item in items:
-            item.add_marker(MARKER)
+            item.add_marker(MATRIX_MARKER)
             if isinstance(item, RowItem) and item.skip:
                 # Reported at the item's own location, with the reason.
                 item.add_marker(pytest.mark.skip(reason=item.why))
@@ -617,6 +484,12 @@ class CellItem(pytest.Item):
             ("replay", result.replay),
             ("seed", state.seed),
         ]
+        from .groups import apply_accepted
+
+        apply_accepted([result], state.accepted())
+        if result.accepted:
+            reasons = sorted({f["accepted"] for f in result.findings if "accepted" in f})
+            pytest.xfail(f"killpoint: accepted: {'; '.join(reasons)}")
         if not result.expected:
             raise CellFailed(result, state.seed)
 

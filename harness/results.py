@@ -1,24 +1,40 @@
-"""The campaign's JSON: one document, written atomically (never half a file)."""
+"""The campaign's JSON document: built from a result, redacted, written whole or not at all,
+and read back (checked to be a killpoint report before anything uses it)."""
 
 from __future__ import annotations
 
 import json
-import os
 import platform
 import sys
-import tempfile
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from .campaign import CampaignResult
+from .cell import CellResult
+from .redact import redact, redact_argv
+from .report_targets import Target, fallback_path, write_atomically
 
-SCHEMA = "killpoint.matrix/1"
+SCHEMA = "killpoint.matrix/2"
+READABLE = ("killpoint.matrix/1", "killpoint.matrix/2")
+
+
+class ReportError(ValueError):
+    """A file that is not a killpoint report; the message names it and what is wrong."""
 
 
 def versions(extra: tuple[str, ...] = ()) -> dict[str, str]:
     found = {"python": platform.python_version()}
-    for dist in ("killpoint", "openai", "SQLAlchemy", "psycopg", "respx", "agno", *extra):
+    for dist in (
+        "killpoint",
+        "openai",
+        "SQLAlchemy",
+        "psycopg",
+        "respx",
+        "agno",
+        "langgraph",
+        *extra,
+    ):
         try:
             found[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
@@ -26,34 +42,35 @@ def versions(extra: tuple[str, ...] = ()) -> dict[str, str]:
     return found
 
 
-def _adapter(runtime: str) -> object:
+def _excluded(runtime: str) -> list[str]:
     from .adapter import AdapterError, load_adapter
 
     try:
-        return load_adapter(runtime)
-    except AdapterError:
-        return object()
+        return list(load_adapter(runtime).excluded)
+    except (AdapterError, Exception):
+        return []
 
 
 def to_document(result: CampaignResult, command: list[str] | None = None) -> dict[str, Any]:
     config = result.config
+    store = "sqlite" if config.store == "sqlite" else "postgresql"
+    groups = result.groups()
     return {
         "schema": SCHEMA,
-        "command": " ".join(command if command is not None else sys.argv),
+        "command": " ".join(redact_argv(command if command is not None else sys.argv)),
         "seed": result.seed,
         "runtime": config.runtime,
-        "store": config.store if config.store == "sqlite" else "postgresql",
+        "store": store,
         "modes": list(config.mode_names()),
-        "points": config.points,
+        "points": str(config.points),
         "depth": config.depth,
         "versions": versions(),
         "interrupted": result.interrupted,
         "summary": result.summary(),
-        "excluded_from_comparison": list(getattr(_adapter(config.runtime), "excluded", ())),
-        "skipped": [
-            {**vars(s), "store": config.store if config.store == "sqlite" else "postgresql"}
-            for s in result.skipped
-        ],
+        "excluded_from_comparison": _excluded(config.runtime),
+        "groups": [g.to_json() for g in groups],
+        "accepted": {k: {"reason": a.reason, "link": a.link} for k, a in result.accepted.items()},
+        "skipped": [{**vars(s), "store": store} for s in result.skipped],
         "baselines": [
             {
                 "runtime": b.runtime,
@@ -71,36 +88,60 @@ def to_document(result: CampaignResult, command: list[str] | None = None) -> dic
     }
 
 
-def check_writable(path: Path) -> None:
-    """Raise OSError naming the path if a report cannot be written there (before any work)."""
-    folder = path.parent if str(path.parent) else Path(".")
-    folder.mkdir(parents=True, exist_ok=True)
-    if path.is_dir():
-        raise IsADirectoryError(f"{path} is a directory")
-    if not os.access(folder, os.W_OK):
-        raise PermissionError(f"{folder} is not writable")
-
-
-def write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        # mkstemp makes the file private (0600); a report is meant to be shared.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def dumps(document: dict[str, Any]) -> str:
+    """The document as JSON text, with every secret masked (the whole text, so that no
+    field can carry one past)."""
+    return redact(json.dumps(document, indent=1, ensure_ascii=True) + "\n")
 
 
 def write_json(document: dict[str, Any], path: Path) -> None:
-    write_atomically(path, json.dumps(document, indent=1, ensure_ascii=True) + "\n")
+    write_atomically(path, dumps(document))
+
+
+def write(target: Target, text: str) -> Path | None:
+    """Write `text` to the target; on failure to a fallback file, whose path is returned
+    (None: written where asked). Raises only if the fallback fails too."""
+    try:
+        target.write(text)
+        return None
+    except OSError:
+        fallback = fallback_path(target.path)
+        write_atomically(fallback, text)
+        return fallback
 
 
 def read_json(path: Path) -> dict[str, Any]:
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+    """A killpoint report's document; ReportError when the file is anything else."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            document = json.load(f)
+    except OSError as exc:
+        raise ReportError(f"killpoint: cannot read {str(path)!r}: {exc.strerror or exc}") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ReportError(f"killpoint: {str(path)!r} is not JSON ({exc})") from None
+    if not isinstance(document, dict) or document.get("schema") not in READABLE:
+        raise ReportError(
+            f"killpoint: {str(path)!r} is not a killpoint matrix report (no schema "
+            f"{' or '.join(READABLE)}); give a JSON written by `killpoint matrix`"
+        )
+    cells = document.get("cells")
+    if not isinstance(cells, list):
+        raise ReportError(f"killpoint: {str(path)!r} has no list of cells")
+    for n, cell in enumerate(cells):
+        try:
+            CellResult.from_json(cell)
+        except (ValueError, TypeError) as exc:
+            raise ReportError(f"killpoint: {str(path)!r}, cell {n}: {exc}") from None
+    return document
+
+
+__all__ = [
+    "SCHEMA",
+    "ReportError",
+    "dumps",
+    "read_json",
+    "to_document",
+    "versions",
+    "write",
+    "write_json",
+]

@@ -92,7 +92,8 @@ def groups() -> dict[str, tuple[str, ...]]:
     for kind in REGISTRY.values():
         for group in kind.groups:
             found.setdefault(group, []).append(kind.name)
-    return {g: tuple(k) for g, k in found.items()}
+    # "all" last: the groups read from the narrowest to the widest.
+    return {g: tuple(k) for g, k in sorted(found.items(), key=lambda item: item[0] == "all")}
 
 
 __all__ = [

@@ -684,8 +684,8 @@ def test_killpoint_matrix_writes_the_report_next_to_the_json(tmp_path: Path) -> 
         timeout=300,
     )
     assert run.returncode in (0, 1), run.stderr[-3000:]
-    doc = json.loads((tmp_path / "reports" / "matrix.json").read_text())
-    page = parse((tmp_path / "reports" / "matrix.html").read_text(encoding="utf-8"))
+    doc = json.loads((tmp_path / "reports" / "reference-matrix.json").read_text())
+    page = parse((tmp_path / "reports" / "reference-matrix.html").read_text(encoding="utf-8"))
     buttons = page.by_id("matrix").find_all("button")
     assert len(buttons) == len(doc["cells"]) >= 3
     assert [

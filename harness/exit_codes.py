@@ -1,0 +1,34 @@
+"""The `killpoint` command's exit statuses, in one place (README documents them).
+
+0    every verdict expected (or accepted)
+1    an unexpected verdict
+2    bad input: one line names the value and the fix; nothing ran, nothing was written
+3    the results could not be written where asked (written to a fallback, named)
+130  interrupted (Ctrl-C, SIGINT); 143 on SIGTERM, 129 on SIGHUP: every worker is killed
+     and the cells that finished are written
+"""
+
+from __future__ import annotations
+
+import signal
+
+EXIT_OK = 0
+EXIT_UNEXPECTED = 1
+EXIT_USAGE = 2
+EXIT_NOT_WRITTEN = 3
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+
+
+def interrupted_status(signum: int | None) -> int:
+    """128 + the signal's number, as a shell reports a process ended by it."""
+    return 128 + int(signum or signal.SIGINT)
+
+
+__all__ = [
+    "EXIT_INTERRUPTED",
+    "EXIT_NOT_WRITTEN",
+    "EXIT_OK",
+    "EXIT_UNEXPECTED",
+    "EXIT_USAGE",
+    "interrupted_status",
+]
