@@ -21,6 +21,7 @@ import json
 import os
 import select
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -226,14 +227,19 @@ class PowerLossFS:
         return self.mountpoint
 
     def close(self) -> None:
-        """Unmount whatever happens (lazily when files are still open: they fail from then
-        on) and wait for the server to exit. Safe to call twice."""
+        """Unmount whatever happens and wait for the server to exit; files still open in
+        the mount fail from then on. Safe to call twice."""
         if not self.mounted:
             return
         try:
             unmount(self.mountpoint)
         except MountBusy:
+            # Detached from the tree at once; the filesystem would live on until its last
+            # file is closed, so end it now: the server's socket is still open, so the
+            # server is alive and its pid its own. The kernel aborts the connection and
+            # the files still open fail from here on (ECONNABORTED, ENOTCONN).
             unmount(self.mountpoint, lazy=True)
+            os.kill(self.server_pid, signal.SIGKILL)
         except OSError:
             # Not mounted any more (unmounted behind our back): the server is ending.
             pass
@@ -250,7 +256,7 @@ class PowerLossFS:
                 # Detached but never let go: some process still holds a file in it. The
                 # socket is still open, so the server is alive and its pid is its own.
                 with contextlib.suppress(ProcessLookupError):
-                    os.kill(self.server_pid, 9)
+                    os.kill(self.server_pid, signal.SIGKILL)
                 break
             try:
                 if not self._sock.recv(PACKET):
