@@ -78,6 +78,10 @@ def serve(backing: Path, mountpoint: Path, log: Path, control: socket.socket) ->
             hard_remove=True,
             fsname="killpoint-powerloss",
             subtype="killpoint",
+            # Keep the page cache across opens (SQLite opens the store for every new
+            # connection): nothing changes the backing folder but this mount, so what
+            # the kernel cached is never stale.
+            kernel_cache=True,
         )
     except BaseException as exc:  # the mount failed: say why, on the log and to the owner
         traceback.print_exc()
