@@ -122,3 +122,45 @@ def test_off_loses_acknowledged_commits(cell: Path, journal: str) -> None:
     rows, check, summary = run_and_cut(cell, journal, "OFF")
 
     assert (set(), "ok") == (rows, check), summary
+
+
+READER = textwrap.dedent(
+    """
+    import sqlite3, sys
+    db = sys.argv[1]
+    for line in sys.stdin:  # one line per commit the writer made
+        c = sqlite3.connect(db)
+        print(c.execute("SELECT count(*) FROM t").fetchone()[0], flush=True)
+        c.close()
+    """
+)
+
+
+def test_a_reader_in_another_process_sees_each_commit(cell: Path) -> None:
+    """WAL through the mount: a reader process sees every commit of a writer in this one as
+    it lands (the -shm file is mmapped by both, through the mount's page cache)."""
+    seen = []
+    with PowerLossFS(cell / "backing", cell / "store") as fs:
+        db = fs.mountpoint / "s.db"
+        writer = sqlite3.connect(db, isolation_level=None)
+        writer.execute("PRAGMA journal_mode=WAL")
+        writer.execute("CREATE TABLE t(v INTEGER)")
+        reader = subprocess.Popen(
+            [sys.executable, "-c", READER, str(db)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert reader.stdin is not None and reader.stdout is not None
+        for n in range(1, 21):
+            writer.execute("INSERT INTO t VALUES (?)", (n,))
+            reader.stdin.write("committed\n")
+            reader.stdin.flush()
+            seen.append(int(reader.stdout.readline()))
+        reader.stdin.close()
+        reader.wait()
+        reader.stdout.close()
+        writer.close()
+        fs.unmount()
+
+    assert list(range(1, 21)) == seen
