@@ -135,6 +135,13 @@ class PowerLossFS:
         self.mounted = True
         answer = self._answer("mounting")
         if "ready" not in answer:
+            if "no answer" in str(answer.get("error")):
+                # Silent, not exited (its socket is open, so the pid is its own): end it
+                # rather than leave a mount that may still come up behind the error.
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self.server_pid, signal.SIGKILL)
+                with contextlib.suppress(OSError):
+                    unmount(self.mountpoint, lazy=True)
             self._sock.close()
             self.mounted = False
             raise MountFailed(
