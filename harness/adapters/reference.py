@@ -54,6 +54,7 @@ class ReferenceDriver:
         model_id: str = "gpt-4.1-mini",
         lease_seconds: float = 30.0,
         chain: bool = True,
+        synchronous: str = "FULL",
     ) -> None:
         self.scenario = scenario
         tools = [
@@ -65,7 +66,9 @@ class ReferenceDriver:
             model=OpenAIResponses(
                 model_id, api_key=SCRIPTED_API_KEY, max_retries=scenario.max_retries, chain=chain
             ),
-            db=store if isinstance(store, Store) else self.store_class(store),
+            db=store
+            if isinstance(store, Store)
+            else self.store_class(store, synchronous=synchronous),
             tools=tools,
             instructions=scenario.instructions,
             checkpoint=mode,
@@ -128,6 +131,7 @@ class ReferenceAdapter(RuntimeAdapter):
     preload_modules: tuple[str, ...] = ()  # the forkserver's base set covers it
     driver_class: type[ReferenceDriver] = ReferenceDriver
     chain = True
+    synchronous = "FULL"  # SQLite's PRAGMA synchronous for the runtime's own connections
 
     def instrument(self, checkpoints: CheckpointGates) -> None:
         """Wrap Store.write_checkpoint in this (worker) process; the runtime is unchanged."""
@@ -138,7 +142,13 @@ class ReferenceAdapter(RuntimeAdapter):
         self, scenario: Scenario, store_url: str, mode: str, ledger: Ledger, *, lease_seconds: float
     ) -> ReferenceDriver:
         return self.driver_class(
-            scenario, store_url, mode, ledger, lease_seconds=lease_seconds, chain=self.chain
+            scenario,
+            store_url,
+            mode,
+            ledger,
+            lease_seconds=lease_seconds,
+            chain=self.chain,
+            synchronous=self.synchronous,
         )
 
     # -- reading back -------------------------------------------------------------------
@@ -185,6 +195,27 @@ def transcript() -> ReferenceAdapter:
     adapter = ReferenceAdapter()
     adapter.name = "killpoint.adapters.reference:transcript"
     adapter.chain = False
+    return adapter
+
+
+def synchronous_normal() -> ReferenceAdapter:
+    """The reference runtime with SQLite's `synchronous=NORMAL` (WAL synced only at
+    checkpoints, a setting widely recommended for speed): a power cut may lose the last
+    commits, COMPLETED ones too (`--runtime killpoint.adapters.reference:synchronous_normal`)."""
+    return _with_synchronous("NORMAL")
+
+
+def synchronous_off() -> ReferenceAdapter:
+    """The reference runtime with SQLite's `synchronous=OFF` (never syncs): a power cut may
+    lose anything written since the store was created
+    (`--runtime killpoint.adapters.reference:synchronous_off`)."""
+    return _with_synchronous("OFF")
+
+
+def _with_synchronous(level: str) -> ReferenceAdapter:
+    adapter = ReferenceAdapter()
+    adapter.name = f"killpoint.adapters.reference:synchronous_{level.lower()}"
+    adapter.synchronous = level
     return adapter
 
 

@@ -1,0 +1,282 @@
+"""PowerLossFS: a folder on the power-loss filesystem, and the cut that leaves its durable image.
+
+    with PowerLossFS(backing=cell / "store-backing", mountpoint=cell / "store") as fs:
+        ...  # workers write the store under cell/store; the engine reads it there
+        ...  # kill and reap every worker
+        report = fs.cut()  # the power goes now: the durable image is taken
+        ...  # close the engine's own connections to the store (a close may write)
+        fs.unmount()  # cell/store now holds the durable image; report.files says what it lost
+
+The mount is served by a process of its own (server.py), forked by a helper that this
+process starts once. Nothing outlives its owner: `close()` (and leaving the `with`
+block, on any exception) unmounts, lazily when a file is still open; if this process
+dies, the server sees its socket close and unmounts by itself.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from types import TracebackType
+
+from .cut_report import CutReport
+from .server import PACKET, receive, send
+from .umount import MountBusy, holders, unmount
+
+
+class MountFailed(OSError):
+    """The power-loss filesystem could not be mounted (the message says why and what to do)."""
+
+
+class CutError(RuntimeError):
+    """A cut asked of a mount that cannot give one (not mounted, already cut, server gone)."""
+
+
+class _Helper:
+    """The process that forks mount servers (server.helper_main), started on first use."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sock: socket.socket | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def fork_server(self, backing: Path, mountpoint: Path, log: Path, theirs: socket.socket) -> int:
+        with self._lock:
+            if self._proc is None or self._proc.poll() is not None:
+                self._start()
+            assert self._sock is not None
+            request = json.dumps({"mount": [str(backing), str(mountpoint), str(log)]})
+            socket.send_fds(self._sock, [request.encode()], [theirs.fileno()])
+            answer = receive(self._sock)
+            if answer is None:
+                raise MountFailed(
+                    f"killpoint: the power-loss mount helper exited; its log is {log}"
+                )
+            return int(answer["pid"])
+
+    def _start(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        # Our end is close-on-exec (Python's default), so no other child of this
+        # process holds it: when this process dies, the helper reads EOF and exits.
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "killpoint.powerloss", str(theirs.fileno())],
+            pass_fds=(theirs.fileno(),),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            start_new_session=True,  # Ctrl-C and a killed process group spare the mounts
+        )
+        theirs.close()
+        self._sock = ours
+
+    def stop(self) -> None:
+        """Close the helper's socket and reap it (servers already forked live on)."""
+        with self._lock:
+            if self._sock is not None:
+                self._sock.close()
+                self._sock = None
+            if self._proc is not None:
+                # It exits as soon as it reads EOF: it does nothing else between requests.
+                self._proc.wait()
+                self._proc = None
+
+
+_helper = _Helper()
+atexit.register(_helper.stop)
+
+
+def stop_helper() -> None:
+    """Stop this process's mount helper (a command's last act, like stop_forkserver)."""
+    _helper.stop()
+
+
+class PowerLossFS:
+    """`backing` mounted at `mountpoint` through the power-loss filesystem.
+
+    Everything in `backing` at mount time counts as durable. `log` receives the
+    server's own errors (default: beside the mountpoint, `<name>.fuse.log`)."""
+
+    def __init__(
+        self,
+        backing: Path,
+        mountpoint: Path,
+        *,
+        log: Path | None = None,
+        timeout: float = 30.0,
+    ) -> None:
+        self.backing = Path(backing).absolute()
+        self.mountpoint = Path(mountpoint).absolute()
+        self.log = log or self.mountpoint.with_name(self.mountpoint.name + ".fuse.log")
+        self.timeout = timeout
+        self.report: CutReport | None = None
+        self._default_image: Path | None = None
+        self.backing.mkdir(parents=True, exist_ok=True)
+        self.mountpoint.mkdir(parents=True, exist_ok=True)
+        if any(self.mountpoint.iterdir()):
+            raise MountFailed(
+                f"killpoint: mountpoint {str(self.mountpoint)!r} is not empty; give an empty "
+                "folder (the store's files belong in the backing folder)"
+            )
+        self._sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self.server_pid = _helper.fork_server(self.backing, self.mountpoint, self.log, theirs)
+        finally:
+            theirs.close()  # the server's copy is its own; ours would hide its exit
+        self.mounted = True
+        answer = self._answer("mounting")
+        if "ready" not in answer:
+            if "no answer" in str(answer.get("error")):
+                # Silent, not exited (its socket is open, so the pid is its own): end it
+                # rather than leave a mount that may still come up behind the error.
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self.server_pid, signal.SIGKILL)
+                with contextlib.suppress(OSError):
+                    unmount(self.mountpoint, lazy=True)
+            self._sock.close()
+            self.mounted = False
+            raise MountFailed(
+                f"killpoint: cannot mount the power-loss filesystem at {str(self.mountpoint)!r}: "
+                f"{answer.get('error', answer)} (server log: {self.log})"
+            )
+
+    def __repr__(self) -> str:
+        return f"PowerLossFS(backing={str(self.backing)!r}, mountpoint={str(self.mountpoint)!r})"
+
+    def __enter__(self) -> PowerLossFS:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _answer(self, doing: str) -> dict[str, object]:
+        """The server's next message; {"error": ...} when it ends or stays silent."""
+        ready, _, _ = select.select([self._sock], [], [], self.timeout)
+        if not ready:
+            return {"error": f"no answer from the server within {self.timeout} s while {doing}"}
+        try:
+            answer = receive(self._sock)
+        except OSError as exc:
+            answer = None
+            return {"error": f"the server's socket failed while {doing}: {exc}"}
+        if answer is None:
+            return {"error": f"the server exited while {doing}"}
+        return answer
+
+    # -- the cut ------------------------------------------------------------------------
+
+    def cut(self, image: Path | None = None, *, tear: int | None = None) -> CutReport:
+        """The power goes now: write the durable image into `image` (a new folder) and
+        return what each file kept. Kill and reap the processes writing the store first:
+        a write still in flight is either before the cut or after it, whole.
+
+        Without `image`, the image is staged beside the mountpoint and moved into it by
+        `unmount()`, so the store's path reads the image afterwards. `tear=N`: of each
+        file's newest unsynced write, the first N bytes land (a torn write).
+
+        The mount stays up and passes I/O through (a connection closing may still write:
+        that is after the cut and changes nothing in the image)."""
+        if not self.mounted:
+            raise CutError(f"killpoint: {self!r} is not mounted; cut before unmounting")
+        if self.report is not None:
+            raise CutError(f"killpoint: {self!r} was already cut; one cut per mount")
+        if tear is not None and tear < 0:
+            raise ValueError(f"killpoint: tear={tear!r} must be a byte count >= 0, or None")
+        if image is None:
+            image = self.mountpoint.with_name(self.mountpoint.name + ".image")
+            self._default_image = image
+        image = Path(image).absolute()
+        if image.exists():
+            raise FileExistsError(
+                f"killpoint: the image folder {str(image)!r} exists; give a new path"
+            )
+        send(self._sock, {"cut": str(image), "tear": tear})
+        answer = self._answer("cutting")
+        if "report" not in answer:
+            raise CutError(f"killpoint: the cut failed: {answer.get('error', answer)}")
+        self.report = CutReport.from_json(answer["report"])  # type: ignore[arg-type]
+        return self.report
+
+    # -- unmounting -----------------------------------------------------------------------
+
+    def unmount(self) -> Path:
+        """Unmount and wait for the server to exit; returns the mountpoint. After a cut
+        without an `image`, the mountpoint then holds the durable image.
+
+        MountBusy names the processes that still hold a file in the mount: close them
+        first (for a SQLite store, the engine's pooled connections)."""
+        if self.mounted:
+            try:
+                unmount(self.mountpoint)
+            except MountBusy as exc:
+                held = "; ".join(holders(self.mountpoint)) or "none found"
+                raise MountBusy(
+                    exc.errno,
+                    f"killpoint: cannot unmount {str(self.mountpoint)!r}: files are open in it "
+                    f"({held}); close them (engines, connection pools) before unmount()",
+                ) from None
+            self._wait_exit()
+        self._install()
+        return self.mountpoint
+
+    def close(self) -> None:
+        """Unmount whatever happens and wait for the server to exit; files still open in
+        the mount fail from then on. Safe to call twice."""
+        if not self.mounted:
+            return
+        try:
+            unmount(self.mountpoint)
+        except MountBusy:
+            # Detached from the tree at once; the filesystem would live on until its last
+            # file is closed, so end it now: the server's socket is still open, so the
+            # server is alive and its pid its own. The kernel aborts the connection and
+            # the files still open fail from here on (ECONNABORTED, ENOTCONN).
+            unmount(self.mountpoint, lazy=True)
+            os.kill(self.server_pid, signal.SIGKILL)
+        except OSError:
+            # Not mounted any more (unmounted behind our back): the server is ending.
+            pass
+        self._wait_exit()
+
+    def _wait_exit(self) -> None:
+        # The server's socket is closed by nothing but the server's exit (the helper
+        # closed its copy right after forking): EOF is the end, without polling pids.
+        deadline = time.monotonic() + self.timeout
+        while True:
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([self._sock], [], [], max(left, 0))
+            if not ready:
+                # Detached but never let go: some process still holds a file in it. The
+                # socket is still open, so the server is alive and its pid is its own.
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self.server_pid, signal.SIGKILL)
+                break
+            try:
+                if not self._sock.recv(PACKET):
+                    break
+            except OSError:
+                break
+        self._sock.close()
+        self.mounted = False
+
+    def _install(self) -> None:
+        image, self._default_image = self._default_image, None
+        if image is None or not image.exists():
+            return
+        for entry in image.iterdir():
+            entry.rename(self.mountpoint / entry.name)
+        shutil.rmtree(image)

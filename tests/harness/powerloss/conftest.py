@@ -1,0 +1,42 @@
+"""Power-loss tests: skipped with the reason where FUSE cannot mount (failed instead when
+KILLPOINT_REQUIRE_FUSE is set, as .ci/run does), and never leaving a mount behind."""
+
+# ruff: noqa: SIM300
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REQUIRE_FUSE_ENV = "KILLPOINT_REQUIRE_FUSE"
+
+
+def mounts_under(folder: Path) -> list[str]:
+    """The mountpoints in /proc/mounts under `folder`."""
+    root = str(folder.absolute())
+    with open("/proc/mounts") as mounts:
+        points = [line.split(" ")[1] for line in mounts]
+    return [p for p in points if p == root or p.startswith(root + "/")]
+
+
+@pytest.fixture
+def fuse() -> None:
+    """Skip (or, in CI, fail) unless the power-loss filesystem mounts here."""
+    from killpoint.powerloss import available
+
+    reason = available()
+    if reason is None:
+        return
+    if os.environ.get(REQUIRE_FUSE_ENV):
+        pytest.fail(f"FUSE is required ({REQUIRE_FUSE_ENV} is set): {reason}", pytrace=False)
+    pytest.skip(f"power-loss tests skipped: {reason}")
+
+
+@pytest.fixture
+def cell(tmp_path: Path, fuse: None) -> Iterator[Path]:
+    """A cell's folder; after the test, nothing may still be mounted under it."""
+    yield tmp_path
+    assert [] == mounts_under(tmp_path)
