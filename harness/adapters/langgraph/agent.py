@@ -30,7 +30,7 @@ from langgraph.types import Command, Send, interrupt
 from killpoint.scenarios import Ledger, RunResult, Scenario, ToolEnv
 from killpoint.scenarios.tooling import IDEMPOTENCY_KEY
 
-from .savers import open_saver
+from .savers import open_saver, setup
 
 SCRIPTED_API_KEY = "sk-killpoint-scripted-model"
 MODEL_ID = "gpt-4.1-mini"
@@ -238,7 +238,7 @@ class LangGraphDriver:
             self._saver = open_saver(self.store_url)
             saver = await self._saver.__aenter__()
             # The savers' documented first step (the PostgreSQL one requires it).
-            await saver.setup()
+            await setup(saver)
             self._graph = self._builder.compile(checkpointer=saver)
         return self._graph
 

@@ -46,8 +46,21 @@ def sqlite_path(store_url: str) -> tuple[str, float | None]:
 
 
 def conninfo(store_url: str) -> str:
-    """A psycopg conninfo for a PostgreSQL store URL (its options, search_path included)."""
-    return make_url(store_url).set(drivername="postgresql").render_as_string(hide_password=False)
+    """A psycopg conninfo for a PostgreSQL store URL, its query (the options: the cell's
+    search_path, a lock timeout) passed as keywords: a libpq URI would take the "+" that
+    stands for a space in the rendered URL literally."""
+    from psycopg.conninfo import make_conninfo
+
+    url = make_url(store_url)
+    parts = {
+        "host": url.host,
+        "port": url.port,
+        "user": url.username,
+        "password": url.password,
+        "dbname": url.database,
+        **{k: str(v) for k, v in url.query.items()},
+    }
+    return make_conninfo(**{k: v for k, v in parts.items() if v is not None})
 
 
 @contextlib.asynccontextmanager
@@ -65,6 +78,25 @@ async def open_saver(store_url: str) -> AsyncIterator[Any]:
     path, timeout = sqlite_path(store_url)
     async with aiosqlite.connect(path, **({"timeout": timeout} if timeout else {})) as conn:
         yield AsyncSqliteSaver(conn)
+
+
+async def setup(saver: Any) -> None:
+    """`saver.setup()`, LangGraph's migrations, without the connection's lock timeout.
+
+    The PostgreSQL saver creates its indexes CONCURRENTLY, which waits for every older
+    transaction of the database, other cells' included: a store URL with a lock timeout
+    (killpoint's lock-held point, meant for the checkpoint writes) would make the setup
+    give up instead. RESET brings back the timeout the connection was opened with."""
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    if not isinstance(saver, AsyncPostgresSaver):
+        await saver.setup()
+        return
+    await saver.conn.execute("SET lock_timeout = 0")
+    try:
+        await saver.setup()
+    finally:
+        await saver.conn.execute("RESET lock_timeout")
 
 
 # -- instrumentation --------------------------------------------------------------------------
