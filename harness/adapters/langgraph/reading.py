@@ -111,8 +111,9 @@ class Reader:
         return self._saver
 
     def integrity(self) -> str | None:
-        """SQLite's integrity_check when it is not "ok" (None on PostgreSQL)."""
-        if self.postgres:
+        """SQLite's integrity_check when it is not "ok" (None on PostgreSQL, or when the
+        file does not exist)."""
+        if self.postgres or self.conn is None:
             return None
         verdict = self.conn.execute("PRAGMA integrity_check").fetchone()[0]
         return None if verdict == "ok" else str(verdict)
