@@ -119,7 +119,24 @@ def _agno() -> RuntimeAdapter:
     return agno.AgnoAdapter()
 
 
-BUILTIN: dict[str, Callable[[], RuntimeAdapter]] = {"reference": _reference, "agno": _agno}
+def _langgraph() -> RuntimeAdapter:
+    from .adapters import langgraph  # imports LangGraph lazily
+
+    problem = langgraph.import_problem()
+    if problem is not None:
+        raise AdapterError(
+            f"killpoint: runtime 'langgraph' needs LangGraph 1.2 and its SQLite and PostgreSQL "
+            f"savers, which cannot be imported ({problem}); install them with "
+            "`pip install killpoint[langgraph]`"
+        )
+    return langgraph.LangGraphAdapter()
+
+
+BUILTIN: dict[str, Callable[[], RuntimeAdapter]] = {
+    "reference": _reference,
+    "agno": _agno,
+    "langgraph": _langgraph,
+}
 
 
 def load_adapter(spec: str) -> RuntimeAdapter:

@@ -72,6 +72,47 @@ def _run_agno_once() -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _run_langgraph_once() -> None:
+    """LangGraph's first run in a process costs the better part of a second (lazy imports,
+    pydantic models of messages and tools, the graph's compilation): run `research` once
+    with a task per batch and once with a `Send` per call, when the forkserver preloaded
+    LangGraph's adapter (a LangGraph campaign). The driver's connection thread is closed
+    before the forkserver forks."""
+    if "killpoint.adapters.langgraph" not in sys.modules:
+        return
+    from killpoint import scenarios
+    from killpoint.scenarios import Ledger, ScriptedModel, drive
+
+    from .adapters.langgraph import import_problem
+
+    if import_problem() is not None:
+        return
+    from .adapters.langgraph.agent import LangGraphDriver
+
+    scenario = scenarios.get("research")
+    tmp = Path(tempfile.mkdtemp(prefix="killpoint-warm-langgraph-"))
+
+    async def run(n: int, send: bool) -> None:
+        driver = LangGraphDriver(
+            scenario,
+            f"sqlite:///{tmp}/warm{n}.db",
+            "sync",
+            Ledger(tmp / f"ledger{n}", scenario.name),
+            send=send,
+        )
+        try:
+            with ScriptedModel(scenario.script, tmp / f"model{n}") as model:
+                await drive(scenario, driver, model, session_id="warm")
+        finally:
+            await driver.aclose()
+
+    try:
+        for n, send in enumerate((False, True)):
+            asyncio.run(run(n, send))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def warm() -> None:
     share_tls_context()
     # A failed warm-up costs speed, never correctness.
@@ -79,6 +120,8 @@ def warm() -> None:
         _run_once()
     with contextlib.suppress(Exception):
         _run_agno_once()
+    with contextlib.suppress(Exception):
+        _run_langgraph_once()
     # Everything loaded so far lives as long as the forkserver: keep the collector from
     # walking (and copy-on-write touching) it again in every forked worker. No collect()
     # first: the garbage it would free would leave holes that every child's allocations
