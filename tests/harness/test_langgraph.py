@@ -380,30 +380,31 @@ class TestSync:
         second branch of checkpoints under the same parent."""
         result = run_cell(engine, "research", "sync", "sigstop:6")
         assert ("corrupt", False) == (result.verdict, result.expected)
-        assert (
-            "the stale worker wrote after the takeover: session.state.forks: baseline 0, resumed 1"
-            == result.detail
-        )
+        stale = [f for f in result.findings if f["kind"] == "stale-write"]
+        assert stale, result.detail
+        assert "store after the takeover 0, store after the stale worker woke 1" in result.detail
         assert [0, 0] == result.exit_codes  # both drove the run to its end
 
     def test_two_resumers_both_charge_the_card(self, engine: Engine) -> None:
         """Killed after checkpoint 5 (the model asked for charge_card; nothing ran), two
         resumers released at once both drive the run: the card is charged twice."""
         result = run_cell(engine, "side-effects", "sync", "double-resume:5")
-        assert ("duplicated", "both resumers drove the run") == (result.verdict, result.detail)
+        assert ("duplicated", "both resumers drove the run to its end") == (
+            result.verdict,
+            result.findings[0]["sentence"],
+        )
         assert [-9, 0, 0] == result.exit_codes
         assert 2 == charges(result)
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="the engine's double-resume ends the cell before it counts duplicates "
-        "(the proposal in docs/langgraph.md, 'What killpoint needs')",
-    )
-    def test_the_double_resume_cell_reports_the_duplicated_charge(self, engine: Engine) -> None:
-        """What the cell should say: the one repeated charge, counted against its bound."""
+    def test_the_double_resume_cell_counts_every_repeated_effect(self, engine: Engine) -> None:
+        """Both resumers drove the run, and the cell still counts what each repeated: the
+        charge, the e-mail and the SMS, one repeat each, none of them allowed."""
         result = run_cell(engine, "side-effects", "sync", "double-resume:5")
-        assert (1, 0) == (result.duplicates, result.bound)
-        assert "charge_card" in (result.detail or "")
+        assert (3, 0) == (result.duplicates, result.bound)
+        repeated = sorted(
+            f["sentence"].split("(")[0] for f in result.findings if f["kind"] == "effect-duplicated"
+        )
+        assert ["charge_card", "send_email", "send_sms"] == repeated
 
 
 @pytest.mark.slow
