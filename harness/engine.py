@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import per_url
 from .adapter import RuntimeAdapter, load_adapter
 from .baseline import Baseline, effects
 from .cell import Cell, CellResult
@@ -81,7 +82,8 @@ class Engine:
 
     def forget_store(self, runtime: str, url: str) -> None:
         """A baseline or cell is done with its store: remove it (a PostgreSQL schema; a
-        SQLite file goes with its folder)."""
+        SQLite file goes with its folder), after every connection the engine holds to it."""
+        per_url.release(url)
         self.stores.drop(url)
 
     def work_dir(self, label: str) -> Path:
