@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 # Free bytes below which the work folder counts as full: SQLite needs room for a page and
 # its journal, a log line for a block.
-FULL_BELOW = 64 * 1024
+FULL_BELOW = 256 * 1024
 # What a full disk looks like in a worker's error or log, whoever raised it.
 DISK_FULL_TEXT = ("No space left on device", "database or disk is full", "ENOSPC", "Errno 28")
 
@@ -68,6 +68,9 @@ class Watch:
         self.work_root = work_root
         self.before: str | None = None
         self.cause: str | None = None  # the server could not be reached before the cell
+        # A worker that cannot write its log dies without a word: the free space when the
+        # cell began counts as much as at its end (other cells' folders go in between).
+        self.free_before = free_space(work_root)
         if not hasattr(stores, "life"):
             return  # an embedded store: no server to lose
         try:
@@ -95,10 +98,7 @@ class Watch:
 
     def disk_problem(self, seen: str) -> str | None:
         """Why the work folder failed this cell (it is full), or None."""
-        try:
-            free = shutil.disk_usage(self.work_root).free
-        except OSError:
-            return None
+        free = min(self.free_before, free_space(self.work_root))
         if free < FULL_BELOW or any(marker in seen for marker in DISK_FULL_TEXT):
             return (
                 f"the work folder {str(self.work_root)!r} is full "
@@ -118,6 +118,13 @@ class Watch:
         if cause is None:
             return findings
         return [outage_finding(kind, cause, findings)]
+
+
+def free_space(folder: Path) -> int:
+    try:
+        return shutil.disk_usage(folder).free
+    except OSError:
+        return FULL_BELOW  # a folder that cannot be asked: not evidence of a full disk
 
 
 def outage_finding(kind: str, cause: str, seen: list[Finding]) -> Finding:
