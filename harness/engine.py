@@ -235,7 +235,10 @@ class Engine:
             else:
                 run.execute()
         except Interrupted:
-            run.cleanup(expected=False)
+            # A cell cut short is in no report: its folder would be named nowhere.
+            run.cleanup(expected=True)
+            if run.work is not None:
+                shutil.rmtree(run.work, ignore_errors=True)
             raise
         except (PointError, NormalFormError) as exc:
             run.add(Finding("missed", str(exc)))
@@ -253,6 +256,12 @@ class Engine:
             run.add(
                 Finding("error", f"counting the cell's effects failed: {type(exc).__name__}: {exc}")
             )
+        if self.stopping.is_set():
+            # Interrupted while it ran (its workers were killed under it): not a result.
+            run.cleanup(expected=True)
+            if run.work is not None:
+                shutil.rmtree(run.work, ignore_errors=True)
+            raise Interrupted()
         seen = "".join(log_tail(run.work, w.spec.log_name) for w in run.workers)
         run.findings = watch.settle(run.findings, seen, run.url)
         result = run.result()
