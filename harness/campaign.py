@@ -107,6 +107,7 @@ class Campaign:
             )
         )
         self.store_kind = self.engine.stores.kind
+        self.unavailable: dict[str, str] = {}  # kind -> why its cells cannot run here
 
     def rows(self) -> tuple[list[tuple[str, str, str, str]], list[Skipped]]:
         if self.only is not None:
@@ -133,7 +134,7 @@ class Campaign:
         if base.problem or base.nondeterministic:
             # The row cannot be planned; one cell carries its failure into the matrix.
             return [Cell(*row, schedule=(explicit or [CrashPoint("mid-model", 1)])[:1])]
-        points = explicit + kinds.points_of(base, chosen)
+        points = self.available(explicit + kinds.points_of(base, chosen))
         if sample is not None:
             rng = random.Random(f"{self.seed}/{'/'.join(row)}")
             points = sorted(rng.sample(points, min(sample, len(points))), key=CrashPoint.sort_key)
@@ -152,6 +153,17 @@ class Campaign:
                 ]
         return [Cell(*row, schedule=s) for s in schedules]
 
+    def available(self, points: list[CrashPoint]) -> list[CrashPoint]:
+        """The points whose kind can run on this store; the others' reasons are kept."""
+        kept = []
+        for p in points:
+            why = kinds.get(p.kind).unavailable(self.store_kind)
+            if why is None:
+                kept.append(p)
+            else:
+                self.unavailable[p.kind] = why
+        return kept
+
     def run(
         self,
         on_planned: Callable[[int], None] = lambda n: None,
@@ -166,6 +178,9 @@ class Campaign:
             baselines = list(pool.map(self.engine.baseline, rows))
             result.baselines = baselines
             cells = [c for b in baselines for c in self.cells_for(b)]
+            for kind, why in self.unavailable.items():
+                runtime = self.config.runtime
+                result.skipped.append(Skipped(runtime, "*", "*", f"{kind}: {why}"))
             result.planned = len(cells)
             on_planned(len(cells))
             pending: set[Future[CellResult]] = {pool.submit(self.engine.run_cell, c) for c in cells}

@@ -17,6 +17,7 @@ from .double_resume import DoubleResume
 from .kills import AfterCheckpoint, MidBatch, MidCommit, MidModel
 from .model_faults import ModelFault
 from .store_faults import LockHeld
+from .store_restart import StoreRestart
 from .takeover import Sigstop, SigstopWriting
 
 
@@ -47,6 +48,7 @@ for _kind in (
     ModelFault("model-500", "500"),
     ModelFault("model-timeout", "timeout"),
     LockHeld(),
+    StoreRestart(),
 ):
     register(_kind)
 

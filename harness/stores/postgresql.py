@@ -24,6 +24,10 @@ PREFIX = "kp_"  # every schema killpoint makes, and the only ones it drops
 # A command that restarts the campaign's server (store-restart): killpoint cannot restart
 # a server it did not start (it runs as another user, maybe on another machine).
 RESTART_ENV = "KILLPOINT_STORE_RESTART"
+RESTART_HINT = (
+    f"set {RESTART_ENV} to a command that restarts it (e.g. 'pg_ctl -D DATA -m immediate "
+    "-w restart', or 'docker restart NAME')"
+)
 CONNECT_TIMEOUT = 5  # seconds: a probe of a server that does not answer
 
 
@@ -128,8 +132,7 @@ class PostgresStores:
             return None
         return (
             f"killpoint cannot restart the PostgreSQL server {self.shown()} it did not start; "
-            f"set {RESTART_ENV} to a command that restarts it (e.g. 'pg_ctl -D DATA -m "
-            "immediate -w restart', or 'docker restart NAME')"
+            + RESTART_HINT
         )
 
     def restart(self, by: str, wait: float) -> str:
@@ -196,4 +199,4 @@ class PostgresStores:
         return release
 
 
-__all__ = ["PREFIX", "PostgresStores", "schema_of", "schema_url"]
+__all__ = ["PREFIX", "RESTART_ENV", "RESTART_HINT", "PostgresStores", "schema_of", "schema_url"]

@@ -80,7 +80,7 @@ def test_a_work_folder_that_fills_up_mid_campaign(small_tmpfs: Path, tmp_path: P
     try:
         read_ticks(fd, 2 * 3 + 2, timeout=120)
         fill(small_tmpfs)
-        out, err = proc.communicate(timeout=300)
+        _, err = proc.communicate(timeout=300)
     finally:
         os.close(fd)
         if proc.poll() is None:

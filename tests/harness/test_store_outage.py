@@ -12,34 +12,17 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
 import pytest
 
-from tests.conftest import LocalPostgres, PgServer, PgUnavailable
+from tests.conftest import LocalPostgres
 
 REPO = Path(__file__).resolve().parents[2]
 TICKING = "tests.harness.scenarios_for_tests:TICKING"
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
-
-
-@pytest.fixture(scope="module")
-def own_pg() -> Iterator[tuple[LocalPostgres, str]]:
-    """A server of this module's own, which its tests stop and start."""
-    try:
-        local = LocalPostgres()
-        admin = local.start()
-    except PgUnavailable as exc:
-        pytest.skip(f"PostgreSQL tests skipped: {exc}")
-    server = PgServer(admin)
-    server.execute('CREATE DATABASE "outage"')
-    try:
-        yield local, server.url_for("outage")
-    finally:
-        local.stop()
 
 
 def read_ticks(fd: int, want: int, timeout: float) -> int:
@@ -86,7 +69,7 @@ def test_a_server_stopped_and_restarted_mid_campaign(
         family = psutil.Process(proc.pid).children(recursive=True)
         local.halt()
         local.resume()
-        out, err = proc.communicate(timeout=400)
+        _, err = proc.communicate(timeout=400)
     finally:
         os.close(fd)
         if proc.poll() is None:
@@ -126,7 +109,7 @@ def test_a_server_that_stays_down_costs_the_cells_and_nothing_else(
         read_ticks(fd, 2 * 3 + 4, timeout=120)
         local.halt()
         try:
-            out, err = proc.communicate(timeout=400)
+            _, err = proc.communicate(timeout=400)
         finally:
             local.resume()
     finally:

@@ -1,0 +1,77 @@
+"""store-restart:K on a server this module starts (and so can restart): the run finishes
+correctly or fails without losing what it acknowledged, and a fresh worker continues it."""
+
+# ruff: noqa: SIM300
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import LocalPostgres
+
+REPO = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.slow
+
+
+def matrix(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> dict:
+    result = subprocess.run(
+        [sys.executable, "-m", "killpoint.cli", "matrix", "--points", "store-restart",
+         "--workers", "1", "--timeout", "60", "--json", str(tmp_path / "m.json"),
+         "--report", str(tmp_path / "m.html"), *args],
+        cwd=REPO, capture_output=True, text=True, timeout=900, env={**os.environ, **(env or {})},
+    )  # fmt: skip
+    assert "Traceback" not in result.stderr, result.stderr
+    return {"code": result.returncode, "out": result.stdout, "err": result.stderr,
+            "document": json.loads((tmp_path / "m.json").read_text())}  # fmt: skip
+
+
+@pytest.mark.postgres
+def test_the_reference_runtime_survives_a_restart_at_every_checkpoint(
+    own_pg: tuple[LocalPostgres, str], tmp_path: Path
+) -> None:
+    local, url = own_pg
+    done = matrix(
+        tmp_path, "--scenarios", "research", "--modes", "tool-batch", "--store", url,
+        env={"KILLPOINT_STORE_RESTART": local.restart_command()},
+    )  # fmt: skip
+    cells = done["document"]["cells"]
+    assert [f"store-restart:{k}" for k in range(1, len(cells) + 1)] == [
+        c["schedule"][0] for c in cells
+    ]
+    assert len(cells) >= 4
+    assert {("ok", True)} == {(c["verdict"], c["expected"]) for c in cells}, [
+        (c["id"], c["verdict"], c["detail"]) for c in cells
+    ]
+    # The worker met the restart: its connection died, and a fresh worker (or the same
+    # one, reconnecting) took the run to the baseline's end.
+    for c in cells:
+        texts = [e[1] for e in c["timeline"]]
+        assert any("store server restarts" in t for t in texts), texts
+        assert any("up again" in t for t in texts), texts
+    assert 0 == done["code"], done["err"]
+
+
+def test_on_sqlite_the_cells_are_skipped_with_the_reason(tmp_path: Path) -> None:
+    done = matrix(tmp_path, "--scenarios", "research", "--modes", "tool-batch")
+    assert [] == done["document"]["cells"]
+    assert "store-restart: store-restart needs a store server to restart" in done["out"]
+
+
+@pytest.mark.postgres
+def test_a_server_killpoint_cannot_restart_is_named(pg_url: str, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "KILLPOINT_STORE_RESTART"}
+    result = subprocess.run(
+        [sys.executable, "-m", "killpoint.cli", "matrix", "--points", "store-restart",
+         "--scenarios", "research", "--modes", "tool-batch", "--store", pg_url,
+         "--json", str(tmp_path / "m.json"), "--report", str(tmp_path / "m.html")],
+        cwd=REPO, capture_output=True, text=True, timeout=300, env=env,
+    )  # fmt: skip
+    assert [] == json.loads((tmp_path / "m.json").read_text())["cells"]
+    assert "killpoint cannot restart a PostgreSQL server it did not start" in result.stdout
+    assert "KILLPOINT_STORE_RESTART" in result.stdout
