@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import os
 import time
 from typing import Any
@@ -92,6 +93,9 @@ def main() -> None:
         (a, (_, fa, _, ra)), (b, (_, fb, _, rb)) = sorted(seen.items())[0], sorted(seen.items())[-1]
         print(f"growth from cell {a} to cell {b}: {fb - fa:+d} descriptors, "
               f"RSS {(rb - ra) / (b - a) / 1024:+.2f} KB per cell (target < 5 KB)")  # fmt: skip
+        held = sum(len(json.dumps(c.to_json())) for c in result.cells) / len(result.cells)
+        print(f"the results the campaign keeps for its report: {held / 1024:.2f} KB of JSON "
+              "per cell")  # fmt: skip
     else:
         print(f"fewer than {FIRST} cells ran: nothing to compare")
 
