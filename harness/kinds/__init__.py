@@ -49,6 +49,7 @@ for _kind in (
     ModelFault("model-timeout", "timeout"),
     LockHeld(),
     StoreRestart(),
+    StoreRestart(in_commit=True),
 ):
     register(_kind)
 

@@ -1,9 +1,13 @@
 """The store server restarts under a run.
 
-store-restart:K   the PostgreSQL server restarts (immediate shutdown, then start) while
-                  the worker is about to write checkpoint K: every connection it holds
-                  dies. The run must finish correctly or fail without losing anything it
-                  acknowledged, and a fresh worker must continue it.
+store-restart:K          the PostgreSQL server restarts (immediate shutdown, then start)
+                         while the worker is about to write checkpoint K: every
+                         connection it holds dies. The run must finish correctly or fail
+                         without losing anything it acknowledged, and a fresh worker must
+                         continue it.
+store-restart-commit:K   the same, inside checkpoint K's transaction before its COMMIT
+                         (where the adapter marks commits): the transaction dies with
+                         its connection.
 
 killpoint restarts only a server it is told how to restart (KILLPOINT_STORE_RESTART, a
 command); SQLite has no server. Such cells are skipped with the reason. Opt in with
@@ -18,7 +22,7 @@ import os
 from .. import per_url
 from ..baseline import Baseline
 from ..findings import Finding
-from ..points import CrashPoint
+from ..points import CrashPoint, PointError
 from ..scenarios import gates
 from ..stores.postgresql import RESTART_ENV, RESTART_HINT
 from .base import CellContext, Plan
@@ -39,30 +43,49 @@ def restart_problem(store_kind: str) -> str | None:
 
 
 class StoreRestart:
-    name = "store-restart"
-    meaning = (
-        "the store server restarts as checkpoint K is about to be written: the worker's "
-        "connections die; nothing acknowledged may be lost, a fresh worker continues"
-    )
-    label = "store restart"
     kills = False
     arity = 1
     groups = ("restarts",)
     follows = False
 
+    def __init__(self, in_commit: bool = False) -> None:
+        self.in_commit = in_commit
+        self.name = "store-restart-commit" if in_commit else "store-restart"
+        self.step = "committing" if in_commit else "writing"
+        self.label = "store restart in commit" if in_commit else "store restart"
+        self.where = (
+            "inside checkpoint K's transaction, before COMMIT"
+            if in_commit
+            else "as checkpoint K is about to be written"
+        )
+        self.meaning = (
+            f"the store server restarts {self.where}: the worker's connections die; "
+            "nothing acknowledged may be lost, a fresh worker continues"
+        )
+
     def points(self, base: Baseline) -> list[CrashPoint]:
-        return [CrashPoint(self.name, k) for k in range(1, base.checkpoints + 1)]
+        return [
+            CrashPoint(self.name, k)
+            for k in range(1, base.checkpoints + 1)
+            if base.passed(gates.checkpoint_gate(k, self.step))
+        ]
 
     def plan(self, base: Baseline, point: CrashPoint) -> Plan:
-        gate = gates.checkpoint_gate(point.k, "writing")
+        name = gates.checkpoint_gate(point.k, self.step)
+        # A checkpoint written in several transactions: the last one's commit.
+        found = [e for e in base.trace if gates.base_name(e) == name]
+        if not found:
+            raise PointError(f"killpoint: {point}: the baseline never passed {name}")
+        gate = found[-1] if self.in_commit else name
         run, started = base.run_at(base.position(gate))
         return Plan(point, (gate,), frozenset({gate}), point.k - 1, run, started)
 
     def describe(self, point: CrashPoint) -> str:
+        where = self.where.replace("K", str(point.k))
         return (
-            f"the store server restarts as checkpoint {point.k} is about to be written "
-            f"({point.k - 1} landed): the worker's connections die; it must finish correctly "
-            "or fail without losing what it acknowledged, and a fresh worker continues"
+            f"the store server restarts {where} ({point.k - 1} checkpoint(s) landed): the "
+            "worker's connections die; it must finish correctly or fail without losing what "
+            "it acknowledged, and a fresh worker continues"
         )
 
     def run(self, cell: CellContext, plan: Plan) -> None:

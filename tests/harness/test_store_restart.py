@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow
 
 def matrix(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> dict:
     result = subprocess.run(
-        [sys.executable, "-m", "killpoint.cli", "matrix", "--points", "store-restart",
+        [sys.executable, "-m", "killpoint.cli", "matrix", "--points", "restarts",
          "--workers", "1", "--timeout", "60", "--json", str(tmp_path / "m.json"),
          "--report", str(tmp_path / "m.html"), *args],
         cwd=REPO, capture_output=True, text=True, timeout=900, env={**os.environ, **(env or {})},
@@ -35,16 +35,18 @@ def matrix(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> dic
 def test_the_reference_runtime_survives_a_restart_at_every_checkpoint(
     own_pg: tuple[LocalPostgres, str], tmp_path: Path
 ) -> None:
+    """Between transactions and inside a checkpoint's transaction: every cell `ok`."""
     local, url = own_pg
     done = matrix(
         tmp_path, "--scenarios", "research", "--modes", "tool-batch", "--store", url,
         env={"KILLPOINT_STORE_RESTART": local.restart_command()},
     )  # fmt: skip
     cells = done["document"]["cells"]
-    assert [f"store-restart:{k}" for k in range(1, len(cells) + 1)] == [
-        c["schedule"][0] for c in cells
-    ]
-    assert len(cells) >= 4
+    points = [c["schedule"][0] for c in cells]
+    between = [p for p in points if p.startswith("store-restart:")]
+    inside = [p for p in points if p.startswith("store-restart-commit:")]
+    assert [f"store-restart:{k}" for k in range(1, len(between) + 1)] == between
+    assert len(between) >= 4 and len(inside) >= 4
     assert {("ok", True)} == {(c["verdict"], c["expected"]) for c in cells}, [
         (c["id"], c["verdict"], c["detail"]) for c in cells
     ]
@@ -60,14 +62,15 @@ def test_the_reference_runtime_survives_a_restart_at_every_checkpoint(
 def test_on_sqlite_the_cells_are_skipped_with_the_reason(tmp_path: Path) -> None:
     done = matrix(tmp_path, "--scenarios", "research", "--modes", "tool-batch")
     assert [] == done["document"]["cells"]
-    assert "store-restart: store-restart needs a store server to restart" in done["out"]
+    for kind in ("store-restart", "store-restart-commit"):
+        assert f"{kind}: store-restart needs a store server to restart" in done["out"]
 
 
 @pytest.mark.postgres
 def test_a_server_killpoint_cannot_restart_is_named(pg_url: str, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "KILLPOINT_STORE_RESTART"}
     result = subprocess.run(
-        [sys.executable, "-m", "killpoint.cli", "matrix", "--points", "store-restart",
+        [sys.executable, "-m", "killpoint.cli", "matrix", "--points", "restarts",
          "--scenarios", "research", "--modes", "tool-batch", "--store", pg_url,
          "--json", str(tmp_path / "m.json"), "--report", str(tmp_path / "m.html")],
         cwd=REPO, capture_output=True, text=True, timeout=300, env=env,
