@@ -106,6 +106,9 @@ class LocalPostgres:
         self.port: int | None = None
         self.started = False
         self.watchdog: subprocess.Popen[bytes] | None = None
+        # Off: fast, but a restart (not a kill of a client) loses the last commits it
+        # acknowledged. On for the tests that restart the server on purpose.
+        self.synchronous_commit = "off"
 
     def _run(self, *args: str | Path, check: bool = True) -> subprocess.CompletedProcess[str]:
         proc = subprocess.run(
@@ -153,7 +156,8 @@ class LocalPostgres:
     def _pg_ctl_start(self, port: int) -> subprocess.CompletedProcess[str]:
         options = (
             f"-p {port} -k {self.base} -c listen_addresses=127.0.0.1 -c fsync=off "
-            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+            f"-c synchronous_commit={self.synchronous_commit} -c full_page_writes=off "
+            "-c max_connections=200"
         )
         return self._run(
             self.pg_ctl, "-D", self.data, "-l", self.log, "-w", "-t", "60", "-o", options,

@@ -24,6 +24,7 @@ from ..baseline import Baseline
 from ..findings import Finding
 from ..points import CrashPoint, PointError
 from ..scenarios import gates
+from ..store_outage import outage_finding
 from ..stores.postgresql import RESTART_ENV, RESTART_HINT
 from .base import CellContext, Plan
 
@@ -92,6 +93,10 @@ class StoreRestart:
         problem = self.unavailable(cell.stores.kind)
         if problem is not None:
             cell.end(Finding("missed", problem))
+        unsafe = cell.stores.unsafe_to_restart()  # type: ignore[attr-defined]
+        if unsafe is not None:
+            # Whatever the cell would find, the server's setting could explain it.
+            cell.end(outage_finding("store-unavailable", unsafe, []))
         gate = next(iter(plan.wait_for))
         worker = cell.start("worker", gates=plan.arm, release=True)
         cell.reach(worker, plan)

@@ -135,6 +135,28 @@ class PostgresStores:
             + RESTART_HINT
         )
 
+    def unsafe_to_restart(self) -> str | None:
+        """Why a restart of this server would lose commits it acknowledged, or None: with
+        synchronous_commit off, a commit returns before its WAL is written, and an
+        immediate restart drops it, whatever the runtime did."""
+        engine = create_engine(
+            self.url, poolclass=NullPool, connect_args={"connect_timeout": CONNECT_TIMEOUT}
+        )
+        try:
+            with engine.connect() as conn:
+                setting = str(conn.execute(text("SHOW synchronous_commit")).scalar())
+        except SQLAlchemyError as exc:
+            return f"the store server {self.shown()} is unavailable: {reason(exc)}"
+        finally:
+            engine.dispose()
+        if setting == "off":
+            return (
+                f"the store server {self.shown()} runs with synchronous_commit=off: a restart "
+                "loses commits it acknowledged, whatever the runtime does; turn it on for "
+                "store-restart"
+            )
+        return None
+
     def restart(self, by: str, wait: float) -> str:
         """Restart the server (its connections die) and wait until it answers again; its
         new life, recorded as `by`'s (a cell's store URL). StoreUnavailable on failure."""

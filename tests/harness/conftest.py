@@ -14,9 +14,11 @@ collect_ignore = ["fixtures"]
 
 @pytest.fixture(scope="module")
 def own_pg() -> Iterator[tuple[LocalPostgres, str]]:
-    """A server of this module's own, which its tests stop and start."""
+    """A server of this module's own, which its tests stop and restart: it keeps every
+    commit it acknowledged across a restart (synchronous_commit on)."""
     try:
         local = LocalPostgres()
+        local.synchronous_commit = "on"
         admin = local.start()
     except PgUnavailable as exc:
         pytest.skip(f"PostgreSQL tests skipped: {exc}")
