@@ -342,9 +342,7 @@ def scenario_ref(name: str) -> Any:
         hint = f"; {IMPORT_HINT}" if "No module named" in text else ""
         raise OptionError("scenarios", name, f"{text}{hint}") from None
     except Exception as exc:
-        raise OptionError(
-            "scenarios", name, f"loading it raised {raised(exc)}"
-        ) from None
+        raise OptionError("scenarios", name, f"loading it raised {raised(exc)}") from None
 
 
 def raised(exc: BaseException) -> str:

@@ -174,9 +174,7 @@ class PostgresStores:
         )
         if proc.returncode != 0:
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or [""]
-            raise StoreUnavailable(
-                f"{RESTART_ENV} failed with status {proc.returncode}: {tail[0]}"
-            )
+            raise StoreUnavailable(f"{RESTART_ENV} failed with status {proc.returncode}: {tail[0]}")
         from ..store_outage import wait_until_up
 
         life = wait_until_up(self, wait, threading.Event())

@@ -28,5 +28,3 @@ def own_pg() -> Iterator[tuple[LocalPostgres, str]]:
         yield local, server.url_for("outage")
     finally:
         local.stop()
-
-

@@ -95,7 +95,9 @@ def test_a_stopped_campaign_writes_what_finished_and_leaves_nothing(
     assert document["interrupted"] is True
     assert 0 < len(document["cells"]) < document["summary"]["planned"]
     kept = {c["kept"] for c in document["cells"] if c.get("kept")}
-    left = [p for p in short_tmp.rglob("*") if p.parent == short_tmp or p.parent.parent == short_tmp]
+    left = [
+        p for p in short_tmp.rglob("*") if p.parent == short_tmp or p.parent.parent == short_tmp
+    ]
     for path in left:
         assert str(path) in kept or any(k.startswith(str(path)) for k in kept), left
     assert not [p for p in short_tmp.iterdir() if p.name.startswith("pymp-")]
@@ -132,7 +134,9 @@ def test_sigkill_of_the_command_leaves_no_forkserver_nor_worker(
         paused = [p for p in run.family() if p.status() == psutil.STATUS_STOPPED]
         assert run.proc.poll() is None, "the campaign ended before a worker was paused"
     family = run.family()
-    forkserver = [p for p in family if p.ppid() == run.proc.pid and "forkserver" in " ".join(p.cmdline())]
+    forkserver = [
+        p for p in family if p.ppid() == run.proc.pid and "forkserver" in " ".join(p.cmdline())
+    ]
     assert forkserver
     run.proc.send_signal(signal.SIGKILL)
     run.finish()

@@ -64,7 +64,9 @@ def test_a_second_campaign_on_the_same_report_is_refused(tmp_path: Path) -> None
     first.lock()
     try:
         second.check()
-        with pytest.raises(TargetError, match=f"another killpoint campaign \\(pid {os.getpid()}\\)"):
+        with pytest.raises(
+            TargetError, match=f"another killpoint campaign \\(pid {os.getpid()}\\)"
+        ):
             second.lock()
     finally:
         first.close()

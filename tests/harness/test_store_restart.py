@@ -54,6 +54,8 @@ def test_the_reference_runtime_survives_a_restart_at_every_checkpoint(
     assert {("ok", True)} == set(verdicts.values()), [
         (c["id"], c["verdict"], c["detail"]) for c in cells
     ]
+    # Inside a transaction the COMMIT fails, the worker exits 1, a fresh worker continues.
+    assert any([1, 0] == c["exit_codes"] for c in cells if "commit" in c["schedule"][0])
     # The worker met the restart: its connection died, and a fresh worker (or the same
     # one, reconnecting) took the run to the baseline's end.
     for c in cells:
