@@ -97,6 +97,8 @@ def make_plan(config: CampaignConfig) -> MatrixPlan:
         if base.problem:
             plan.broken.append((row, base.problem))
         plan.cells += [c.id for c in campaign.cells_for(base)]
+    for kind, why in campaign.unavailable.items():  # its points are not collected: say why
+        plan.skipped.append((kind, why))
     return plan
 
 
