@@ -100,7 +100,8 @@ def confirmations(
     scenario: Scenario, session: Mapping[str, Any] | None, entries: Sequence[Entry]
 ) -> list[Finding]:
     """In a finished run, every call of a tool that needs confirmation was applied (it has
-    a tool execution) when the scenario confirms it, and did not run when it refuses."""
+    a tool execution that was not rejected, and its effect is in the ledger) when the
+    scenario confirms it, and did not run when it refuses."""
     if not scenario.confirm or session is None:
         return []
     effects = {e.signature for e in entries if e.phase == "started" and e.effect}
@@ -123,11 +124,18 @@ def confirmations(
                 ran = signature in effects and (
                     execution is not None and execution.get("status") != "rejected"
                 )
-                if answer and execution is None:
+                if answer and not ran:
+                    what = (
+                        "without applying"
+                        if execution is None
+                        else "rejecting"
+                        if execution.get("status") == "rejected"
+                        else "without running"
+                    )
                     found.append(
                         Finding(
                             "confirmation-dropped",
-                            f"run {run_id} completed without applying the confirmed call "
+                            f"run {run_id} completed {what} the confirmed call "
                             f"{call['name']} of turn {turn}",
                             path=f"runs[{run_id!r}].tool_executions",
                             tool=call["name"],

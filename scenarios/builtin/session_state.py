@@ -4,7 +4,7 @@
 Run 1 tallies four fruits (one turn has `tally` and `note` in one batch); run 2 tallies
 one more on top of run 1's state and notes it. Whatever happened to the runs (crashed,
 resumed, taken over), every update must be applied exactly once: the counter equals the
-number of `tally` executions the session holds, and the notes are the `note` arguments in
+number of `tally` calls in the session's runs, and the notes are the `note` arguments in
 the order the calls were made (`state_invariant`). A runtime that writes the state only at
 the end loses it in a crash; one that writes it apart from the tool results applies an
 update twice after a crash between the two writes (the totals, and so the answers, drift).
@@ -71,30 +71,29 @@ def tool_state(session: Mapping[str, Any]) -> Mapping[str, Any]:
     return inner if isinstance(inner, Mapping) else state
 
 
-def _arguments(execution: Mapping[str, Any]) -> dict[str, Any]:
-    raw = execution.get("arguments") or "{}"
-    return json.loads(raw) if isinstance(raw, str) else dict(raw)
+def _arguments(raw: Any) -> dict[str, Any]:
+    return json.loads(raw or "{}") if isinstance(raw, str) else dict(raw or {})
 
 
 def invariant(session: Mapping[str, Any]) -> list[str]:
-    """Every update applied once: the counter is the number of `tally` executions the
-    store holds; the notes are the `note` texts, in the order they were called."""
+    """Every update applied once: the counter is the number of `tally` calls in the
+    session's conversation; the notes are the `note` texts, in the order they were called.
+    (Read from the messages: a run whose tool-execution records were lost still holds
+    its calls and their answers there.)"""
     tallies, notes = 0, []
     for run in session.get("runs", {}).values():
-        ordered = sorted(run["tool_executions"], key=lambda e: (e["turn"], e["call_index"]))
-        for e in ordered:
-            if e.get("status", "ok") != "ok":
-                continue
-            if e["name"] == "tally":
-                tallies += 1
-            elif e["name"] == "note":
-                notes.append(_arguments(e).get("text"))
+        for m in run["messages"]:
+            for call in m.get("tool_calls") or ():
+                if call["name"] == "tally":
+                    tallies += 1
+                elif call["name"] == "note":
+                    notes.append(_arguments(call["arguments"]).get("text"))
     state = tool_state(session)
     problems = []
     count = state.get("count", 0)
     if count != tallies:
         problems.append(
-            f"the session's count is {count} but the store holds {tallies} tally execution(s)"
+            f"the session's count is {count} but its runs called tally {tallies} time(s)"
         )
     held = list(state.get("notes", []))
     if held != notes:
