@@ -60,9 +60,14 @@ _BIDI = re.compile(r"[\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
+_ANY = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
 def visible(value: Any) -> str:
     """Text that shows what it holds: no control characters, bidi overrides or surrogates."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if not _ANY.search(text):
+        return text  # the common case: one scan instead of three substitutions
     text = _SURROGATE.sub("\ufffd", text)
     text = _BIDI.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
     return _CONTROL.sub(_escape_control, text)
