@@ -828,7 +828,7 @@ def test_groups_come_before_the_matrix_with_count_explanation_example_and_replay
     section = page.by_id("groups")
     assert section.find_all("h2")[0].text.startswith("3 unexpected cells in 2 groups")
     items = section.find_all("li", "group")
-    keys = [li.find_all("p", "g-key")[0].find_all("code")[0].text for li in items]
+    keys = [li.find_all("span", "g-key")[0].find_all("code")[0].text for li in items]
     assert keys == [g["key"] for g in grouped["groups"]]
     by_key = dict(zip(keys, items, strict=True))
     dup = by_key["effect-duplicated:charge_card:ledger"]
