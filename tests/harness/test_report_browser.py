@@ -322,7 +322,17 @@ def browser_document() -> dict[str, Any]:
         ],
         store_at_crash={"checkpoints": 1, "runs": [{"run": 1, "status": HOSTILE}]},
         replay=f"killpoint replay '{HOSTILE}'",
+        sides={"expected": f"side {HOSTILE}", "actual": HOSTILE},
+        diff=[{"path": f"session.{HOSTILE}", "expected": HOSTILE, "actual": None}],
     )
+    hostile["findings"][0].update(evidence=[f"ledger {HOSTILE}"], tool=HOSTILE)
+    document["groups"].append(
+        {"key": f"run-differs:{HOSTILE}:-", "kind": "run-differs", "tool": HOSTILE,
+         "path": HOSTILE, "severity": "medium", "verdict": "diverged", "count": 1,
+         "cells": [hostile["id"]], "example": f"example {HOSTILE}",
+         "example_cell": hostile["id"], "replay": f"killpoint replay '{HOSTILE}'"}
+    )  # fmt: skip
+    document["accepted"][HOSTILE] = {"reason": HOSTILE, "link": f"javascript:{TRAP}"}
     document["cells"] = [
         c
         for c in document["cells"]
@@ -430,6 +440,25 @@ def test_filter_open_a_cell_and_no_run_content_runs(browser: Chromium, tmp_path:
     assert (detail["starts"], detail["faults"]) == (1, 1)
     assert detail["lanes"][0] == "worker"
     assert detail["lanes"][1] == shown_hostile[:40]
+    # Its findings, evidence, sides and whole diff, opened: text, and nothing runs.
+    browser.evaluate("document.querySelectorAll('#detail details').forEach(d => d.open = true)")
+    opened = browser.evaluate(
+        "(() => { const t = s => document.querySelector(s).textContent;"
+        " return {evidence: t('#d-findings pre.ev'), where: t('#d-findings .f-where'),"
+        " compared: t('#d-compared'), whole: t('#d-whole-table tbody'),"
+        " group: t('#groups li.group:last-child')}; })()"
+    )
+    assert opened["evidence"] == f"ledger {shown_hostile}"
+    assert opened["where"].endswith(f"(tool {shown_hostile})")
+    assert f"side {shown_hostile}" in opened["compared"]
+    assert opened["whole"].startswith(f"session.{shown_hostile}{shown_hostile}")
+    assert f"example {shown_hostile}" in opened["group"]
+    browser.click("#groups li.group:last-child button.g-filter")
+    assert browser.evaluate(
+        "Array.from(document.querySelectorAll('#matrix td.ing button')).map(b => +b.dataset.c)"
+    ) == [n]
+    browser.click("#f-group-clear")
+    assert_no_run_content_ran(browser)
 
     # The copy button puts the replay command on the clipboard.
     browser.click("#d-copy")
