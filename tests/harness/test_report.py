@@ -943,6 +943,11 @@ def test_the_legend_has_every_verdict_cell_and_registered_kind() -> None:
     assert point_kinds["lock-held"]  # the kind that had no meaning in the legend
     finding_kinds = [tr.attrs["data-kind"] for tr in page.by_id("legend-findings").find_all("tr")]
     assert finding_kinds == list(FINDING_KINDS)
+    # every verdict but `missed` (hatched) has its colours in the page's style
+    style = page.find_all("style")[0].text
+    for v in VERDICTS:
+        if v.name != "missed":
+            assert f".cell.v-{v.name}.x" in style and f"--{v.name}-bg:" in style, v.name
     cells_legend = page.by_id("legend-cells").text
     for what in ("expected", "unexpected", "accepted", "not applicable"):
         assert what in cells_legend
