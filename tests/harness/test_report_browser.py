@@ -673,6 +673,26 @@ def test_groups_panel_keys_and_list(browser: Chromium, tmp_path: Path) -> None:
     assert_no_run_content_ran(browser)
 
 
+def test_a_report_without_cells_or_groups_has_a_sound_script(
+    browser: Chromium, tmp_path: Path
+) -> None:
+    from killpoint.report import render_report
+
+    page = tmp_path / "empty.html"
+    page.write_text(render_report({"schema": "killpoint.matrix/2", "cells": []}), "utf-8")
+    browser.events.clear()
+    browser.open(page)
+    assert browser.evaluate("window.killpointReport.cells") == 0
+    for key in ("j", "k", "Escape"):
+        press(browser, key)
+    browser.click("#v-list")
+    assert browser.evaluate("document.getElementById('list-empty').hidden") is False
+    assert browser.evaluate("document.getElementById('list-empty').textContent") == (
+        "No unexpected cell."
+    )
+    assert browser.log("Runtime.exceptionThrown") == []
+
+
 # -- the screenshot tool -------------------------------------------------------------------
 
 
