@@ -919,6 +919,7 @@ def test_the_list_of_unexpected_cells_is_sortable(grouped) -> None:
     assert [int(r.attrs["data-rank"]) for r in rows] == [RANK[c] for c in ("duplicated", "duplicated", "diverged", "hung")]  # fmt: skip
     assert rows[-1].classes == {"a"} and "accepted" in rows[-1].text
     assert "checkpoint 2 is written (1 landed)" in rows[-1].text  # the point in words
+    assert page.by_id("v-list").text == "list of unexpected cells (3, 1 accepted)"
     data = data_of(page)
     for r in rows:
         entry = data["cells"][int(r.find_all("button")[0].attrs["data-c"])]
