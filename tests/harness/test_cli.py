@@ -272,3 +272,37 @@ class TestUserProject:
         )  # fmt: skip
         assert 0 == again.returncode, again.stderr + again.stdout
         assert f"{row}/after-checkpoint:1: ok (expected)" in again.stdout
+
+
+class TestPointsARowLacks:
+    def test_an_explicit_point_a_row_lacks_is_skipped_with_the_reason(
+        self, tmp_path: Path
+    ) -> None:
+        """`--points lock-held:2` in mode runs (one checkpoint) and `after-checkpoint:9` of a
+        five-checkpoint row are skipped with the reason, never run as `missed` cells; the
+        rows that have them run them."""
+        path = tmp_path / "m.json"
+        result = killpoint(
+            "matrix", "--scenarios", "research", "--modes", "runs,tool-batch",
+            "--points", "lock-held:2,after-checkpoint:9", "--json", str(path),
+            "--report", str(tmp_path / "m.html"),
+        )  # fmt: skip
+        assert 0 == result.returncode, result.stdout + result.stderr
+        document = json.loads(path.read_text())
+        assert {"reference/research/tool-batch/sqlite/lock-held:2": "ok"} == {
+            c["id"]: c["verdict"] for c in document["cells"]
+        }
+        skipped = {(s["mode"], s["point"]): s["reason"] for s in document["skipped"]}
+        assert {("runs", "lock-held:2"), ("runs", "after-checkpoint:9"),
+                ("tool-batch", "after-checkpoint:9")} == set(skipped)  # fmt: skip
+        assert skipped[("runs", "lock-held:2")].startswith(
+            "point lock-held:2 is not in this row (1 checkpoint(s) in its baseline)"
+        )
+        assert "skipped research/runs: point lock-held:2 is not in this row" in result.stdout
+
+    def test_replaying_a_point_the_row_lacks_is_bad_input(self) -> None:
+        result = killpoint("replay", "reference/research/tool-batch/sqlite/after-checkpoint:9")
+        assert 2 == result.returncode, result.stdout + result.stderr
+        assert 1 == len(result.stderr.strip().splitlines()), result.stderr
+        assert "after-checkpoint:9" in result.stderr
+        assert "" == result.stdout
