@@ -108,7 +108,7 @@ def run_checks(
             if session is None:
                 skip("deterministic", "needs the normal form")
             else:
-                _deterministic(add, first, second, adapter.excluded)
+                _deterministic(add, first, second, adapter.excluded, mode)
             failed = [n for n in NAMES[:-1] if checks[n].status == FAIL]
             if failed:
                 skip("resume", f"needs {', '.join(failed)} to pass")
@@ -332,14 +332,27 @@ def _mode(add: Any, trace: list[str], mode: Mode) -> None:
     add("mode", PASS, declared)
 
 
-def _skeleton(trace: list[str]) -> tuple[list[str], Counter[str]]:
-    """Run, model and checkpoint gates in order; tool gates counted (a batch's calls run
+def _skeleton(trace: list[str], *, checkpoints: bool = True) -> tuple[list[str], Counter[str]]:
+    """Run, model (and checkpoint) gates in order; tool gates counted (a batch's calls run
     concurrently, their gates interleave as they please)."""
-    ordered = [n for n in trace if not n.startswith("tool:")]
+    ordered = [
+        n
+        for n in trace
+        if not n.startswith("tool:") and (checkpoints or not n.startswith("checkpoint:"))
+    ]
     return ordered, Counter(n for n in trace if n.startswith("tool:"))
 
 
-def _deterministic(add: Any, first: TracedRun, second: TracedRun, excluded: Any) -> None:
+def _gate_difference(one: list[str], two: list[str]) -> str:
+    at = next((i for i, (a, b) in enumerate(zip(one, two, strict=False)) if a != b), None)
+    if at is not None:
+        return f"gate {at + 1}: {one[at]!r} vs {two[at]!r}"
+    return f"{len(one)} vs {len(two)} gates"
+
+
+def _deterministic(
+    add: Any, first: TracedRun, second: TracedRun, excluded: Any, mode: Mode
+) -> None:
     one, two = exclude(first.raw, excluded), exclude(second.raw, excluded)
     diff = first_difference(comparable(one), comparable(two))
     if diff is not None:
@@ -360,22 +373,43 @@ def _deterministic(add: Any, first: TracedRun, second: TracedRun, excluded: Any)
         )
         return
     (order1, tools1), (order2, tools2) = _skeleton(first.trace), _skeleton(second.trace)
-    if order1 != order2 or tools1 != tools2:
-        at = next((i for i, (a, b) in enumerate(zip(order1, order2, strict=False)) if a != b), None)
-        if at is not None:
-            where = f"gate {at + 1}: {order1[at]!r} vs {order2[at]!r}"
-        elif order1 != order2:
-            where = f"{len(order1)} vs {len(order2)} run, model and checkpoint gates"
-        else:
-            where = f"tool gates {sorted((tools1 - tools2) + (tools2 - tools1))[:3]}"
+    if order1 == order2 and tools1 == tools2:
+        add("deterministic", PASS, f"the same session, effects and {len(first.trace)} gates twice")
+        return
+    # Checkpoints written behind the run land at different places from one run to the next.
+    (loose1, _), (loose2, _) = (
+        _skeleton(first.trace, checkpoints=False),
+        _skeleton(second.trace, checkpoints=False),
+    )
+    same_count = len(_landed(first.trace)) == len(_landed(second.trace))
+    if tools1 != tools2:
+        where = f"tool gates {sorted((tools1 - tools2) + (tools2 - tools1))[:3]}"
+    elif loose1 != loose2 or not same_count:
+        where = _gate_difference(loose1, loose2) if loose1 != loose2 else "checkpoint counts"
+    elif getattr(mode, "writes_lag", False):
+        add(
+            "deterministic",
+            PASS,
+            "the same session, effects, model turns and checkpoint count twice; the "
+            "checkpoints landed at different places, as the mode's writes_lag declares",
+        )
+        return
+    else:
         add(
             "deterministic",
             FAIL,
-            f"the two runs passed different gates ({where})",
-            "the same scenario must make the same model turns and checkpoints every time",
+            "the same session and model turns twice, but the checkpoints landed at different "
+            f"places ({_gate_difference(order1, order2)})",
+            "a runtime that writes checkpoints in the background, behind the run, declares "
+            "the mode with writes_lag=True",
         )
         return
-    add("deterministic", PASS, f"the same session, effects and {len(first.trace)} gates twice")
+    add(
+        "deterministic",
+        FAIL,
+        f"the two runs passed different gates ({where})",
+        "the same scenario must make the same model turns and tool calls every time",
+    )
 
 
 def _as_baseline(row: Row, run: TracedRun, session: Any, mode: Mode) -> Baseline:
