@@ -78,3 +78,17 @@ class Unresumable(ReferenceAdapter):
 
 
 assert TOOL_BATCH.persists_mid_run  # what Misdeclared gets wrong
+
+
+MARKUP_ERROR = "the store said [/] and [bold]loud[/bold] " + "and so on " * 40
+
+
+class BracketedDriver(ReferenceDriver):
+    async def start(self, input: str, *, session_id: str, run_id: str) -> Any:
+        raise RuntimeError(MARKUP_ERROR)
+
+
+class Bracketed(ReferenceAdapter):
+    """Not for check-adapter: a runtime error whose text reads like rich markup."""
+
+    driver_class = BracketedDriver

@@ -47,6 +47,7 @@ class TestBadInput:
             (["--store", "mysql://u@h/db"], "'mysql'"),
             (["--store", "postgresql+psycopg://nobody@127.0.0.1:1/db"], "cannot reach the store"),
             (["--json", "/proc/killpoint/out.json"], "cannot write in '/proc/killpoint'"),
+            (["--report", "/proc/kp.html"], "cannot write in '/proc'"),
             (
                 ["--work-dir", "/proc/killpoint/work"],
                 "--work-dir='/proc/killpoint/work': cannot keep cells there",
@@ -275,9 +276,7 @@ class TestUserProject:
 
 
 class TestPointsARowLacks:
-    def test_an_explicit_point_a_row_lacks_is_skipped_with_the_reason(
-        self, tmp_path: Path
-    ) -> None:
+    def test_an_explicit_point_a_row_lacks_is_skipped_with_the_reason(self, tmp_path: Path) -> None:
         """`--points lock-held:2` in mode runs (one checkpoint) and `after-checkpoint:9` of a
         five-checkpoint row are skipped with the reason, never run as `missed` cells; the
         rows that have them run them."""
@@ -306,3 +305,36 @@ class TestPointsARowLacks:
         assert 1 == len(result.stderr.strip().splitlines()), result.stderr
         assert "after-checkpoint:9" in result.stderr
         assert "" == result.stdout
+
+
+class TestOutput:
+    def test_failure_text_is_printed_as_it_is_on_stdout_in_long_lines(self, tmp_path: Path) -> None:
+        """A runtime error that reads like rich markup (`[/]`, `[bold]`) is printed as it
+        is, cut with an ellipsis; the summary goes to stdout (a pipe here), unwrapped at
+        80 columns; the paths written are absolute; `killpoint report` writes beside its
+        JSON."""
+        sub = tmp_path / "sub"
+        result = killpoint(
+            "matrix", "--runtime", "tests.harness.broken_adapters:Bracketed",
+            "--scenarios", "research", "--modes", "tool-batch", "--points", "after-checkpoint:1",
+            "--json", "sub/m.json", "--report", "sub/m.html", cwd=tmp_path,
+            env={"PYTHONPATH": str(REPO)},
+        )  # fmt: skip
+        assert 1 == result.returncode, result.stdout + result.stderr
+        assert "Traceback" not in result.stderr and "MarkupError" not in result.stderr
+        lines = result.stdout.splitlines()
+        said = next(line for line in lines if "the store said" in line)
+        assert "the store said [/] and [bold]loud[/bold] and so on" in said
+        assert said.endswith("…") and "and so on and so on" in said
+        row = "tests.harness.broken_adapters:Bracketed/research/tool-batch/sqlite"
+        assert any(f"killpoint replay {row}/after-checkpoint:1" in line for line in lines)
+        assert any(line.startswith("crash matrix") for line in lines)  # the table's title
+        written = next(line for line in lines if line.startswith("written: "))
+        assert f"written: {sub / 'm.json'}, {sub / 'm.html'}" == written
+        assert "written:" not in result.stderr
+
+        (sub / "m.html").unlink()
+        report = killpoint("report", "sub/m.json", cwd=tmp_path)
+        assert 0 == report.returncode, report.stderr
+        assert str(sub / "m.html") == report.stdout.strip()
+        assert (sub / "m.html").exists()
