@@ -338,3 +338,49 @@ class TestOutput:
         assert 0 == report.returncode, report.stderr
         assert str(sub / "m.html") == report.stdout.strip()
         assert (sub / "m.html").exists()
+
+
+class TestRerunAndAccept:
+    def test_rerun_failed_reruns_those_cells_and_an_accept_file_lets_them_pass(
+        self, tmp_path: Path
+    ) -> None:
+        """--rerun-failed runs exactly the unexpected cells of a report; --accept with their
+        group key makes them accepted (exit 0); a report with nothing unexpected reruns
+        nothing."""
+        row = "tests.harness.broken_adapters:Stamped/research/tool-batch/sqlite"
+        first = killpoint(
+            "matrix", "--runtime", "tests.harness.broken_adapters:Stamped",
+            "--scenarios", "research", "--modes", "tool-batch",
+            "--points", "after-checkpoint:1,after-checkpoint:2",
+            "--json", str(tmp_path / "a.json"), "--report", str(tmp_path / "a.html"),
+        )  # fmt: skip
+        assert 1 == first.returncode, first.stdout + first.stderr
+        document = json.loads((tmp_path / "a.json").read_text())
+        failed = sorted(c["id"] for c in document["cells"] if not c["expected"])
+        # A row whose baseline is not deterministic carries that in one cell.
+        assert [f"{row}/after-checkpoint:1"] == failed
+
+        again = killpoint(
+            "matrix", "--rerun-failed", str(tmp_path / "a.json"),
+            "--json", str(tmp_path / "b.json"), "--report", str(tmp_path / "b.html"),
+        )  # fmt: skip
+        assert 1 == again.returncode, again.stdout + again.stderr
+        rerun = json.loads((tmp_path / "b.json").read_text())
+        assert failed == sorted(c["id"] for c in rerun["cells"])
+
+        (key,) = {g["key"] for g in rerun["groups"] if g["verdict"] != "ok"}
+        accept = tmp_path / "accept.toml"
+        accept.write_text(f'[[accept]]\ngroup = "{key}"\nreason = "a clock in every run"\n')
+        accepted = killpoint(
+            "matrix", "--rerun-failed", str(tmp_path / "a.json"), "--accept", str(accept),
+            "--json", str(tmp_path / "c.json"), "--report", str(tmp_path / "c.html"),
+        )  # fmt: skip
+        assert 0 == accepted.returncode, accepted.stdout + accepted.stderr
+        assert f"accepted: {key}: 1 cell(s): a clock in every run" in accepted.stdout
+
+        nothing = killpoint(
+            "matrix", "--rerun-failed", str(tmp_path / "c.json"),
+            "--json", str(tmp_path / "d.json"), "--report", str(tmp_path / "d.html"),
+        )  # fmt: skip
+        assert 0 == nothing.returncode, nothing.stdout + nothing.stderr
+        assert "nothing to rerun" in nothing.stdout
