@@ -35,6 +35,7 @@ class Skipped:
     scenario: str
     mode: str
     reason: str
+    point: str | None = None  # an explicit point this row lacks; None: the whole row
 
 
 @dataclass
@@ -107,6 +108,7 @@ class Campaign:
             )
         )
         self.store_kind = self.engine.stores.kind
+        self.point_skips: list[Skipped] = []  # explicit points a row's baseline lacks
 
     def rows(self) -> tuple[list[tuple[str, str, str, str]], list[Skipped]]:
         if self.only is not None:
@@ -133,7 +135,7 @@ class Campaign:
         if base.problem or base.nondeterministic:
             # The row cannot be planned; one cell carries its failure into the matrix.
             return [Cell(*row, schedule=(explicit or [CrashPoint("mid-model", 1)])[:1])]
-        points = explicit + kinds.points_of(base, chosen)
+        points = [p for p in explicit if self._offered(base, p)] + kinds.points_of(base, chosen)
         if sample is not None:
             rng = random.Random(f"{self.seed}/{'/'.join(row)}")
             points = sorted(rng.sample(points, min(sample, len(points))), key=CrashPoint.sort_key)
@@ -152,6 +154,27 @@ class Campaign:
                 ]
         return [Cell(*row, schedule=s) for s in schedules]
 
+    def _offered(self, base: Baseline, point: CrashPoint) -> bool:
+        """Whether the row's baseline has an explicit point (`lock-held:2` of a row with one
+        checkpoint does not): a point it lacks is skipped with the reason, not run as a
+        `missed` cell."""
+        try:
+            kinds.plan(base, point)
+        except PointError as exc:
+            why = str(exc).removeprefix("killpoint: ")
+            self.point_skips.append(
+                Skipped(
+                    base.runtime,
+                    base.scenario,
+                    base.mode,
+                    f"point {point} is not in this row ({base.checkpoints} checkpoint(s) in "
+                    f"its baseline): {why}",
+                    point=str(point),
+                )
+            )
+            return False
+        return True
+
     def run(
         self,
         on_planned: Callable[[int], None] = lambda n: None,
@@ -166,6 +189,7 @@ class Campaign:
             baselines = list(pool.map(self.engine.baseline, rows))
             result.baselines = baselines
             cells = [c for b in baselines for c in self.cells_for(b)]
+            result.skipped += self.point_skips
             result.planned = len(cells)
             on_planned(len(cells))
             pending: set[Future[CellResult]] = {pool.submit(self.engine.run_cell, c) for c in cells}
