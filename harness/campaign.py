@@ -35,6 +35,7 @@ class Skipped:
     scenario: str
     mode: str
     reason: str
+    point: str | None = None  # an explicit point this row lacks; None: the whole row
 
 
 @dataclass
@@ -108,6 +109,7 @@ class Campaign:
         )
         self.store_kind = self.engine.stores.kind
         self.unavailable: dict[str, str] = {}  # kind -> why its cells cannot run here
+        self.point_skips: list[Skipped] = []  # explicit points a row's baseline lacks
 
     def rows(self) -> tuple[list[tuple[str, str, str, str]], list[Skipped]]:
         if self.only is not None:
@@ -134,7 +136,8 @@ class Campaign:
         if base.problem or base.nondeterministic:
             # The row cannot be planned; one cell carries its failure into the matrix.
             return [Cell(*row, schedule=(explicit or [CrashPoint("mid-model", 1)])[:1])]
-        points = self.available(explicit + kinds.points_of(base, chosen))
+        offered = [p for p in explicit if self._offered(base, p)]
+        points = self.available(offered + kinds.points_of(base, chosen))
         if sample is not None:
             rng = random.Random(f"{self.seed}/{'/'.join(row)}")
             points = sorted(rng.sample(points, min(sample, len(points))), key=CrashPoint.sort_key)
@@ -164,6 +167,27 @@ class Campaign:
                 self.unavailable[p.kind] = why
         return kept
 
+    def _offered(self, base: Baseline, point: CrashPoint) -> bool:
+        """Whether the row's baseline has an explicit point (`lock-held:2` of a row with one
+        checkpoint does not): a point it lacks is skipped with the reason, not run as a
+        `missed` cell."""
+        try:
+            kinds.plan(base, point)
+        except PointError as exc:
+            why = str(exc).removeprefix("killpoint: ")
+            self.point_skips.append(
+                Skipped(
+                    base.runtime,
+                    base.scenario,
+                    base.mode,
+                    f"point {point} is not in this row ({base.checkpoints} checkpoint(s) in "
+                    f"its baseline): {why}",
+                    point=str(point),
+                )
+            )
+            return False
+        return True
+
     def run(
         self,
         on_planned: Callable[[int], None] = lambda n: None,
@@ -181,6 +205,7 @@ class Campaign:
             for kind, why in self.unavailable.items():
                 runtime = self.config.runtime
                 result.skipped.append(Skipped(runtime, "*", "*", f"{kind}: {why}"))
+            result.skipped += self.point_skips
             result.planned = len(cells)
             on_planned(len(cells))
             pending: set[Future[CellResult]] = {pool.submit(self.engine.run_cell, c) for c in cells}

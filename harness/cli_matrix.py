@@ -8,6 +8,7 @@ report to rerun); then the campaign runs, and what finished is written, whatever
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,7 +56,9 @@ def rerun(config: CampaignConfig, path: str) -> tuple[CampaignConfig, list[str]]
         if (not c.get("expected") and not c.get("accepted")) or c.get("verdict") == "unavailable"
     ]
     runtime = str(document.get("runtime") or config.runtime)
-    return CampaignConfig.from_options(**{**vars(config), "runtime": runtime}), failed
+    # The options are parsed already; only the runtime changes (re-parsing would refuse
+    # the empty lists that mean "every one").
+    return dataclasses.replace(config, runtime=runtime), failed
 
 
 def run(args: argparse.Namespace) -> int:
@@ -67,6 +70,12 @@ def run(args: argparse.Namespace) -> int:
         cells: list[str] | None = None
         if args.rerun_failed:
             config, cells = rerun(config, args.rerun_failed)
+            if not cells:
+                cli_output.plain(
+                    cli_output.stdout(),
+                    f"no unexpected cell in {args.rerun_failed}: nothing to rerun",
+                )
+                return 0
         config.check()
     except OptionError as exc:
         return fail(exc.text())

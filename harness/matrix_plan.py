@@ -99,6 +99,10 @@ def make_plan(config: CampaignConfig) -> MatrixPlan:
         plan.cells += [c.id for c in campaign.cells_for(base)]
     for kind, why in campaign.unavailable.items():  # its points are not collected: say why
         plan.skipped.append((kind, why))
+    for s in campaign.point_skips:
+        row = "/".join((s.runtime, s.scenario, s.mode, campaign.store_kind))
+        plan.skipped.append((f"{row}/{s.point}", s.reason))
+    plan.skipped_rows += campaign.point_skips
     return plan
 
 
