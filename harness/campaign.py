@@ -198,6 +198,8 @@ class Campaign:
         rows, result.skipped = self.rows()
         pool = ThreadPoolExecutor(max_workers=self.config.workers, thread_name_prefix="cell")
         lock = threading.Lock()
+        submitted: list[Future[CellResult]] = []
+        consumed: set[Future[CellResult]] = set()
         try:
             baselines = list(pool.map(self.engine.baseline, rows))
             result.baselines = baselines
@@ -208,10 +210,12 @@ class Campaign:
             result.skipped += self.point_skips
             result.planned = len(cells)
             on_planned(len(cells))
-            pending: set[Future[CellResult]] = {pool.submit(self.engine.run_cell, c) for c in cells}
+            submitted = [pool.submit(self.engine.run_cell, c) for c in cells]
+            pending: set[Future[CellResult]] = set(submitted)
             while pending:
                 done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
                 for f in done:
+                    consumed.add(f)
                     try:
                         r = f.result()
                     except Interrupted:
@@ -227,6 +231,14 @@ class Campaign:
             kill_all()
             pool.shutdown(wait=True, cancel_futures=True)
             kill_all()
+            # A cell that finished as the interrupt came is a result (its folder may be
+            # kept): it is reported, not dropped.
+            for f in submitted:
+                if f in consumed or f.cancelled() or f.exception() is not None:
+                    continue
+                r = f.result()
+                apply_accepted([r], self.accepted)
+                result.cells.append(r)
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
         order = {c.id: n for n, c in enumerate(sorted_cells(result.cells))}
