@@ -107,6 +107,11 @@ def run(args: argparse.Namespace) -> int:
             except PointError as exc:
                 return fail(f"killpoint: cell {cell.id!r}: {str(exc).removeprefix('killpoint: ')}")
     out = cli_output.stdout()
+    skip = kinds.unavailable([p.kind for p in cell.schedule], kind)
+    if skip:
+        for name, why in skip.items():
+            cli_output.plain(out, f"{cell.id}: skipped, {name} points cannot run here: {why}")
+        return 0
     results = [engine.run_cell(cell) for _ in range(repeat)]
     same = 0
     for n, result in enumerate(results, start=1):
