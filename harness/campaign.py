@@ -163,9 +163,12 @@ class Campaign:
         """The kinds among `names` that cannot run here; their points in this row are
         skipped with the reason (never failed, never passed)."""
         found = kinds.unavailable(names, self.store_kind)
+        by_reason: dict[str, list[str]] = {}
         for name, why in found.items():
+            by_reason.setdefault(why, []).append(name)
+        for why, named in by_reason.items():
             self.skipped_points.append(
-                Skipped(base.runtime, base.scenario, base.mode, f"{name} points: {why}")
+                Skipped(base.runtime, base.scenario, base.mode, f"{', '.join(named)} points: {why}")
             )
         return set(found)
 

@@ -99,7 +99,7 @@ def make_plan(config: CampaignConfig) -> MatrixPlan:
         plan.cells += [c.id for c in campaign.cells_for(base)]
     for s in campaign.skipped_points:  # a kind that cannot run here: its points, skipped
         row = "/".join((s.runtime, s.scenario, s.mode, campaign.store_kind))
-        plan.skipped.append((f"{row}/{s.reason.partition(' ')[0]}", s.reason))
+        plan.skipped.append((f"{row}/{s.reason.partition(' points: ')[0]}", s.reason))
         plan.skipped_rows.append(s)
     return plan
 

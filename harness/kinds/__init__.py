@@ -16,7 +16,7 @@ from .base import CellContext, Plan, PointKind
 from .double_resume import DoubleResume
 from .kills import AfterCheckpoint, MidBatch, MidCommit, MidModel
 from .model_faults import ModelFault
-from .power_loss import PowerLoss
+from .power_loss import PowerLoss, PowerLossMidCommit
 from .store_faults import LockHeld
 from .takeover import Sigstop, SigstopWriting
 
@@ -49,6 +49,7 @@ for _kind in (
     ModelFault("model-timeout", "timeout"),
     LockHeld(),
     PowerLoss(),
+    PowerLossMidCommit(),
 ):
     register(_kind)
 

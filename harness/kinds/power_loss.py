@@ -14,6 +14,7 @@ reads it as any kill cell reads its store.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from .. import per_url
@@ -24,6 +25,7 @@ from ..processes import Worker
 from ..scenarios import gates
 from ..stores.sqlite import FILE, path_of
 from .base import CellContext, Plan
+from .kills import MidCommit
 
 MOUNTPOINT = "store"  # the store's folder, inside the cell's folder
 BACKING = "store-backing"  # what the filesystem passes the store's I/O through to
@@ -139,4 +141,28 @@ class PowerLoss:
         return available()
 
 
-__all__ = ["BACKING", "MOUNTPOINT", "PowerLoss"]
+class PowerLossMidCommit(PowerLoss):
+    """mid-commit's point (the runtime's commit hook marks it), then the power cut."""
+
+    name = "power-loss-mid-commit"
+    meaning = (
+        "inside checkpoint K's transaction, before COMMIT, the power goes: the worker is "
+        "killed, the store keeps only what was synced"
+    )
+    label = "power loss mid-commit"
+
+    def points(self, base: Baseline) -> list[CrashPoint]:
+        return [CrashPoint(self.name, p.k) for p in MidCommit().points(base)]
+
+    def plan(self, base: Baseline, point: CrashPoint) -> Plan:
+        return replace(MidCommit().plan(base, CrashPoint(MidCommit.name, point.k)), point=point)
+
+    def describe(self, point: CrashPoint) -> str:
+        return (
+            f"inside checkpoint {point.k}'s transaction, before COMMIT ({point.k - 1} "
+            "checkpoint(s) landed), the power goes: the worker is killed and the store keeps "
+            "what was synced"
+        )
+
+
+__all__ = ["BACKING", "MOUNTPOINT", "PowerLoss", "PowerLossMidCommit"]

@@ -59,8 +59,10 @@ def run_points(engine: Engine, runtime: str, scenario: str, mode: str) -> list[C
     row = (runtime, scenario, mode, "sqlite")
     base = engine.baseline(row)
     assert base.problem is None, base.problem
-    points = kinds.points_of(base, ("power-loss",))
-    assert base.checkpoints == len(points)  # one per checkpoint, the last at the session's end
+    points = kinds.points_of(base, kinds.groups()["power-loss"])
+    # one per checkpoint (the last at the session's end), one per commit the runtime marks
+    assert base.checkpoints == sum(1 for p in points if p.kind == "power-loss")
+    assert base.checkpoints == sum(1 for p in points if p.kind == "power-loss-mid-commit")
     return [engine.run_cell(Cell(*row, schedule=(p,))) for p in points]
 
 
@@ -71,9 +73,9 @@ def cut_of(result: CellResult) -> dict[str, Any]:
 class TestTheKind:
     def test_opt_in_not_in_the_default_set(self) -> None:
         """`--points power-loss` selects it; the default set ("all") does not mount FUSE."""
-        assert ("power-loss",) == kinds.groups()["power-loss"]
-        assert "power-loss" not in kinds.groups()["all"]
-        assert ("power-loss",) == parse_points("power-loss").kinds
+        group = ("power-loss", "power-loss-mid-commit")
+        assert group == kinds.groups()["power-loss"] == parse_points("power-loss").kinds
+        assert not set(group) & set(kinds.groups()["all"])
 
     def test_not_on_a_store_server(self) -> None:
         """A PostgreSQL server keeps its files out of the cell's folder: skipped, with why."""
@@ -87,8 +89,9 @@ class TestGroundTruth:
         ("scenario", "mode"), [("research", "tool-batch"), ("multi-run", "tool")]
     )
     def test_full_loses_nothing(self, engine: Engine, scenario: str, mode: str) -> None:
-        """synchronous=FULL: every power-loss point is expected, the cut took back no landed
-        checkpoint, every WAL byte was synced, and no worker outlives its cell."""
+        """synchronous=FULL: every power-loss point (after each checkpoint, inside each
+        commit) is expected, the cut took back no landed checkpoint, every WAL byte was
+        synced, and no worker outlives its cell."""
         results = run_points(engine, "reference", scenario, mode)
         assert [] == [(r.id, r.verdict, r.detail) for r in results if not r.expected]
         kinds_found = {f["kind"] for r in results for f in r.findings}
@@ -96,8 +99,10 @@ class TestGroundTruth:
         for r in results:
             wal = cut_of(r)["files"]["store.db-wal"]
             assert 0 == wal["lost_bytes"] and wal["synced_bytes"] > 0, r.id
-        assert -9 == results[0].exit_codes[0]  # killed at checkpoint 1
-        assert 0 == results[-1].exit_codes[0]  # the end: the worker returned and exited
+        codes = {r.schedule[0]: r.exit_codes[0] for r in results}
+        last = max(CrashPoint.parse(p).k for p in codes)
+        assert -9 == codes["power-loss:1"] == codes[f"power-loss-mid-commit:{last}"]
+        assert 0 == codes[f"power-loss:{last}"]  # the end: the worker returned and exited
         assert_no_worker_alive(worker_pids(results))
 
     @pytest.mark.parametrize("runtime", [NORMAL, OFF])
@@ -144,7 +149,9 @@ class TestWithoutFuse:
         result = Campaign(config).run()
         assert ["after-checkpoint:1"] == [s for c in result.cells for s in c.schedule]
         assert [("research", "tool-batch")] == [(s.scenario, s.mode) for s in result.skipped]
-        assert result.skipped[0].reason.startswith(f"power-loss points: {NO_FUSE_ENV} is set")
+        assert result.skipped[0].reason.startswith(
+            f"power-loss, power-loss-mid-commit points: {NO_FUSE_ENV} is set"
+        )
 
 
 def document_with(cell: dict[str, Any]) -> dict[str, Any]:
@@ -227,7 +234,7 @@ def test_the_command(tmp_path: Path, fuse: None) -> None:
     cells = json.loads(out.read_text())["cells"]
     unexpected = [(c["id"], c["detail"], c["timeline"]) for c in cells if not c["expected"]]
     assert (0, []) == (done.returncode, unexpected), done.stderr
-    assert cells and all(c["schedule"][0].startswith("power-loss:") for c in cells)
+    assert cells and all(c["schedule"][0].startswith("power-loss") for c in cells)
     assert all(c["store_at_crash"]["power_cut"]["files"]["store.db"] for c in cells)
     assert [] == mounts_under(tmp_path)
     assert [] == tagged(tag)
