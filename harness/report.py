@@ -268,8 +268,10 @@ def _cell_data(cell: Mapping[str, Any], strings: Strings) -> dict[str, Any]:
                 for run in runs
                 if isinstance(run, Mapping)
             ],
-            "cut": _cut_data(store.get("power_cut"), strings),
         }
+        cut = _cut_data(store.get("power_cut"), strings)
+        if cut is not None:  # a power-loss cell: what each file kept at the cut
+            data["store"]["cut"] = cut
     return data
 
 
