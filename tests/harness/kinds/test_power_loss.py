@@ -153,6 +153,21 @@ class TestWithoutFuse:
             f"power-loss, power-loss-mid-commit points: {NO_FUSE_ENV} is set"
         )
 
+    def test_replay_says_skipped(self, tmp_path: Path) -> None:
+        """`killpoint replay` of a power-loss cell without FUSE: one line, exit 0, no run."""
+        done = subprocess.run(
+            [sys.executable, "-m", "killpoint.cli", "replay",
+             "reference/research/tool-batch/sqlite/power-loss:2", "--work-dir", str(tmp_path)],
+            cwd=REPO, capture_output=True, text=True, timeout=120,
+            env={**os.environ, NO_FUSE_ENV: "1"},
+        )  # fmt: skip
+        assert (0, "") == (done.returncode, done.stderr)
+        assert done.stdout.startswith(
+            "reference/research/tool-batch/sqlite/power-loss:2: skipped, power-loss points "
+            f"cannot run here: {NO_FUSE_ENV} is set"
+        )
+        assert [] == list(tmp_path.iterdir())  # no baseline ran
+
 
 def document_with(cell: dict[str, Any]) -> dict[str, Any]:
     return {"runtime": "reference", "store": "sqlite", "cells": [cell], "summary": {"cells": 1}}
