@@ -32,6 +32,8 @@ from killpoint.report import build_view, render_report
 from tests.harness.powerloss.conftest import REQUIRE_FUSE_ENV, mounts_under
 from tests.harness.workers import assert_no_worker_alive, worker_pids
 
+pytest_plugins = ["pytester"]
+
 REPO = Path(__file__).resolve().parents[3]
 NORMAL = "killpoint.adapters.reference:synchronous_normal"
 OFF = "killpoint.adapters.reference:synchronous_off"
@@ -167,6 +169,23 @@ class TestWithoutFuse:
             f"cannot run here: {NO_FUSE_ENV} is set"
         )
         assert [] == list(tmp_path.iterdir())  # no baseline ran
+
+    @pytest.mark.slow
+    def test_the_pytest_plugin_skips_them(
+        self, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Under the pytest plugin the row's power-loss points are one skipped item that
+        says why; the other points of the selection run."""
+        monkeypatch.setenv(NO_FUSE_ENV, "1")
+        result = pytester.runpytest_subprocess(
+            "-p", "no:randomly", "-rs", "--crash-matrix", "--crash-scenarios=research",
+            "--crash-modes=tool-batch", "--crash-points=power-loss,after-checkpoint:1",
+            timeout=240,
+        )  # fmt: skip
+        result.assert_outcomes(passed=1, skipped=1)
+        result.stdout.fnmatch_lines(
+            [f"SKIPPED*power-loss, power-loss-mid-commit points: {NO_FUSE_ENV} is set*"]
+        )
 
 
 def document_with(cell: dict[str, Any]) -> dict[str, Any]:
