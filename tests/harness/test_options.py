@@ -62,7 +62,7 @@ class TestParsing:
             (
                 {"points": ","},
                 "points",
-                "selects nothing; choose from boundaries, kills, faults, all",
+                "selects nothing; choose from boundaries, kills, faults, power-loss, all",
             ),
             ({"depth": "3"}, "depth", "give a whole number from 1 to 2"),
             ({"workers": "0"}, "workers", "give a whole number at least 1"),
