@@ -90,6 +90,17 @@ _KINDS: tuple[FindingKind, ...] = (
     FindingKind("error", "error", "high", "killpoint or one of its own dependencies failed on this cell"),
 )  # fmt: skip
 KINDS: dict[str, FindingKind] = {k.name: k for k in _KINDS}
+# Kinds grouped per tool: the tool is what the finding is about.
+BY_TOOL = frozenset(
+    {
+        "effect-duplicated",
+        "effect-repeated",
+        "effect-lost",
+        "effect-foreign",
+        "idempotency-key-changed",
+        "confirmation-dropped",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -119,8 +130,11 @@ class Finding:
 
     @property
     def group_key(self) -> str:
-        """The cause, across cells: kind, tool, and the path with its numbers made `*`."""
-        return f"{self.kind}:{self.tool or '-'}:{path_pattern(self.path) or '-'}"
+        """The cause, across cells: kind, tool, and the path with its numbers made `*`.
+        The tool only where it is the cause's subject (an effect, a key, a confirmation):
+        a store that drops the executions of a continued run drops whichever tools ran."""
+        tool = self.tool if self.kind in BY_TOOL else None
+        return f"{self.kind}:{tool or '-'}:{path_pattern(self.path) or '-'}"
 
     def to_json(self) -> dict[str, Any]:
         return {

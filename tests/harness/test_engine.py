@@ -75,6 +75,24 @@ class TestReferenceRuntime:
         assert [] == [(r.id, r.verdict, r.detail) for r in results if not r.expected]
         assert {"postgresql"} == {r.store for r in results}
 
+    @pytest.mark.postgres
+    @pytest.mark.parametrize("mode", ["tool-batch", "tool"])
+    def test_session_state_is_applied_once_at_every_kill_on_postgresql(
+        self, tmp_path: Path, pg_url: str, mode: str
+    ) -> None:
+        """session-state's tools update the session's state; killed anywhere and resumed,
+        the reference runtime applies each update once (the state invariant holds, the
+        state equals the baseline's) on a real PostgreSQL server."""
+        engine = engine_for(tmp_path, store=pg_url)
+        kills = ("after-checkpoint", "mid-batch", "mid-commit", "sigstop-writing")
+        results = run_row(engine, "reference", "session-state", mode, kills)
+        assert [] == [(r.id, r.verdict, r.detail) for r in results if not r.expected]
+        assert set(kills) == {CrashPoint.parse(r.schedule[0]).kind for r in results}
+        judged = [r for r in results if r.verdict == "ok"]
+        assert judged and not any(
+            f["kind"] in ("state-not-once", "state-differs") for r in results for f in r.findings
+        )
+
     def test_runs_mode_loses_the_run_as_documented(self, tmp_path: Path) -> None:
         """In mode "runs" a crash mid-run leaves the session and no run: verdict lost,
         expected, and nothing is resumed."""
