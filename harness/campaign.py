@@ -180,6 +180,7 @@ class Campaign:
             )
             return False
         return True
+
     def skip_kinds(self, base: Baseline, names: list[str]) -> set[str]:
         """The kinds among `names` that cannot run here; their points in this row are
         skipped with the reason (never failed, never passed)."""
