@@ -223,6 +223,9 @@ def entry() -> None:
         processes = sys.modules.get("killpoint.processes")
         if processes is not None:
             processes.stop_forkserver()
+        mounts = sys.modules.get("killpoint.powerloss.mount")
+        if mounts is not None:  # the helper that forks power-loss mount servers
+            mounts.stop_helper()
     sys.exit(code)
 
 

@@ -229,7 +229,7 @@ def add_parser(sub: Any, work_dir_help: str, positive_int: Any) -> None:
     p.add_argument(
         "--points",
         default="all",
-        help="boundaries | kills | faults | all | random:N | kinds or points, comma-separated",
+        help="boundaries | kills | faults | all | power-loss | random:N | kinds or points, comma-separated",
     )
     p.add_argument("--depth", default="1", help="1, or 2: crash the resumed run too")
     p.add_argument("--seed", help="seed for random sampling (printed when chosen)")

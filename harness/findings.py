@@ -60,6 +60,7 @@ _KINDS: tuple[FindingKind, ...] = (
     # losses
     FindingKind("run-lost", "lost", "high", "a run is not in the store after the crash"),
     FindingKind("acknowledged-lost", "lost", "high", "the runtime returned a status that the store does not hold"),
+    FindingKind("checkpoints-lost", "ok", "medium", "a power cut took back checkpoints that had landed (committed, not synced); what they held may run again"),
     # side effects (the ledger)
     FindingKind("effect-duplicated", "duplicated", "high", "a tool's side effect happened more often than the baseline's, beyond the bound"),
     FindingKind("effect-repeated", "ok", "info", "a call in flight at the crash ran again, as the bound allows"),

@@ -103,6 +103,10 @@ def make_plan(config: CampaignConfig) -> MatrixPlan:
         row = "/".join((s.runtime, s.scenario, s.mode, campaign.store_kind))
         plan.skipped.append((f"{row}/{s.point}", s.reason))
     plan.skipped_rows += campaign.point_skips
+    for s in campaign.skipped_points:  # a kind that cannot run here: its points, skipped
+        row = "/".join((s.runtime, s.scenario, s.mode, campaign.store_kind))
+        plan.skipped.append((f"{row}/{s.reason.partition(' points: ')[0]}", s.reason))
+        plan.skipped_rows.append(s)
     return plan
 
 

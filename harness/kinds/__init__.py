@@ -16,6 +16,7 @@ from .base import CellContext, Plan, PointKind
 from .double_resume import DoubleResume
 from .kills import AfterCheckpoint, MidBatch, MidCommit, MidModel
 from .model_faults import ModelFault
+from .power_loss import PowerLoss, PowerLossMidCommit
 from .store_faults import LockHeld
 from .store_restart import StoreRestart
 from .takeover import Sigstop, SigstopWriting
@@ -48,6 +49,8 @@ for _kind in (
     ModelFault("model-500", "500"),
     ModelFault("model-timeout", "timeout"),
     LockHeld(),
+    PowerLoss(),
+    PowerLossMidCommit(),
     StoreRestart(),
     StoreRestart(in_commit=True),
 ):
@@ -74,6 +77,16 @@ def points_of(base: Baseline, names: Iterable[str]) -> list[CrashPoint]:
     """Every point of the named kinds that the baseline offers, in column order."""
     found = [p for name in names for p in get(name).points(base)]
     return sorted(found, key=CrashPoint.sort_key)
+
+
+def unavailable(names: Iterable[str], store_kind: str) -> dict[str, str]:
+    """The named kinds that cannot run here, each with its reason (its cells are skipped)."""
+    found = {}
+    for name in dict.fromkeys(names):
+        why = get(name).unavailable(store_kind)
+        if why is not None:
+            found[name] = why
+    return found
 
 
 def plan(base: Baseline, point: CrashPoint) -> Plan:
@@ -114,4 +127,5 @@ __all__ = [
     "plan",
     "points_of",
     "register",
+    "unavailable",
 ]
