@@ -108,7 +108,6 @@ class Campaign:
             )
         )
         self.store_kind = self.engine.stores.kind
-        self.unavailable: dict[str, str] = {}  # kind -> why its cells cannot run here
         self.point_skips: list[Skipped] = []  # explicit points a row's baseline lacks
         # Points of kinds that cannot run here (no FUSE for power loss): one per row and kind.
         self.skipped_points: list[Skipped] = []
@@ -143,7 +142,7 @@ class Campaign:
             # The row cannot be planned; one cell carries its failure into the matrix.
             return [Cell(*row, schedule=(explicit or [CrashPoint("mid-model", 1)])[:1])]
         offered = [p for p in explicit if self._offered(base, p)]
-        points = self.available(offered + kinds.points_of(base, chosen))
+        points = offered + kinds.points_of(base, chosen)
         if sample is not None:
             rng = random.Random(f"{self.seed}/{'/'.join(row)}")
             points = sorted(rng.sample(points, min(sample, len(points))), key=CrashPoint.sort_key)
@@ -161,17 +160,6 @@ class Campaign:
                     for j in range(held + 1, base.checkpoints)
                 ]
         return [Cell(*row, schedule=s) for s in schedules]
-
-    def available(self, points: list[CrashPoint]) -> list[CrashPoint]:
-        """The points whose kind can run on this store; the others' reasons are kept."""
-        kept = []
-        for p in points:
-            why = kinds.get(p.kind).unavailable(self.store_kind)
-            if why is None:
-                kept.append(p)
-            else:
-                self.unavailable[p.kind] = why
-        return kept
 
     def _offered(self, base: Baseline, point: CrashPoint) -> bool:
         """Whether the row's baseline has an explicit point (`lock-held:2` of a row with one
@@ -223,9 +211,6 @@ class Campaign:
             baselines = list(pool.map(self.engine.baseline, rows))
             result.baselines = baselines
             cells = [c for b in baselines for c in self.cells_for(b)]
-            for kind, why in self.unavailable.items():
-                runtime = self.config.runtime
-                result.skipped.append(Skipped(runtime, "*", "*", f"{kind}: {why}"))
             result.skipped += self.point_skips
             result.skipped += self.skipped_points
             result.planned = len(cells)

@@ -97,8 +97,6 @@ def make_plan(config: CampaignConfig) -> MatrixPlan:
         if base.problem:
             plan.broken.append((row, base.problem))
         plan.cells += [c.id for c in campaign.cells_for(base)]
-    for kind, why in campaign.unavailable.items():  # its points are not collected: say why
-        plan.skipped.append((kind, why))
     for s in campaign.point_skips:
         row = "/".join((s.runtime, s.scenario, s.mode, campaign.store_kind))
         plan.skipped.append((f"{row}/{s.point}", s.reason))
