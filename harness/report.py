@@ -28,8 +28,11 @@ from typing import Any
 import jinja2
 
 from . import kinds
+from .findings import KINDS as FINDING_KINDS
+from .findings import RANK, SEVERITIES
 from .findings import VERDICTS as VERDICT_LIST
 from .points import CrashPoint, PointError
+from .redact import redact
 from .timeline import KINDS, event_from_json
 
 TEMPLATE = "report.html.j2"
@@ -45,15 +48,26 @@ KIND_LABELS: dict[str, str] = {k.name: k.label for k in kinds.REGISTRY.values()}
 STDERR_CHARS = {"unexpected": 4000, "expected": 1200}
 TIMELINE_EVENTS = 120  # the first and last half are kept
 TEXT_CHARS = 4000  # detail, first difference values
+FINDINGS = 50  # findings shown per cell
+EVIDENCE_LINES = 60  # ledger lines, store rows per finding
+DIFF_LEAVES = 200  # leaves of the whole-session difference
+DIFF_CHARS = 600  # per value there
+LEDGER_KINDS = ("effect-duplicated", "effect-repeated", "idempotency-key-changed")
+LINK_SCHEMES = ("https://", "http://")  # an accepted entry's link becomes a link only then
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _BIDI = re.compile(r"[\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
+_ANY = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
 def visible(value: Any) -> str:
     """Text that shows what it holds: no control characters, bidi overrides or surrogates."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if not _ANY.search(text):
+        return text  # the common case: one scan instead of three substitutions
     text = _SURROGATE.sub("\ufffd", text)
     text = _BIDI.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
     return _CONTROL.sub(_escape_control, text)
@@ -153,7 +167,8 @@ class Row:
     mode_index: int
     cells: list[dict[str, Any] | None] = field(default_factory=list)  # aligned with columns
     skipped: str | None = None
-    unexpected: int = 0
+    unexpected: int = 0  # unexpected and not accepted: what fails the campaign
+    accepted: int = 0
     count: int = 0
     first_of_scenario: bool = False
 
@@ -197,6 +212,60 @@ def _main_difference(cell: Mapping[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+@lru_cache(maxsize=4096)
+def describe(point: str) -> str:
+    """A crash point in words with its own numbers, from its kind ("checkpoint 1 has landed,
+    2 has not"); empty for a point this version does not know."""
+    try:
+        parsed = CrashPoint.parse(point)
+        return kinds.get(parsed.kind).describe(parsed)
+    except (PointError, LookupError, ValueError):
+        return ""
+
+
+def _lines(value: Any, limit: int) -> str:
+    """Evidence lines as one text, at most `limit` of them."""
+    items = [visible(x) for x in value] if isinstance(value, list | tuple) else [visible(value)]
+    if len(items) > limit:
+        items = [*items[:limit], f"… {len(items) - limit} more line(s) (the JSON has them all)"]
+    return clip_head("\n".join(items), TEXT_CHARS)
+
+
+def _finding_data(f: Mapping[str, Any], strings: Strings) -> dict[str, Any]:
+    """One finding for the panel: kind, severity, sentence, where, and its evidence."""
+    data: dict[str, Any] = {
+        "k": visible(f.get("kind", "")),
+        "s": visible(f.get("severity", "")),
+        "t": strings(clip_head(visible(f.get("sentence", "")), TEXT_CHARS)),
+        "x": bool(f.get("expected")),
+        "p": strings(visible(f.get("path") or "")),
+    }
+    if f.get("tool") is not None:
+        data["tool"] = strings(visible(f["tool"]))
+    if f.get("evidence"):
+        data["ev"] = strings(_lines(f["evidence"], EVIDENCE_LINES))
+    for key, short in (("expected_value", "ex"), ("actual_value", "ac")):
+        if f.get(key) is not None:
+            data[short] = strings(clip_head(visible(f[key]), TEXT_CHARS))
+    if f.get("accepted"):
+        data["a"] = strings(visible(f["accepted"]))
+    return data
+
+
+def _whole_diff(diff: Any, strings: Strings) -> tuple[list[list[int | None]], int]:
+    """The whole-session difference, leaf by leaf ([path, expected, actual] as strings)."""
+    leaves = [d for d in diff if isinstance(d, Mapping)] if isinstance(diff, list) else []
+    shown = [
+        [
+            strings(visible(d.get("path", ""))),
+            strings(clip_head(visible(d.get("expected")), DIFF_CHARS)),
+            strings(clip_head(visible(d.get("actual")), DIFF_CHARS)),
+        ]
+        for d in leaves[:DIFF_LEAVES]
+    ]
+    return shown, len(leaves) - len(shown)
+
+
 def _cell_data(cell: Mapping[str, Any], strings: Strings) -> dict[str, Any]:
     """What the detail panel shows for one cell, with long texts in the string table."""
     expected = bool(cell.get("expected", False))
@@ -212,11 +281,17 @@ def _cell_data(cell: Mapping[str, Any], strings: Strings) -> dict[str, Any]:
         timeline = timeline[:half] + timeline[-half:]
     diff = _main_difference(cell)
     store = cell.get("store_at_crash")
+    findings = [f for f in cell.get("findings") or [] if isinstance(f, Mapping)]
+    sides = cell.get("sides") if isinstance(cell.get("sides"), Mapping) else {}
+    whole, whole_more = _whole_diff(cell.get("diff"), strings)
+    schedule = [str(p) for p in cell.get("schedule") or []]
     data: dict[str, Any] = {
         "id": strings(visible(cell.get("id", ""))),
-        "schedule": [visible(p) for p in cell.get("schedule") or []],
+        "schedule": [visible(p) for p in schedule],
+        "says": [strings(visible(describe(p))) for p in schedule],
         "verdict": visible(cell.get("verdict", "")),
         "expected": expected,
+        "accepted": bool(cell.get("accepted")) and not expected,
         "duplicates": number(cell.get("duplicates") or 0),
         "bound": number(cell.get("bound") or 0),
         "seconds": number(cell.get("seconds") or 0),
@@ -238,20 +313,14 @@ def _cell_data(cell: Mapping[str, Any], strings: Strings) -> dict[str, Any]:
         "exit_codes": [c if isinstance(c, int) else None for c in cell.get("exit_codes") or []],
         "replay": strings(visible(cell.get("replay") or "")),
         "kept": strings(visible(cell["kept"])) if cell.get("kept") else None,
-        "findings": [
-            [
-                visible(f.get("kind", "")),
-                visible(f.get("severity", "")),
-                strings(clip_head(visible(f.get("sentence", "")), TEXT_CHARS)),
-                bool(f.get("expected")),
-            ]
-            for f in (cell.get("findings") or [])[:50]
-            if isinstance(f, Mapping)
-        ],
+        "findings": [_finding_data(f, strings) for f in findings[:FINDINGS]],
+        "findings_more": max(0, len(findings) - FINDINGS),
         "sides": [
-            visible((cell.get("sides") or {}).get("expected", "baseline")),
-            visible((cell.get("sides") or {}).get("actual", "resumed")),
+            visible(sides.get("expected", "baseline")),
+            visible(sides.get("actual", "resumed")),
         ],
+        "whole": whole,
+        "whole_more": whole_more,
     }
     if isinstance(diff, Mapping):
         data["diff"] = {
@@ -270,6 +339,82 @@ def _cell_data(cell: Mapping[str, Any], strings: Strings) -> dict[str, Any]:
             ],
         }
     return data
+
+
+def _deciding_kind(cell: Mapping[str, Any]) -> str:
+    """The kind of the finding that set the cell's verdict (for the list of unexpected cells)."""
+    verdict = cell.get("verdict")
+    findings = [f for f in cell.get("findings") or [] if isinstance(f, Mapping)]
+    for f in findings:
+        if f.get("verdict") == verdict and not f.get("expected"):
+            return visible(f.get("kind", ""))
+    for f in findings:
+        if not f.get("expected"):
+            return visible(f.get("kind", ""))
+    return ""
+
+
+def _link(value: Any) -> str:
+    """An accepted entry's link, when it is a web address (anything else stays text)."""
+    text = visible(value or "")
+    ok = text.lower().startswith(LINK_SCHEMES) and not re.search(r"[\s\"'<>`]", text)
+    return text if ok else ""
+
+
+def _groups(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The document's finding groups; grouped here for a document written before groups."""
+    found = document.get("groups")
+    if isinstance(found, list):
+        return [g for g in found if isinstance(g, Mapping)]
+    from .cell import CellResult
+    from .groups import group_findings
+
+    try:
+        results = [CellResult.from_json(dict(c)) for c in document.get("cells") or []]
+        return [g.to_json() for g in group_findings(results)]
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return []
+
+
+def _groups_view(
+    groups: Sequence[Mapping[str, Any]], by_id: Mapping[str, list[int]], strings: Strings
+) -> tuple[list[dict[str, Any]], list[list[int]]]:
+    """Each finding group as the page shows it, and the cells (data indices) of each."""
+    shown: list[dict[str, Any]] = []
+    members: list[list[int]] = []
+    for g in groups:
+        kind = str(g.get("kind", ""))
+        verdict = str(g.get("verdict", ""))
+        ids = [str(c) for c in g.get("cells") or []]
+        cells = sorted({n for cell_id in ids for n in by_id.get(cell_id, [])})
+        example = by_id.get(str(g.get("example_cell", "")), [])
+        meaning = FINDING_KINDS[kind].meaning if kind in FINDING_KINDS else g.get("meaning", "")
+        count = g.get("count", len(ids))
+        shown.append(
+            {
+                "g": len(shown),
+                "raw_key": str(g.get("key", "")),
+                "key": visible(g.get("key", "")),
+                "kind": visible(kind),
+                "meaning": visible(meaning or ""),
+                "tool": visible(g["tool"]) if g.get("tool") else "",
+                "path": visible(g.get("path") or ""),
+                "severity": visible(g.get("severity", "")),
+                "sev_class": str(g.get("severity")) if g.get("severity") in SEVERITIES else "",
+                "verdict": verdict if verdict in VERDICTS else "unknown",
+                "verdict_text": visible(verdict),
+                "glyph": VERDICTS.get(verdict, (UNKNOWN_GLYPH, ""))[0],
+                "count": number(count),
+                "example": clip_head(visible(g.get("example") or ""), 600),
+                "example_cell": visible(g.get("example_cell", "")),
+                "example_n": example[0] if example else None,
+                "replay": visible(g.get("replay") or ""),
+                "accepted": visible(g["accepted"]) if g.get("accepted") else "",
+                "failing": verdict != "ok" and not g.get("accepted"),
+            }
+        )
+        members.append(cells)
+    return shown, members
 
 
 def build_view(document: Mapping[str, Any]) -> dict[str, Any]:
@@ -329,19 +474,47 @@ def build_view(document: Mapping[str, Any]) -> dict[str, Any]:
     strings = Strings()
     data: list[dict[str, Any]] = []
     missed: list[dict[str, Any]] = []
+    listed: list[dict[str, Any]] = []  # the unexpected cells, for the list view
+    by_id: dict[str, list[int]] = {}
     for cell in cells:
         row = row_for(cell)
         verdict = str(cell.get("verdict", ""))
         expected = bool(cell.get("expected", False))
+        accepted = bool(cell.get("accepted")) and not expected
+        state = "e" if expected else "a" if accepted else "x"
         schedule = "+".join(str(p) for p in cell.get("schedule") or [])
         n = len(data)
         data.append(_cell_data(cell, strings))
+        by_id.setdefault(str(cell.get("id", "")), []).append(n)
         row.count += 1
-        row.unexpected += 0 if expected else 1
+        row.unexpected += state == "x"
+        row.accepted += state == "a"
         if verdict == "missed":
             missed.append({"n": n, "id": visible(cell.get("id", ""))})
+        if not expected:
+            first = str((cell.get("schedule") or [""])[0])
+            listed.append(
+                {
+                    "n": n,
+                    "verdict": verdict if verdict in VERDICTS else "unknown",
+                    "verdict_text": visible(verdict),
+                    "glyph": VERDICTS.get(verdict, (UNKNOWN_GLYPH, ""))[0],
+                    "rank": RANK.get(verdict, len(RANK)),
+                    "state": state,
+                    "kind": _deciding_kind(cell),
+                    "point_kind": visible(first.split(":", 1)[0]),
+                    "schedule": visible(schedule),
+                    "says": visible(describe(first)),
+                    "runtime": row.runtime,
+                    "scenario": row.scenario,
+                    "mode": row.mode,
+                    "store": row.store,
+                    "detail": clip_head(visible(cell.get("detail") or ""), 240),
+                }
+            )
         slot = col_index[schedule]
-        if row.cells[slot] is not None and (expected or not row.cells[slot]["expected"]):
+        worse = {"e": 0, "a": 1, "x": 2}
+        if row.cells[slot] is not None and worse[state] <= worse[row.cells[slot]["state"]]:
             continue  # the same cell twice (merged results): the matrix shows the worse one
         row.cells[slot] = {
             "n": n,
@@ -349,6 +522,7 @@ def build_view(document: Mapping[str, Any]) -> dict[str, Any]:
             "verdict_text": visible(verdict),
             "glyph": VERDICTS.get(verdict, (UNKNOWN_GLYPH, ""))[0],
             "expected": expected,
+            "state": state,
             "duplicates": number(cell.get("duplicates") or 0),
             "schedule": visible(schedule),
         }
@@ -368,15 +542,34 @@ def build_view(document: Mapping[str, Any]) -> dict[str, Any]:
     row_modes = list(dict.fromkeys(r.mode for r in sorted(ordered, key=lambda r: r.sort[2])))
     planned = number(summary.get("planned"))
     n_cells = number(summary.get("cells", len(cells)))
+    accepted_cells = sum(1 for c in cells if c.get("accepted") and not c.get("expected"))
     unexpected = number(
-        summary.get("unexpected", sum(1 for c in cells if not c.get("expected", False)))
+        summary.get(
+            "unexpected",
+            sum(1 for c in cells if not c.get("expected", False) and not c.get("accepted")),
+        )
     )
     seconds = _float(summary.get("seconds"))
+    groups_view, group_cells = _groups_view(_groups(document), by_id, strings)
+    accepted_file = document.get("accepted")
+    accepted_file = accepted_file if isinstance(accepted_file, Mapping) else {}
+    met = {g["raw_key"]: g for g in groups_view}
+    accepted_view = [
+        {
+            "key": visible(key),
+            "reason": visible(entry.get("reason", "") if isinstance(entry, Mapping) else ""),
+            "link": visible(entry.get("link", "") if isinstance(entry, Mapping) else ""),
+            "href": _link(entry.get("link") if isinstance(entry, Mapping) else ""),
+            "group": met[key]["g"] if key in met else None,
+            "count": met[key]["count"] if key in met else 0,
+        }
+        for key, entry in accepted_file.items()
+    ]
 
     return {
         "title": f"killpoint crash matrix — {visible(document.get('runtime', ''))}",
         "schema": visible(document.get("schema", "")),
-        "command": visible(document.get("command", "")),
+        "command": visible(redact(str(document.get("command", "")))),
         "seed": visible(document.get("seed", "")),
         "runtime": visible(document.get("runtime", "")),
         "store": visible(document.get("store", "")),
@@ -388,6 +581,21 @@ def build_view(document: Mapping[str, Any]) -> dict[str, Any]:
         "cells": n_cells,
         "planned": planned,
         "unexpected": unexpected,
+        "accepted_cells": number(summary.get("accepted", accepted_cells)),
+        "show_accepted": bool(accepted_cells or accepted_file or summary.get("accepted")),
+        "finding_groups": groups_view,
+        "failing_groups": sum(1 for g in groups_view if g["failing"]),
+        "accepted_entries": accepted_view,
+        "fixed": [a for a in accepted_view if a["group"] is None],
+        "listed": sorted(listed, key=lambda c: (c["state"] != "x", c["rank"], c["n"])),
+        "point_kinds": [
+            {"name": k.name, "label": k.label, "meaning": k.meaning}
+            for k in kinds.REGISTRY.values()
+        ],
+        "finding_kinds": [
+            {"name": k.name, "verdict": k.verdict, "severity": k.severity, "meaning": k.meaning}
+            for k in FINDING_KINDS.values()
+        ],
         "expected_losses": number(summary.get("expected_losses", 0)),
         "duplicates": number(summary.get("duplicates", 0)),
         "missed_count": number(summary.get("missed", len(missed))),
@@ -440,7 +648,7 @@ def build_view(document: Mapping[str, Any]) -> dict[str, Any]:
         "data": {
             "strings": strings.items,
             "cells": data,
-            "kinds": KIND_MEANINGS,
+            "groups": group_cells,
             "verdicts": {v: g for v, (g, _) in VERDICTS.items()},
         },
     }

@@ -7,11 +7,14 @@ Builds a synthetic campaign document shaped like `killpoint matrix` output (the 
 scenarios x three modes x every kind of crash point, then depth-2 schedules until the count
 is reached), pessimistic where size is concerned: 40% of the cells carry a stderr tail of
 about 1.7 KB that differs from every other one, every cell has a timeline of 10-13 events,
-diverged cells carry first differences of 600 characters. Renders it with
-`killpoint.report.render_report`, prints the HTML size (target: under 5 MB) and, when
+diverged cells carry first differences of 600 characters and a whole-session difference of
+a dozen leaves, duplicated cells their ledger lines; the findings are grouped
+(killpoint.groups) and one group is accepted, as `killpoint matrix --accept` writes it. Renders it with
+`killpoint.report.render_report`, prints the render time and the HTML size (target: under 5 MB) and, when
 /usr/bin/chromium exists, how long headless Chromium takes to show the file from disk: the
 median over a few loads of first paint, DOMContentLoaded, the page's script ready and the
-load event, then the cost of a filter and of opening a cell. Prints figures; exits non-zero
+load event, then the cost of a filter, a group filter, sorting the list of unexpected cells
+and opening a cell. Prints figures; exits non-zero
 only when the size target is missed.
 """
 
@@ -124,6 +127,27 @@ def summary_of(cells: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
     }
 
 
+ACCEPTED = "hung:-:-"  # accepted in the synthetic campaign, with a reason and a link
+FIXED = "effect-lost:send_email:ledger"  # accepted, and no longer met: listed as fixed
+
+
+def _grouped(out: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The document's groups and accepted entries, as the campaign computes them."""
+    from killpoint.cell import CellResult
+    from killpoint.groups import Accepted, apply_accepted, group_findings
+
+    accepted = {
+        ACCEPTED: Accepted(ACCEPTED, "the resumer waits out a lease", "https://example.org/1"),
+        FIXED: Accepted(FIXED, "fixed upstream", ""),
+    }
+    results = [CellResult.from_json(dict(c)) for c in out]
+    apply_accepted(results, accepted)
+    for c, r in zip(out, results, strict=True):
+        c["accepted"] = r.accepted
+    groups = [g.to_json() for g in group_findings(results)]
+    return groups, {k: {"reason": a.reason, "link": a.link} for k, a in accepted.items()}
+
+
 def synthetic_document(cells: int = 2000, seed: int = 7) -> dict[str, Any]:
     """A campaign document with `cells` cells, shaped like `killpoint.results.to_document`."""
     rng = random.Random(seed)
@@ -140,8 +164,12 @@ def synthetic_document(cells: int = 2000, seed: int = 7) -> dict[str, Any]:
         if depth > max(len(v) for v in per_row.values()):
             break
     seconds = sum(c["seconds"] for c in out) / 8
+    groups, accepted = _grouped(out)
+    summary = summary_of(out, seconds)
+    summary["accepted"] = sum(1 for c in out if c["accepted"])
+    summary["unexpected"] -= summary["accepted"]
     return {
-        "schema": "killpoint.matrix/1",
+        "schema": "killpoint.matrix/2",
         "command": f"killpoint matrix --depth 2 --workers 8 --seed {seed}",
         "seed": seed,
         "runtime": "reference",
@@ -151,8 +179,10 @@ def synthetic_document(cells: int = 2000, seed: int = 7) -> dict[str, Any]:
         "depth": 2,
         "versions": {"python": "3.11.7", "killpoint": "0.1.0", "openai": "3.57.0"},
         "interrupted": False,
-        "summary": summary_of(out, seconds),
+        "summary": summary,
         "excluded_from_comparison": ["run_id", "session_id", "created_at", "updated_at"],
+        "groups": groups,
+        "accepted": accepted,
         "skipped": [
             {
                 "runtime": "reference",
@@ -183,8 +213,11 @@ def _cell(rng: random.Random, scenario: str, mode: str, schedule: list[str]) -> 
     killed = kind in ("after-checkpoint", "mid-batch", "mid-model", "mid-commit", "double-resume")
     roll = rng.random()
     verdict, expected, duplicates, detail, diff = "ok", True, 0, "", None
+    findings: list[dict[str, Any]] = []
+    whole: list[dict[str, Any]] = []
     if mode == "runs" and killed:
         verdict, detail = "lost", "run 1 is not in the store after the crash"
+        findings.append(_finding("run-lost", detail, "runs[0]", expected=True))
     elif roll < 0.04:
         verdict, expected = "diverged", False
         diff = {
@@ -193,20 +226,43 @@ def _cell(rng: random.Random, scenario: str, mode: str, schedule: list[str]) -> 
             "actual": "".join(rng.choice("abcdefgh ") for _ in range(600)),
         }
         detail = f"{diff['path']}: baseline differs from resumed"
+        findings.append(
+            _finding(
+                "messages-differ",
+                detail,
+                "runs[0].messages[7].content",
+                expected_value=diff["baseline"],
+                actual_value=diff["actual"],
+            )
+        )
+        findings.append(_finding("usage-differs", "runs[0].metrics.total_tokens differs", "runs[0].metrics.total_tokens", expected_value=812, actual_value=1624))  # fmt: skip
+        whole = [
+            {"path": f"session.runs[0].messages[{n}].content", "expected": "a" * 80, "actual": "b" * 80}
+            for n in range(7, 19)
+        ]  # fmt: skip
     elif roll < 0.10:
         verdict, expected, duplicates = "duplicated", False, rng.randrange(1, 5)
-        detail = f"{duplicates} duplicate effect(s), bound 0: fetch_page({{}}) x{duplicates}"
+        detail = f"fetch_page({{}}) ran {duplicates} more time(s) than in the baseline"
+        lines = [
+            f"fetch_page started by pid {rng.randrange(1000, 60000)} at +{0.1 * n:.3f} s"
+            for n in range(duplicates + 1)
+        ]
+        findings.append(_finding("effect-duplicated", detail, "ledger", tool="fetch_page", evidence=lines, expected_value=0, actual_value=duplicates))  # fmt: skip
     elif roll < 0.11:
         verdict, expected = "unresumable", False
         detail = "continue_run raised RunOwnedElsewhere"
+        findings.append(_finding("unresumable", detail, "run"))
     elif roll < 0.115:
         verdict, expected = "missed", False
         detail = "the worker never reached the crash point"
+        findings.append(_finding("missed", detail, ""))
     elif roll < 0.12:
         verdict, expected = "hung", False
         detail = "the resumer passed its time limit (30 s)"
+        findings.append(_finding("hung", detail, ""))
     elif mode != "runs" and roll < 0.3:
         duplicates = 1
+        findings.append(_finding("effect-repeated", "fetch_page({}) ran again 1 time(s): it was in flight at a crash", "ledger", tool="fetch_page", evidence=["fetch_page started by pid 10 at +0.100 s", "fetch_page started by pid 11 at +0.300 s"], expected=True))  # fmt: skip
     cell_id = "/".join(("reference", scenario, mode, "sqlite", "+".join(schedule)))
     stderr = ""
     if rng.random() < 0.4:
@@ -226,23 +282,15 @@ def _cell(rng: random.Random, scenario: str, mode: str, schedule: list[str]) -> 
         "bound": 0 if mode == "runs" else 1,
         "seconds": round(rng.uniform(0.06, 0.6), 4),
         "detail": detail,
-        "findings": []
-        if diff is None
-        else [
-            {
-                "kind": "messages-differ",
-                "severity": "medium",
-                "verdict": "diverged",
-                "expected": False,
-                "sentence": detail,
-                "path": diff["path"],
-                "tool": None,
-                "expected_value": diff["baseline"],
-                "actual_value": diff["actual"],
-                "evidence": [],
-                "group": "messages-differ:-:runs[*].messages[*].content",
-            }
-        ],
+        "findings": findings,
+        "sides": {
+            "expected": "store after the takeover",
+            "actual": "store after the stale worker woke",
+        }
+        if kind.startswith("sigstop")
+        else {"expected": "baseline", "actual": "resumed"},
+        "diff": whole,
+        "accepted": False,
         "store_at_crash": {
             "checkpoints": 2,
             "runs": [
@@ -263,6 +311,13 @@ def _cell(rng: random.Random, scenario: str, mode: str, schedule: list[str]) -> 
         "replay": f"killpoint replay {cell_id}",
         "kept": None,
     }
+
+
+def _finding(kind: str, sentence: str, path: str, **fields: Any) -> dict[str, Any]:
+    from killpoint.findings import Finding
+
+    evidence = tuple(fields.pop("evidence", ()))
+    return Finding(kind, sentence, path=path, evidence=evidence, **fields).to_json()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -303,6 +358,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"script ready: {timing['ready_ms']:.0f} ms (filters and cells work)")
             print(f"load event:   {timing['load_ms']:.0f} ms")
             print(f"filter:       {timing['filter_ms']:.1f} ms (unexpected only, with layout)")
+            print(
+                f"group filter: {timing['group_ms']:.1f} ms (the first group's cells, with layout)"
+            )
+            print(
+                f"sort list:    {timing['sort_ms']:.1f} ms (unexpected cells by scenario, with layout)"
+            )
             print(f"open a cell:  {timing['open_ms']:.1f} ms (detail panel, with layout)")
     return 0 if size < SIZE_LIMIT else 1
 

@@ -23,7 +23,13 @@ from typing import Any
 
 import pytest
 
+from killpoint import kinds
+from killpoint.cell import CellResult
 from killpoint.cli import main as killpoint
+from killpoint.findings import KINDS as FINDING_KINDS
+from killpoint.findings import RANK, VERDICTS, Finding
+from killpoint.groups import Accepted, apply_accepted, group_findings
+from killpoint.points import CrashPoint
 from killpoint.report import STDERR_CHARS, render_report, visible
 from killpoint.scenarios.builtin.hostile_content import PAYLOADS
 from tests.benchmarks.report_size import SIZE_LIMIT, summary_of, synthetic_document
@@ -555,6 +561,24 @@ def hostile_everywhere() -> dict[str, Any]:
     )
     doc["schema"] = HOSTILE
     doc["summary"]["by_verdict"][HOSTILE] = 1
+    for c in doc["cells"]:
+        c["findings"][0].update(evidence=[HOSTILE, HOSTILE], tool=HOSTILE, accepted=HOSTILE)
+        c.update(sides={"expected": HOSTILE, "actual": HOSTILE})
+        c.update(diff=[{"path": HOSTILE, "expected": HOSTILE, "actual": [HOSTILE]}])
+    doc["cells"][0]["accepted"] = True
+    doc["groups"] = [
+        {"key": HOSTILE, "kind": HOSTILE, "tool": HOSTILE, "path": HOSTILE, "severity": HOSTILE,
+         "verdict": HOSTILE, "meaning": HOSTILE, "count": HOSTILE, "cells": [HOSTILE, doc["cells"][0]["id"]],
+         "example": HOSTILE, "example_cell": doc["cells"][0]["id"], "replay": HOSTILE, "accepted": HOSTILE},
+        {"key": "run-differs:-:-", "kind": "run-differs", "verdict": "diverged", "severity": "medium",
+         "count": 1, "cells": [HOSTILE], "example": HOSTILE, "example_cell": HOSTILE, "replay": HOSTILE},
+    ]  # fmt: skip
+    doc["accepted"] = {
+        HOSTILE: {"reason": HOSTILE, "link": HOSTILE},
+        "x": {"reason": HOSTILE, "link": "javascript:alert(1)"},
+        "y": {"reason": HOSTILE, "link": f"https://example.org/{HOSTILE}"},
+        "z": HOSTILE,
+    }
     return doc
 
 
@@ -565,9 +589,20 @@ def test_hostile_strings_in_every_field_stay_text() -> None:
     # A benign page with the same parts (a missed banner, skipped rows, baselines).
     benign_html = render_report(
         document(
-            [cell("r", "tool", ["after-checkpoint:1"], "missed", False)],
+            [
+                cell(
+                    "r",
+                    "tool",
+                    ["after-checkpoint:1"],
+                    "missed",
+                    False,
+                    findings=differs("runs[0].x", 1, 2),
+                    diff=[{"path": "session.x", "expected": 1, "actual": 2}],
+                )
+            ],
             skipped=[{"runtime": "r", "scenario": "s", "mode": "m", "reason": "x"}],
             baselines=[{"runtime": "r", "scenario": "s", "mode": "m", "store": "x"}],
+            accepted={"run-differs:-:-": {"reason": "known", "link": "not a web address"}},
         )
     )
     benign = parse(benign_html)
@@ -587,11 +622,25 @@ def test_hostile_strings_in_every_field_stay_text() -> None:
     # An unknown verdict gets no class of its own making.
     classes = {c for e in page.iter() for c in e.classes}
     assert not any("<" in c or "onerror" in c for c in classes)
+    # Groups and accepted entries: text, never a link unless a plain web address.
+    groups = page.by_id("groups")
+    assert shown in groups.find_all("li", "group")[0].text
+    assert [g.text for g in groups.find_all("code", "g-replay")] == [shown, shown]
+    accepted = page.by_id("accepted")
+    assert shown in accepted.text and "javascript:alert(1)" in accepted.text
     # In the data block it survives intact (the script shows it with textContent).
     data = data_of(page)
     strings = set(data["strings"])
     assert shown in strings and f"{shown} started (pid 1)" in strings
     assert {c["verdict"] for c in data["cells"]} >= {shown}
+    first = data["cells"][0]
+    assert first["sides"] == [shown, shown]
+    assert data["strings"][first["findings"][0]["ev"]] == f"{shown}\n{shown}"
+    assert [data["strings"][i] for i in first["whole"][0]] == [
+        shown,
+        shown,
+        visible(json.dumps([HOSTILE], ensure_ascii=False)),
+    ]
 
 
 def test_the_hostile_content_scenarios_payloads_appear_only_escaped() -> None:
@@ -707,3 +756,304 @@ def test_a_cell_reported_twice_shows_the_worse_verdict() -> None:
     row = page.by_id("matrix").find_all("tbody")[0].find_all("tr")[0]
     assert [b.attrs["data-c"] for b in row.find_all("button")] == ["1"]
     assert row.attrs["data-unexp"] == "1"
+
+
+# -- findings, groups, accepted cells ----------------------------------------------------------
+
+
+def finding(kind: str, sentence: str, path: str = "", **fields: Any) -> dict[str, Any]:
+    evidence = tuple(fields.pop("evidence", ()))
+    return Finding(kind, sentence, path=path, evidence=evidence, **fields).to_json()
+
+
+CHARGED = [
+    "charge_card started by pid 101 at +0.010 s, key k1",
+    "charge_card started by pid 102 at +0.480 s, key k2",
+]
+
+
+@pytest.fixture
+def grouped() -> dict[str, Any]:
+    """Two causes over four unexpected cells (one accepted), and an accepted entry that no
+    longer occurs: as `killpoint matrix --accept` writes it."""
+    dup = finding(
+        "effect-duplicated",
+        "charge_card(amount=5) ran 1 more time(s) than in the baseline",
+        "ledger",
+        tool="charge_card",
+        evidence=CHARGED,
+        expected_value=0,
+        actual_value=1,
+    )
+    usage = finding(
+        "usage-differs",
+        "runs[0].metrics.total_tokens: baseline 10, resumed 20",
+        "runs[0].metrics.total_tokens",
+        expected_value=10,
+        actual_value=20,
+    )
+    hung = finding("hung", "the resumer passed its time limit (30 s)")
+    cells = [
+        cell("research", "tool", ["after-checkpoint:1"], "duplicated", False,
+             findings=[usage, dup], duplicates=1, bound=0,
+             diff=[{"path": "session.runs[0].metrics.total_tokens", "expected": 10, "actual": 20},
+                   {"path": "session.runs[0].metrics.time", "expected": 1.5, "actual": 2.5}]),
+        cell("research", "tool", ["mid-batch:1:0"], "duplicated", False, findings=[dup], duplicates=1),
+        cell("parallel-fetch", "tool", ["sigstop:2"], "diverged", False, findings=[usage],
+             sides={"expected": "store after the takeover", "actual": "store after the stale worker woke"}),
+        cell("parallel-fetch", "tool", ["lock-held:2"], "hung", False, findings=[hung]),
+        cell("parallel-fetch", "tool", ["after-checkpoint:2"]),
+    ]  # fmt: skip
+    accepted = {
+        "hung:-:-": Accepted("hung:-:-", "the lock waits out its lease", "https://example.org/7"),
+        "effect-lost:send_email:ledger": Accepted("effect-lost:send_email:ledger", "fixed in 2.1"),
+    }
+    results = [CellResult.from_json(dict(c)) for c in cells]
+    apply_accepted(results, accepted)
+    for c, r in zip(cells, results, strict=True):
+        c["accepted"], c["findings"] = r.accepted, r.findings
+    doc = document(cells, schema="killpoint.matrix/2")
+    doc["groups"] = [g.to_json() for g in group_findings(results)]
+    doc["accepted"] = {k: {"reason": a.reason, "link": a.link} for k, a in accepted.items()}
+    doc["summary"]["accepted"] = 1
+    doc["summary"]["unexpected"] = 3
+    return doc
+
+
+def test_groups_come_before_the_matrix_with_count_explanation_example_and_replay(
+    grouped,
+) -> None:
+    html = render_report(grouped)
+    page = parse(html)
+    assert html.index('id="groups"') < html.index('id="matrix"')
+    section = page.by_id("groups")
+    assert section.find_all("h2")[0].text.startswith("3 unexpected cells in 2 groups")
+    items = section.find_all("li", "group")
+    keys = [li.find_all("span", "g-key")[0].find_all("code")[0].text for li in items]
+    assert keys == [g["key"] for g in grouped["groups"]]
+    by_key = dict(zip(keys, items, strict=True))
+    dup = by_key["effect-duplicated:charge_card:ledger"]
+    assert dup.find_all("b", "g-count")[0].text == "2"
+    assert FINDING_KINDS["effect-duplicated"].meaning in dup.text
+    assert "charge_card(amount=5) ran 1 more time(s)" in dup.text
+    example = dup.find_all("p", "g-example")[0].find_all("button")[0]
+    data = data_of(page)
+    assert (
+        data["strings"][data["cells"][int(example.attrs["data-c"])]["id"]]
+        == (grouped["cells"][0]["id"])
+    )
+    assert dup.find_all("code", "g-replay")[0].text == grouped["cells"][0]["replay"]
+    assert dup.find_all("button", "copy")[0].text == "Copy"
+    # Each group's cells, for the filter: data indices of the cells that have it.
+    index = {data["strings"][c["id"]]: n for n, c in enumerate(data["cells"])}
+    for n, g in enumerate(grouped["groups"]):
+        assert sorted(data["groups"][n]) == sorted(index[c] for c in g["cells"])
+    # The accepted group says so and why; it does not count as failing.
+    hung = by_key["hung:-:-"]
+    assert "accepted" in hung.classes and "the lock waits out its lease" in hung.text
+    assert page.by_id("f-group-clear").tag == "button"
+
+
+def test_a_document_without_groups_is_grouped_for_the_report(grouped) -> None:
+    del grouped["groups"]
+    page = parse(render_report(grouped))
+    keys = [c.text for c in page.by_id("groups").find_all("code") if ":" in c.text]
+    assert (
+        "effect-duplicated:charge_card:ledger" in keys
+        and "usage-differs:-:runs[*].metrics.total_tokens" in keys
+    )
+
+
+def test_accepted_cells_are_shown_and_counted_apart_and_fixed_entries_listed(grouped) -> None:
+    page = parse(render_report(grouped))
+    tiles = {
+        t.find_all("span")[-1].text: t.find_all("b")[0].text
+        for t in page.by_id("summary").find_all("div", "tile")
+    }
+    assert (tiles["unexpected"], tiles["accepted"]) == ("3", "1")
+    assert page.by_id("status").text == "✗ 3 unexpected"
+    rows = page.by_id("matrix").find_all("tbody")[0].find_all("tr")
+    fetch = next(r for r in rows if r.attrs["data-scenario"] == "parallel-fetch")
+    assert (fetch.attrs["data-unexp"], fetch.attrs["data-acc"]) == ("1", "1")
+    held = next(td for td in fetch.find_all("td") if "v-hung" in td.classes)
+    assert "a" in held.classes and "x" not in held.classes
+    assert "accepted" in held.find_all("button")[0].attrs["title"]
+    table = page.by_id("accepted-list")
+    entries = {tr.find_all("code")[0].text: tr for tr in table.find_all("tbody")[0].find_all("tr")}
+    met, fixed = entries["hung:-:-"], entries["effect-lost:send_email:ledger"]
+    assert "the lock waits out its lease" in met.text and "1 cell" in met.text
+    assert met.find_all("a")[0].attrs == {
+        "href": "https://example.org/7",
+        "rel": "noopener noreferrer",
+    }
+    assert "fixed" in fixed.classes and "fixed in 2.1" in fixed.text
+    assert "no longer occurs" in fixed.text
+    assert "1 fixed" in page.by_id("accepted-title").text
+    # every unexpected finding of an accepted cell is accepted, with its reason
+    data = data_of(page)
+    entry = next(c for c in data["cells"] if c["accepted"])
+    assert [data["strings"][f["a"]] for f in entry["findings"]] == ["the lock waits out its lease"]
+    # all accepted: the status says so
+    only_accepted = copy.deepcopy(grouped)
+    only_accepted["cells"] = [c for c in grouped["cells"] if c["expected"] or c["accepted"]]
+    only_accepted["summary"]["unexpected"] = 0
+    assert parse(render_report(only_accepted)).by_id("status").text == (
+        "✓ every verdict expected or accepted"
+    )
+
+
+def test_the_list_of_unexpected_cells_is_sortable(grouped) -> None:
+    page = parse(render_report(grouped))
+    table = page.by_id("list")
+    sorts = [b.attrs["data-sort"] for b in table.find_all("button", "sort")]
+    assert sorts == ["rank", "scenario", "kind", "point"]
+    rows = table.find_all("tbody")[0].find_all("tr")
+    unexpected = [c for c in grouped["cells"] if not c["expected"]]
+    assert len(rows) == len(unexpected) == 4
+    # failing first, most severe first; the accepted cell last
+    assert [r.attrs["data-point"] for r in rows] == [
+        "after-checkpoint:1", "mid-batch:1:0", "sigstop:2", "lock-held:2"
+    ]  # fmt: skip
+    assert [r.attrs["data-kind"] for r in rows] == [
+        "effect-duplicated", "effect-duplicated", "usage-differs", "hung"
+    ]  # fmt: skip
+    assert [int(r.attrs["data-rank"]) for r in rows] == [RANK[c] for c in ("duplicated", "duplicated", "diverged", "hung")]  # fmt: skip
+    assert rows[-1].classes == {"a"} and "accepted" in rows[-1].text
+    assert "checkpoint 2 is written (1 landed)" in rows[-1].text  # the point in words
+    assert page.by_id("v-list").text == "list of unexpected cells (3, 1 accepted)"
+    data = data_of(page)
+    for r in rows:
+        entry = data["cells"][int(r.find_all("button")[0].attrs["data-c"])]
+        assert "+".join(entry["schedule"]) == r.attrs["data-point"]
+
+
+def test_the_legend_has_every_verdict_cell_and_registered_kind() -> None:
+    """Tied to the registries: a new crash-point kind or verdict cannot be left out."""
+    page = parse(render_report(document([cell("research", "tool", ["after-checkpoint:1"])])))
+    verdicts = {
+        tr.attrs["data-verdict"]: [td.text for td in tr.find_all("td")]
+        for tr in page.by_id("legend-verdicts").find_all("tr")
+    }
+    assert list(verdicts) == [v.name for v in VERDICTS]
+    for v in VERDICTS:
+        assert verdicts[v.name] == [v.glyph, v.name, v.meaning]
+    point_kinds = {
+        tr.attrs["data-kind"]: tr.find_all("td")[1].text
+        for tr in page.by_id("legend-kinds").find_all("tr")
+    }
+    assert point_kinds == {k.name: k.meaning for k in kinds.REGISTRY.values()}
+    assert point_kinds["lock-held"]  # the kind that had no meaning in the legend
+    finding_kinds = [tr.attrs["data-kind"] for tr in page.by_id("legend-findings").find_all("tr")]
+    assert finding_kinds == list(FINDING_KINDS)
+    # every verdict but `missed` (hatched) has its colours in the page's style
+    style = page.find_all("style")[0].text
+    for v in VERDICTS:
+        if v.name != "missed":
+            assert f".cell.v-{v.name}.x" in style and f"--{v.name}-bg:" in style, v.name
+    cells_legend = page.by_id("legend-cells").text
+    for what in ("expected", "unexpected", "accepted", "not applicable"):
+        assert what in cells_legend
+    # the not-applicable cell of the matrix is the legend's
+    assert page.by_id("legend").find_all("span", "na")[0].text == "·"
+
+
+def test_the_schedule_says_each_points_own_numbers() -> None:
+    every = [
+        cell("research", "tool", [str(p)])
+        for p in (
+            CrashPoint.parse(f"{k.name}:2:1" if k.arity == 2 else f"{k.name}:2")
+            for k in kinds.REGISTRY.values()
+        )
+    ]
+    every.append(cell("research", "tool", ["after-checkpoint:1", "mid-model:2"]))
+    data = data_of(parse(render_report(document(every))))
+    s = data["strings"]
+    says = {"+".join(c["schedule"]): [s[i] for i in c["says"]] for c in data["cells"]}
+    assert says["after-checkpoint:1+mid-model:2"] == [
+        "checkpoint 1 has landed, 2 has not; the worker is killed",
+        "the request for model turn 2 was sent, no reply yet; the worker is killed",
+    ]
+    for k in kinds.REGISTRY.values():
+        point = CrashPoint.parse(f"{k.name}:2:1" if k.arity == 2 else f"{k.name}:2")
+        assert says[str(point)] == [k.describe(point)]
+        assert "2" in says[str(point)][0]
+    # a point this version does not know says nothing rather than something wrong
+    odd = data_of(parse(render_report(document([cell("r", "tool", ["no-such:1"])]))))
+    assert odd["strings"][odd["cells"][0]["says"][0]] == ""
+
+
+def test_the_panel_data_has_every_finding_the_ledger_the_sides_and_the_whole_diff(
+    grouped,
+) -> None:
+    data = data_of(parse(render_report(grouped)))
+    s = data["strings"]
+    first = data["cells"][0]
+    assert [(f["k"], f["s"], f["x"]) for f in first["findings"]] == [
+        ("usage-differs", "low", False),
+        ("effect-duplicated", "high", False),
+    ]
+    dup = first["findings"][1]
+    assert s[dup["t"]] == "charge_card(amount=5) ran 1 more time(s) than in the baseline"
+    assert (s[dup["p"]], s[dup["tool"]]) == ("ledger", "charge_card")
+    assert s[dup["ev"]].split("\n") == CHARGED
+    assert (s[dup["ex"]], s[dup["ac"]]) == ("0", "1")
+    assert first["sides"] == ["baseline", "resumed"]
+    assert [[s[i] for i in leaf] for leaf in first["whole"]] == [
+        ["session.runs[0].metrics.total_tokens", "10", "20"],
+        ["session.runs[0].metrics.time", "1.5", "2.5"],
+    ]
+    assert first["whole_more"] == 0
+    sigstop = data["cells"][2]
+    assert sigstop["sides"] == ["store after the takeover", "store after the stale worker woke"]
+
+
+def test_long_evidence_and_diffs_are_clipped_with_a_count() -> None:
+    many = finding("effect-duplicated", "x ran again", "ledger", tool="x",
+                   evidence=[f"line {n}" for n in range(500)])  # fmt: skip
+    leaves = [{"path": f"session.s[{n}]", "expected": n, "actual": -n} for n in range(260)]
+    big = cell("r", "tool", ["after-checkpoint:1"], "duplicated", False, findings=[many] * 70)
+    big["diff"] = leaves
+    data = data_of(parse(render_report(document([big]))))
+    entry = data["cells"][0]
+    assert (len(entry["findings"]), entry["findings_more"]) == (50, 20)
+    lines = data["strings"][entry["findings"][0]["ev"]].split("\n")
+    assert len(lines) == 61 and lines[-1].startswith("… 440 more line(s)")
+    assert (len(entry["whole"]), entry["whole_more"]) == (200, 60)
+
+
+def test_the_command_in_the_header_is_redacted(small) -> None:
+    small["command"] = (
+        "killpoint matrix --store postgresql://kp:s3cret-pass@db.example:5432/kp --seed 1"
+    )
+    html = render_report(small)
+    assert "s3cret-pass" not in html
+    assert parse(html).by_id("command").text == (
+        "killpoint matrix --store postgresql://kp:***@db.example:5432/kp --seed 1"
+    )
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        ("{}", "is not a killpoint matrix report"),
+        ("[]", "is not a killpoint matrix report"),
+        ('{"schema": "something/else", "cells": []}', "is not a killpoint matrix report"),
+        ('{"schema": "killpoint.matrix/2"}', "has no list of cells"),
+        ('{"schema": "killpoint.matrix/2", "cells": [{"id": "x"}]}', "cell 0: a cell lacks"),
+        ("not json at all", "is not JSON"),
+        (None, "cannot read"),
+    ],
+)
+def test_killpoint_report_refuses_what_is_not_a_report(
+    tmp_path: Path, capsys, content: str | None, says: str
+) -> None:
+    source = tmp_path / "results.json"
+    if content is not None:
+        source.write_text(content, encoding="utf-8")
+    out = tmp_path / "out.html"
+    assert killpoint(["report", str(source), "-o", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0] and str(source) in lines[0], captured.err
+    assert not out.exists()

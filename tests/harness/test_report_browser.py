@@ -249,7 +249,8 @@ def chromium() -> Iterator[Chromium]:
 def measure_load(path: Path, repeat: int = 5) -> dict[str, float]:
     """Open a rendered report `repeat` times; the median of each figure, in milliseconds:
     first contentful paint, DOMContentLoaded, the page's script ready, the load event, then
-    the cost of the unexpected-only filter and of opening a cell."""
+    the cost of the unexpected-only filter, of opening a cell, of the first group's filter
+    and of sorting the list of unexpected cells."""
     runs: list[dict[str, float]] = []
     with chromium() as browser:
         for _ in range(repeat):
@@ -264,9 +265,15 @@ def measure_load(path: Path, repeat: int = 5) -> dict[str, float]:
                     " const b = document.querySelector('td.x button[data-c]') ||"
                     " document.querySelector('button[data-c]');"
                     " t = performance.now(); r.open(+b.dataset.c); document.body.offsetHeight;"
-                    " const o = performance.now() - t;"
+                    " const o = performance.now() - t; r.close();"
+                    " document.getElementById('f-unexp').click();"
+                    " t = performance.now(); r.group(0); document.body.offsetHeight;"
+                    " const g = performance.now() - t; r.group(null); r.list(true);"
+                    " t = performance.now(); r.sort('scenario'); document.body.offsetHeight;"
+                    " const s = performance.now() - t; r.list(false);"
                     " return {fcp_ms: p ? p.startTime : -1, dcl_ms: n.domContentLoadedEventEnd,"
-                    " ready_ms: r.ready, load_ms: n.loadEventEnd, filter_ms: f, open_ms: o}; })()"
+                    " ready_ms: r.ready, load_ms: n.loadEventEnd, filter_ms: f, open_ms: o,"
+                    " group_ms: g, sort_ms: s}; })()"
                 )
             )
     return {key: statistics.median(run[key] for run in runs) for key in runs[0]}
@@ -315,7 +322,17 @@ def browser_document() -> dict[str, Any]:
         ],
         store_at_crash={"checkpoints": 1, "runs": [{"run": 1, "status": HOSTILE}]},
         replay=f"killpoint replay '{HOSTILE}'",
+        sides={"expected": f"side {HOSTILE}", "actual": HOSTILE},
+        diff=[{"path": f"session.{HOSTILE}", "expected": HOSTILE, "actual": None}],
     )
+    hostile["findings"][0].update(evidence=[f"ledger {HOSTILE}"], tool=HOSTILE)
+    document["groups"].append(
+        {"key": f"run-differs:{HOSTILE}:-", "kind": "run-differs", "tool": HOSTILE,
+         "path": HOSTILE, "severity": "medium", "verdict": "diverged", "count": 1,
+         "cells": [hostile["id"]], "example": f"example {HOSTILE}",
+         "example_cell": hostile["id"], "replay": f"killpoint replay '{HOSTILE}'"}
+    )  # fmt: skip
+    document["accepted"][HOSTILE] = {"reason": HOSTILE, "link": f"javascript:{TRAP}"}
     document["cells"] = [
         c
         for c in document["cells"]
@@ -423,6 +440,25 @@ def test_filter_open_a_cell_and_no_run_content_runs(browser: Chromium, tmp_path:
     assert (detail["starts"], detail["faults"]) == (1, 1)
     assert detail["lanes"][0] == "worker"
     assert detail["lanes"][1] == shown_hostile[:40]
+    # Its findings, evidence, sides and whole diff, opened: text, and nothing runs.
+    browser.evaluate("document.querySelectorAll('#detail details').forEach(d => d.open = true)")
+    opened = browser.evaluate(
+        "(() => { const t = s => document.querySelector(s).textContent;"
+        " return {evidence: t('#d-findings pre.ev'), where: t('#d-findings .f-where'),"
+        " compared: t('#d-compared'), whole: t('#d-whole-table tbody'),"
+        " group: t('#groups li.group:last-child')}; })()"
+    )
+    assert opened["evidence"] == f"ledger {shown_hostile}"
+    assert opened["where"].endswith(f"(tool {shown_hostile})")
+    assert f"side {shown_hostile}" in opened["compared"]
+    assert opened["whole"].startswith(f"session.{shown_hostile}{shown_hostile}")
+    assert f"example {shown_hostile}" in opened["group"]
+    browser.click("#groups li.group:last-child button.g-filter")
+    assert browser.evaluate(
+        "Array.from(document.querySelectorAll('#matrix td.ing button')).map(b => +b.dataset.c)"
+    ) == [n]
+    browser.click("#f-group-clear")
+    assert_no_run_content_ran(browser)
 
     # The copy button puts the replay command on the clipboard.
     browser.click("#d-copy")
@@ -452,6 +488,209 @@ def test_filter_open_a_cell_and_no_run_content_runs(browser: Chromium, tmp_path:
     assert browser.evaluate("document.getElementById('detail').hidden") is False
     assert browser.evaluate("document.getElementById('d-id').textContent") == wanted
     assert_no_run_content_ran(browser)
+
+
+def press(browser: Chromium, key: str) -> None:
+    """A real key press (down and up) on the focused element."""
+    codes = {"Escape": ("Escape", 27), "ArrowRight": ("ArrowRight", 39)}
+    code, vk = codes[key] if key in codes else (f"Key{key.upper()}", ord(key.upper()))
+    text = {"text": key} if len(key) == 1 else {}
+    for kind in ("keyDown", "keyUp"):
+        browser.call(
+            "Input.dispatchKeyEvent",
+            type=kind,
+            key=key,
+            code=code,
+            windowsVirtualKeyCode=vk,
+            **(text if kind == "keyDown" else {}),
+        )
+
+
+VISIBLE_CELLS = (
+    "Array.from(document.querySelectorAll('#matrix tbody tr:not([hidden]) td:not([hidden])"
+    " button[data-c]')).filter(b => getComputedStyle(b).opacity === '1').map(b => +b.dataset.c)"
+)
+
+
+def test_groups_panel_keys_and_list(browser: Chromium, tmp_path: Path) -> None:
+    """A user reads the groups, filters by one, opens cells beside the matrix, steps with
+    j/k, closes with Esc, and sorts the list of unexpected cells."""
+    from killpoint.report import render_report
+    from tests.benchmarks.report_size import synthetic_document
+
+    document = synthetic_document(300, seed=11)
+    page = tmp_path / "report.html"
+    page.write_text(render_report(document), encoding="utf-8")
+    browser.open(page)
+    assert_no_run_content_ran(browser)
+    index = {c["id"]: n for n, c in enumerate(document["cells"])}
+    groups = document["groups"]
+    assert len(groups) >= 3
+    assert browser.evaluate("document.querySelectorAll('#groups li.group').length") == len(groups)
+    everything = set(browser.evaluate(VISIBLE_CELLS))
+    assert len(everything) == len(document["cells"])
+
+    # Clicking a group leaves only its cells lit in the matrix; clearing brings all back.
+    g = max(range(len(groups)), key=lambda n: groups[n]["count"] if groups[n]["count"] < 40 else 0)
+    browser.click(f'#groups button.g-filter[data-g="{g}"]')
+    lit = set(browser.evaluate(VISIBLE_CELLS))
+    assert lit == {index[c] for c in groups[g]["cells"]}
+    assert browser.evaluate(
+        "Array.from(document.querySelectorAll('#matrix tbody tr:not([hidden])'))"
+        ".every(tr => tr.querySelector('td.ing'))"
+    )
+    assert browser.evaluate("document.getElementById('f-group-on').hidden") is False
+    assert browser.evaluate("document.getElementById('f-group').textContent") == groups[g]["key"]
+    browser.click("#f-group-clear")
+    assert set(browser.evaluate(VISIBLE_CELLS)) == everything
+    assert browser.evaluate("document.querySelectorAll('#matrix td.ing').length") == 0
+
+    # A group's replay command goes to the clipboard.
+    browser.click(f'li.group[data-g="{g}"] button.copy')
+    assert browser.evaluate("navigator.clipboard.readText()") == groups[g]["replay"]
+
+    # The panel opens beside the matrix: the clicked cell stays in sight and clickable.
+    browser.click("#f-unexp")
+    order = browser.evaluate(
+        "Array.from(document.querySelectorAll('#matrix tbody tr:not([hidden]) td.x:not([hidden])"
+        " button[data-c]')).map(b => +b.dataset.c)"
+    )
+    assert len(order) >= 3
+    browser.click(f'#matrix button[data-c="{order[0]}"]')
+    layout = browser.evaluate(
+        "(() => { const m = document.getElementById('matrix-wrap').getBoundingClientRect();"
+        " const d = document.getElementById('detail').getBoundingClientRect();"
+        " const b = document.querySelector('#matrix button.sel').getBoundingClientRect();"
+        " const hit = document.elementFromPoint(b.left + b.width / 2, b.top + b.height / 2);"
+        " return {matrix_right: m.right, matrix_width: m.width, detail_left: d.left,"
+        " detail_width: d.width, hit: hit && hit.closest('button') ?"
+        " +hit.closest('button').dataset.c : null}; })()"
+    )
+    assert layout["detail_width"] > 300 and layout["matrix_width"] > 300
+    assert layout["matrix_right"] <= layout["detail_left"] + 1, layout
+    assert layout["hit"] == order[0]
+
+    # j and k step through the cells the filters leave, in the matrix's order.
+    def open_cell() -> int:
+        shown = browser.evaluate("document.getElementById('d-id').textContent")
+        return index[shown]
+
+    assert open_cell() == order[0]
+    press(browser, "j")
+    assert open_cell() == order[1]
+    press(browser, "j")
+    assert open_cell() == order[2]
+    press(browser, "k")
+    assert open_cell() == order[1]
+    # Esc closes the panel and gives the focus back to the cell.
+    press(browser, "Escape")
+    assert browser.evaluate("document.getElementById('detail').hidden") is True
+    assert browser.evaluate("+document.activeElement.dataset.c") == order[1]
+    # With the panel closed, j moves the focus; Enter on it opens it.
+    press(browser, "j")
+    assert browser.evaluate("+document.activeElement.dataset.c") == order[2]
+    browser.click("#f-unexp")
+
+    # The panel: every finding, the evidence collapsed, the ledger, the whole diff collapsed.
+    dup = next(
+        n for n, c in enumerate(document["cells"])
+        if any(f["kind"] == "effect-duplicated" for f in c["findings"])
+    )  # fmt: skip
+    browser.evaluate(f"window.killpointReport.open({dup})")
+    panel = browser.evaluate(
+        "(() => { const q = s => Array.from(document.querySelectorAll(s));"
+        " return {kinds: q('#d-findings li.finding .f-kind').map(e => e.textContent),"
+        " open: q('#d-findings details').map(d => d.open),"
+        " ledger: document.getElementById('d-ledger-box').hidden ? null :"
+        " q('#d-ledger pre').map(e => e.textContent),"
+        " compared: document.getElementById('d-compared').textContent,"
+        " says: document.getElementById('d-schedule').textContent}; })()"
+    )
+    cell = document["cells"][dup]
+    assert panel["kinds"] == [f["kind"] for f in cell["findings"]]
+    assert panel["open"] and not any(panel["open"])
+    assert panel["ledger"] == ["\n".join(f["evidence"]) for f in cell["findings"] if f["evidence"]]
+    assert "baseline" in panel["compared"] and "resumed" in panel["compared"]
+    point = cell["schedule"][0].split(":")
+    assert f"checkpoint {point[1]}" in panel["says"] or f"turn {point[1]}" in panel["says"]
+    diverged = next(n for n, c in enumerate(document["cells"]) if c["diff"])
+    browser.evaluate(f"window.killpointReport.open({diverged})")
+    whole = browser.evaluate(
+        "(() => { const d = document.getElementById('d-whole');"
+        " return {hidden: d.hidden, open: d.open,"
+        " rows: d.querySelectorAll('tbody tr').length}; })()"
+    )
+    assert whole == {
+        "hidden": False,
+        "open": False,
+        "rows": len(document["cells"][diverged]["diff"]),
+    }
+    browser.click("#d-whole-title")
+    assert browser.evaluate("document.getElementById('d-whole').open") is True
+    browser.click("#d-close")
+
+    # The list of unexpected cells: sorted by severity, then by scenario, both ways.
+    browser.click("#v-list")
+    assert browser.evaluate("document.getElementById('matrix-wrap').hidden") is True
+    rows = "Array.from(document.querySelectorAll('#list tbody tr')).map(tr => tr.dataset.KEY)"
+    unexpected = [c for c in document["cells"] if not c["expected"]]
+    ranks = [int(r) for r in browser.evaluate(rows.replace("KEY", "rank"))]
+    assert len(ranks) == len(unexpected)
+    failing = [r for r, c in zip(ranks, browser.evaluate(
+        "Array.from(document.querySelectorAll('#list tbody tr')).map(tr => tr.className)"), strict=True) if c == "x"]  # fmt: skip
+    assert failing == sorted(failing)
+    browser.click('#list button.sort[data-sort="scenario"]')
+    scenarios = browser.evaluate(rows.replace("KEY", "scenario"))
+    assert scenarios == sorted(scenarios, key=str.lower) and len(set(scenarios)) > 1
+    browser.click('#list button.sort[data-sort="scenario"]')
+    assert browser.evaluate(rows.replace("KEY", "scenario")) == sorted(
+        scenarios, key=str.lower, reverse=True
+    )
+    assert browser.evaluate("document.querySelector('#list th[aria-sort]').textContent").startswith(
+        "scenario"
+    )
+    browser.click('#list button.sort[data-sort="kind"]')
+    found = browser.evaluate(rows.replace("KEY", "kind"))
+    assert found == sorted(found, key=str.lower)
+    browser.click('#list button.sort[data-sort="rank"]')
+    assert [int(r) for r in browser.evaluate(rows.replace("KEY", "rank"))] == sorted(ranks)
+    # A row opens its cell; Esc gives the focus back to that row's button.
+    second = browser.evaluate("+document.querySelectorAll('#list tbody tr')[1].dataset.n")
+    browser.click(f'#list button[data-c="{second}"]')
+    assert open_cell() == second
+    press(browser, "j")
+    third = browser.evaluate("+document.querySelectorAll('#list tbody tr')[2].dataset.n")
+    assert open_cell() == third
+    press(browser, "Escape")
+    assert (
+        browser.evaluate(
+            "document.activeElement.closest('#list') !== null && +document.activeElement.dataset.c"
+        )
+        == third
+    )
+    browser.screenshot(REPORTS / "report-browser-list.png")
+    browser.click("#v-matrix")
+    assert_no_run_content_ran(browser)
+
+
+def test_a_report_without_cells_or_groups_has_a_sound_script(
+    browser: Chromium, tmp_path: Path
+) -> None:
+    from killpoint.report import render_report
+
+    page = tmp_path / "empty.html"
+    page.write_text(render_report({"schema": "killpoint.matrix/2", "cells": []}), "utf-8")
+    browser.events.clear()
+    browser.open(page)
+    assert browser.evaluate("window.killpointReport.cells") == 0
+    for key in ("j", "k", "Escape"):
+        press(browser, key)
+    browser.click("#v-list")
+    assert browser.evaluate("document.getElementById('list-empty').hidden") is False
+    assert browser.evaluate("document.getElementById('list-empty').textContent") == (
+        "No unexpected cell."
+    )
+    assert browser.log("Runtime.exceptionThrown") == []
 
 
 # -- the screenshot tool -------------------------------------------------------------------
