@@ -5,11 +5,13 @@ offer (only those are planned; the row's note names the others)."""
 # ruff: noqa: SIM300
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 from killpoint import kinds
 from killpoint.baseline import Baseline
 from killpoint.campaign import Campaign, CampaignConfig, CampaignResult
+from killpoint.cli_output import console, summary
 from killpoint.engine import trace_note
 from killpoint.points import CrashPoint
 from killpoint.results import to_document
@@ -122,3 +124,6 @@ class TestTwoTraces:
         document = to_document(CampaignResult(config, seed=1, baselines=[base]), ["killpoint"])
         [row] = document["baselines"]
         assert (True, base.trace_note) == (row["writes_lag"], row["trace_note"])
+        out = io.StringIO()
+        summary(CampaignResult(config, seed=1, baselines=[base]), console(out), [])
+        assert f"note multi-run/{base.trace_note}" in out.getvalue()
