@@ -35,6 +35,7 @@ class Skipped:
     scenario: str
     mode: str
     reason: str
+    point: str | None = None  # an explicit point this row lacks; None: the whole row
 
 
 @dataclass
@@ -107,6 +108,9 @@ class Campaign:
             )
         )
         self.store_kind = self.engine.stores.kind
+        self.point_skips: list[Skipped] = []  # explicit points a row's baseline lacks
+        # Points of kinds that cannot run here (no FUSE for power loss): one per row and kind.
+        self.skipped_points: list[Skipped] = []
 
     def rows(self) -> tuple[list[tuple[str, str, str, str]], list[Skipped]]:
         if self.only is not None:
@@ -126,14 +130,18 @@ class Campaign:
     def cells_for(self, base: Baseline) -> list[Cell]:
         row = (base.runtime, base.scenario, base.mode, base.store)
         if self.only is not None:
-            return [c for c in self.only if c.row == row]
+            only = [c for c in self.only if c.row == row]
+            skip = self.skip_kinds(base, [p.kind for c in only for p in c.schedule])
+            return [c for c in only if not any(p.kind in skip for p in c.schedule)]
         selection = self.config.points
         chosen, sample, explicit = selection.kinds, selection.sample, list(selection.explicit)
-        row = (base.runtime, base.scenario, base.mode, base.store)
+        skip = self.skip_kinds(base, [*chosen, *(p.kind for p in explicit)])
+        chosen = tuple(k for k in chosen if k not in skip)
+        explicit = [p for p in explicit if p.kind not in skip]
         if base.problem or base.nondeterministic:
             # The row cannot be planned; one cell carries its failure into the matrix.
             return [Cell(*row, schedule=(explicit or [CrashPoint("mid-model", 1)])[:1])]
-        points = explicit + kinds.points_of(base, chosen)
+        points = [p for p in explicit if self._offered(base, p)] + kinds.points_of(base, chosen)
         if sample is not None:
             rng = random.Random(f"{self.seed}/{'/'.join(row)}")
             points = sorted(rng.sample(points, min(sample, len(points))), key=CrashPoint.sort_key)
@@ -152,6 +160,40 @@ class Campaign:
                 ]
         return [Cell(*row, schedule=s) for s in schedules]
 
+    def _offered(self, base: Baseline, point: CrashPoint) -> bool:
+        """Whether the row's baseline has an explicit point (`lock-held:2` of a row with one
+        checkpoint does not): a point it lacks is skipped with the reason, not run as a
+        `missed` cell."""
+        try:
+            kinds.plan(base, point)
+        except PointError as exc:
+            why = str(exc).removeprefix("killpoint: ")
+            self.point_skips.append(
+                Skipped(
+                    base.runtime,
+                    base.scenario,
+                    base.mode,
+                    f"point {point} is not in this row ({base.checkpoints} checkpoint(s) in "
+                    f"its baseline): {why}",
+                    point=str(point),
+                )
+            )
+            return False
+        return True
+
+    def skip_kinds(self, base: Baseline, names: list[str]) -> set[str]:
+        """The kinds among `names` that cannot run here; their points in this row are
+        skipped with the reason (never failed, never passed)."""
+        found = kinds.unavailable(names, self.store_kind)
+        by_reason: dict[str, list[str]] = {}
+        for name, why in found.items():
+            by_reason.setdefault(why, []).append(name)
+        for why, named in by_reason.items():
+            self.skipped_points.append(
+                Skipped(base.runtime, base.scenario, base.mode, f"{', '.join(named)} points: {why}")
+            )
+        return set(found)
+
     def run(
         self,
         on_planned: Callable[[int], None] = lambda n: None,
@@ -166,6 +208,8 @@ class Campaign:
             baselines = list(pool.map(self.engine.baseline, rows))
             result.baselines = baselines
             cells = [c for b in baselines for c in self.cells_for(b)]
+            result.skipped += self.point_skips
+            result.skipped += self.skipped_points
             result.planned = len(cells)
             on_planned(len(cells))
             pending: set[Future[CellResult]] = {pool.submit(self.engine.run_cell, c) for c in cells}

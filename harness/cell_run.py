@@ -76,6 +76,7 @@ class CellRun:
         self.terminal: dict[str, str] = {}  # run id -> the terminal status the store held
         self.sides = Sides()
         self.diff: list[dict[str, Any]] = []
+        self.kind_evidence: dict[str, Any] = {}  # a kind's own, shown with the store at the crash
 
     # -- what kinds use -----------------------------------------------------------------------
 
@@ -112,6 +113,9 @@ class CellRun:
 
     def add(self, finding: Finding) -> None:
         self.findings.append(finding)
+
+    def evidence(self, name: str, value: dict[str, Any]) -> None:
+        self.kind_evidence[name] = value
 
     def end(self, finding: Finding) -> None:
         self.add(finding)
@@ -445,7 +449,11 @@ class CellRun:
             findings=[f.to_json() for f in self.findings],
             sides={"expected": self.sides.expected, "actual": self.sides.actual},
             diff=self.diff,
-            store_at_crash=self.store_at_crash,
+            store_at_crash=(
+                {**(self.store_at_crash or {}), **self.kind_evidence}
+                if self.kind_evidence
+                else self.store_at_crash
+            ),
             stderr_tail=tails[-4000:],
             timeline=self.timeline,
             exit_codes=[w.exitcode for w in self.workers],

@@ -1,6 +1,6 @@
 """The `killpoint` command: its parser, the small commands, and how the process ends.
 
-`matrix` lives in cli_matrix.py, `replay` in cli_replay.py, what is printed in
+`matrix` lives in cli_matrix.py, `replay` in cli_replay.py, `check-adapter` in cli_check.py, what is printed in
 cli_output.py; the exit statuses in exit_codes.py.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from . import cli_matrix, cli_output, cli_replay
+from . import cli_check, cli_matrix, cli_output, cli_replay
 from .exit_codes import EXIT_USAGE, interrupted_status
 
 WORK_DIR_HELP = (
@@ -155,6 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_matrix.add_parser(sub, WORK_DIR_HELP, _positive_int)
     cli_replay.add_parser(sub, WORK_DIR_HELP)
+    cli_check.add_parser(sub, WORK_DIR_HELP)
 
     p = sub.add_parser("demo", help="the classic story: start, crash, inspect, continue, compare")
     p.add_argument(
@@ -222,6 +223,9 @@ def entry() -> None:
         processes = sys.modules.get("killpoint.processes")
         if processes is not None:
             processes.stop_forkserver()
+        mounts = sys.modules.get("killpoint.powerloss.mount")
+        if mounts is not None:  # the helper that forks power-loss mount servers
+            mounts.stop_helper()
     sys.exit(code)
 
 

@@ -8,6 +8,7 @@ report to rerun); then the campaign runs, and what finished is written, whatever
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,7 +51,9 @@ def rerun(config: CampaignConfig, path: str) -> tuple[CampaignConfig, list[str]]
     document = read_json(Path(path))
     failed = [c["id"] for c in document["cells"] if not c.get("expected") and not c.get("accepted")]
     runtime = str(document.get("runtime") or config.runtime)
-    return CampaignConfig.from_options(**{**vars(config), "runtime": runtime}), failed
+    # The options are parsed already; only the runtime changes (re-parsing would refuse
+    # the empty lists that mean "every one").
+    return dataclasses.replace(config, runtime=runtime), failed
 
 
 def run(args: argparse.Namespace) -> int:
@@ -62,6 +65,12 @@ def run(args: argparse.Namespace) -> int:
         cells: list[str] | None = None
         if args.rerun_failed:
             config, cells = rerun(config, args.rerun_failed)
+            if not cells:
+                cli_output.plain(
+                    cli_output.stdout(),
+                    f"no unexpected cell in {args.rerun_failed}: nothing to rerun",
+                )
+                return 0
         config.check()
     except OptionError as exc:
         return fail(exc.text())
@@ -207,7 +216,7 @@ def add_parser(sub: Any, work_dir_help: str, positive_int: Any) -> None:
     p.add_argument(
         "--points",
         default="all",
-        help="boundaries | kills | faults | all | random:N | kinds or points, comma-separated",
+        help="boundaries | kills | faults | all | power-loss | random:N | kinds or points, comma-separated",
     )
     p.add_argument("--depth", default="1", help="1, or 2: crash the resumed run too")
     p.add_argument("--seed", help="seed for random sampling (printed when chosen)")

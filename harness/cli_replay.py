@@ -96,6 +96,12 @@ def run(args: argparse.Namespace) -> int:
         return fail(exc.text())
     except ConfigError as exc:
         return fail(str(exc))
+    skip = kinds.unavailable([p.kind for p in cell.schedule], kind)
+    if skip:  # never failed, never passed: said, and nothing runs
+        for name, why in skip.items():
+            line = f"{cell.id}: skipped, {name} points cannot run here: {why}"
+            cli_output.plain(cli_output.stdout(), line)
+        return 0
     engine = Engine(
         EngineConfig(store=store, keep="all" if args.keep else "failed", work_parent=work_parent)
     )

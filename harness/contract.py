@@ -99,8 +99,9 @@ def cancel_ignored(scenario: Scenario, turns: Sequence[int]) -> list[Finding]:
 def confirmations(
     scenario: Scenario, session: Mapping[str, Any] | None, entries: Sequence[Entry]
 ) -> list[Finding]:
-    """In a finished run, every call of a tool that needs confirmation was applied (it has
-    a tool execution) when the scenario confirms it, and did not run when it refuses."""
+    """In a finished run, every call of a tool that needs confirmation was applied (its
+    effect is in the ledger and it was not answered as rejected) when the scenario
+    confirms it, and had no effect when it refuses."""
     if not scenario.confirm or session is None:
         return []
     effects = {e.signature for e in entries if e.phase == "started" and e.effect}
@@ -120,20 +121,21 @@ def confirmations(
                     continue
                 signature = (call["name"], canonical_arguments(call["arguments"]))
                 execution = executed.get((turn, index))
-                ran = signature in effects and (
-                    execution is not None and execution.get("status") != "rejected"
-                )
-                if answer and execution is None:
+                rejected = execution is not None and execution.get("status") == "rejected"
+                # Applied: its effect happened (the ledger). A missing execution record
+                # alone is the store's bookkeeping (tool-executions-lost), not a drop.
+                if answer and (rejected or signature not in effects):
                     found.append(
                         Finding(
                             "confirmation-dropped",
-                            f"run {run_id} completed without applying the confirmed call "
-                            f"{call['name']} of turn {turn}",
+                            f"run {run_id} completed "
+                            + ("rejecting" if rejected else "without applying")
+                            + f" the confirmed call {call['name']} of turn {turn}",
                             path=f"runs[{run_id!r}].tool_executions",
                             tool=call["name"],
                         )
                     )
-                elif not answer and ran:
+                elif not answer and signature in effects:
                     found.append(
                         Finding(
                             "confirmation-dropped",

@@ -117,14 +117,19 @@ class Crash:
         from .groups import apply_accepted
         from .options import ConfigError, OptionError
 
+        problem = None
         try:
             config = self._config(runtime, scenario, options)
             config.check()
         except OptionError as exc:
             key = "scenario" if exc.option == "scenarios" else exc.option
-            pytest.fail(exc.text(f"crash.check {key}"), pytrace=False)
+            problem = exc.text(f"crash.check {key}")
         except ConfigError as exc:
-            pytest.fail(f"{exc} (in crash.check)", pytrace=False)
+            problem = f"{exc} (in crash.check)"
+        if problem is not None:
+            # Outside the except clause: the failure is one line, without the option
+            # error chained to it as "During handling of the above exception".
+            pytest.fail(problem, pytrace=False)
         campaign = Campaign(config, accepted=self.state.accepted())
         outcome = campaign.run()
         if outcome.interrupted:

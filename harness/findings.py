@@ -59,6 +59,7 @@ _KINDS: tuple[FindingKind, ...] = (
     # losses
     FindingKind("run-lost", "lost", "high", "a run is not in the store after the crash"),
     FindingKind("acknowledged-lost", "lost", "high", "the runtime returned a status that the store does not hold"),
+    FindingKind("checkpoints-lost", "ok", "medium", "a power cut took back checkpoints that had landed (committed, not synced); what they held may run again"),
     # side effects (the ledger)
     FindingKind("effect-duplicated", "duplicated", "high", "a tool's side effect happened more often than the baseline's, beyond the bound"),
     FindingKind("effect-repeated", "ok", "info", "a call in flight at the crash ran again, as the bound allows"),
@@ -89,6 +90,17 @@ _KINDS: tuple[FindingKind, ...] = (
     FindingKind("error", "error", "high", "killpoint or one of its own dependencies failed on this cell"),
 )  # fmt: skip
 KINDS: dict[str, FindingKind] = {k.name: k for k in _KINDS}
+# Kinds grouped per tool: the tool is what the finding is about.
+BY_TOOL = frozenset(
+    {
+        "effect-duplicated",
+        "effect-repeated",
+        "effect-lost",
+        "effect-foreign",
+        "idempotency-key-changed",
+        "confirmation-dropped",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -118,8 +130,11 @@ class Finding:
 
     @property
     def group_key(self) -> str:
-        """The cause, across cells: kind, tool, and the path with its numbers made `*`."""
-        return f"{self.kind}:{self.tool or '-'}:{path_pattern(self.path) or '-'}"
+        """The cause, across cells: kind, tool, and the path with its numbers made `*`.
+        The tool only where it is the cause's subject (an effect, a key, a confirmation):
+        a store that drops the executions of a continued run drops whichever tools ran."""
+        tool = self.tool if self.kind in BY_TOOL else None
+        return f"{self.kind}:{tool or '-'}:{path_pattern(self.path) or '-'}"
 
     def to_json(self) -> dict[str, Any]:
         return {

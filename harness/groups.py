@@ -10,7 +10,7 @@ occurs is reported as fixed.
 The file is TOML:
 
     [[accept]]
-    group = "tool-executions-lost:search:runs[*].tool_executions"
+    group = "tool-executions-lost:-:runs[*].tool_executions"
     reason = "agno 3.1 keeps only the last leg's tool executions"
     link = "https://github.com/agno-agi/agno/issues/0000"   # optional
 """
@@ -137,7 +137,7 @@ def group_findings(cells: Iterable[Any], *, include_expected: bool = False) -> l
                 group = groups[key] = Group(
                     key=key,
                     kind=finding.kind,
-                    tool=finding.tool,
+                    tool=None if key.split(":", 2)[1] == "-" else key.split(":", 2)[1],
                     pattern=key.split(":", 2)[2],
                     severity=finding.severity,
                     verdict=finding.verdict,

@@ -97,6 +97,14 @@ def make_plan(config: CampaignConfig) -> MatrixPlan:
         if base.problem:
             plan.broken.append((row, base.problem))
         plan.cells += [c.id for c in campaign.cells_for(base)]
+    for s in campaign.point_skips:
+        row = "/".join((s.runtime, s.scenario, s.mode, campaign.store_kind))
+        plan.skipped.append((f"{row}/{s.point}", s.reason))
+    plan.skipped_rows += campaign.point_skips
+    for s in campaign.skipped_points:  # a kind that cannot run here: its points, skipped
+        row = "/".join((s.runtime, s.scenario, s.mode, campaign.store_kind))
+        plan.skipped.append((f"{row}/{s.reason.partition(' points: ')[0]}", s.reason))
+        plan.skipped_rows.append(s)
     return plan
 
 

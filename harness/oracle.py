@@ -133,7 +133,9 @@ def compare_sessions(
                 f"the session state differs at {len(diff)} place(s), first {diff[0].path}: "
                 f"{sides.expected} {_clip(diff[0].expected, 80)!r}, "
                 f"{sides.actual} {_clip(diff[0].actual, 80)!r}",
-                path="state",
+                # The part of the state that first differs (state.session_metrics, say):
+                # the cause across cells, not the value.
+                path=".".join(diff[0].path.split(".")[:2]),
                 expected_value=e["state"],
                 actual_value=a["state"],
             )

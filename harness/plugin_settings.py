@@ -32,7 +32,7 @@ OPTIONS: tuple[tuple[str, str, str, str | None, str], ...] = (
     ("--crash-modes", "crash_modes", "string", "MODES",
      "comma-separated checkpoint modes of the runtime (default: every mode it can run)"),
     ("--crash-points", "crash_points", "string", "POINTS",
-     "boundaries | kills | faults | all | random:N | kinds or points, comma-separated "
+     "boundaries | kills | faults | all | power-loss | random:N | kinds or points, comma-separated "
      "(default: all)"),
     ("--crash-depth", "crash_depth", "string", "1|2", "2: crash the resumed run too (default: 1)"),
     ("--crash-seed", "crash_seed", "string", "SEED",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import multiprocessing
+import multiprocessing.connection
 import os
 import signal
 import tempfile
@@ -59,6 +60,11 @@ _ctx: ForkServerContext | None = None
 _ctx_lock = threading.Lock()
 _live: set[Worker] = set()
 _live_lock = threading.Lock()
+# A forkserver child's exit status is 8 bytes on a pipe, read once. Process.start() reads
+# those of every other finished child (multiprocessing.process._cleanup), so a start in one
+# thread and a join in another can both read one status: the loser meets EOF and records
+# 255 ("could not read"). Starts and status reads take turns under this lock.
+_status_lock = threading.Lock()
 
 
 def context(extra_preload: Sequence[str] = ()) -> ForkServerContext:
@@ -137,7 +143,8 @@ class Worker:
         ctx = context()
         self.conn, child = ctx.Pipe(duplex=True)
         self.proc = ctx.Process(target=worker_main, args=(spec, child), daemon=False)
-        self.proc.start()
+        with _status_lock:
+            self.proc.start()
         child.close()
         self.pid: int = self.proc.pid  # type: ignore[assignment]
         self.exitcode: int | None = None
@@ -270,9 +277,12 @@ class Worker:
         self.event(f"{self.spec.log_name} woken (SIGCONT)", "wake")
 
     def _reap(self) -> None:
-        # join() returns when the forkserver has waited for the child: its real status.
-        self.proc.join()
-        self.exitcode = self.proc.exitcode
+        # The sentinel is readable once the forkserver has waited for the child and sent
+        # its real status; waiting for that needs no lock, reading it does.
+        multiprocessing.connection.wait([self.proc.sentinel])
+        with _status_lock:
+            self.proc.join()
+            self.exitcode = self.proc.exitcode
         self.conn.close()
         with _live_lock:
             _live.discard(self)

@@ -341,15 +341,34 @@ class KillpointSession:
         from .campaign import CampaignResult, sorted_cells
 
         plan = self._plan if self.settings.matrix else None
-        result = CampaignResult(self.campaign_config(), self.seed, accepted=self.accepted())
-        result.cells = sorted_cells(list(self.results.values()))
+        cells = sorted_cells(list(self.results.values()))
+        # Without the matrix, every cell came from a crash.check: the header says what they
+        # ran (their runtime, modes and points), not the session's defaults.
+        config = self.campaign_config() if plan is not None else self._ran_config(cells)
+        result = CampaignResult(config, self.seed, accepted=self.accepted())
+        result.cells = cells
         result.seconds = time.monotonic() - self.t0
         result.interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
+        result.planned = len(cells)
         if plan is not None:
             result.baselines = plan.baselines
             result.skipped = plan.skipped_rows
-            result.planned = len(plan.cells)
+            planned = set(plan.cells)
+            result.planned = len(plan.cells) + sum(c.id not in planned for c in cells)
         return result
+
+    def _ran_config(self, cells: list[CellResult]) -> CampaignConfig:
+        from . import kinds
+
+        if not cells:
+            return self.campaign_config()
+        ran = {p.split(":", 1)[0] for c in cells for p in c.schedule}
+        return self.campaign_config(
+            runtime=",".join(dict.fromkeys(c.runtime for c in cells)),
+            scenarios=tuple(dict.fromkeys(c.scenario for c in cells)),
+            modes=tuple(dict.fromkeys(c.mode for c in cells)),
+            points=",".join(k for k in kinds.REGISTRY if k in ran) or "all",
+        )
 
     def write_reports(self, session: pytest.Session, exitstatus: int) -> None:
         from .redact import redact

@@ -338,7 +338,29 @@ def _cell_data(cell: Mapping[str, Any], strings: Strings) -> dict[str, Any]:
                 if isinstance(run, Mapping)
             ],
         }
+        cut = _cut_data(store.get("power_cut"), strings)
+        if cut is not None:  # a power-loss cell: what each file kept at the cut
+            data["store"]["cut"] = cut
     return data
+
+
+CUT_COLUMNS = ("entry", "synced_bytes", "lost_bytes", "live_bytes", "syncs", "torn_bytes")
+
+
+def _cut_data(cut: Any, strings: Strings) -> dict[str, Any] | None:
+    """A power cut's evidence (killpoint.powerloss.CutReport.to_json): what each file kept."""
+    if not isinstance(cut, Mapping):
+        return None
+    files = cut.get("files") if isinstance(cut.get("files"), Mapping) else {}
+    return {
+        "synced": number(cut.get("synced_bytes")),
+        "lost": number(cut.get("lost_bytes")),
+        "files": [
+            [strings(visible(path)), *(number(f.get(k)) for k in CUT_COLUMNS)]
+            for path, f in sorted(files.items())
+            if isinstance(f, Mapping)
+        ],
+    }
 
 
 def _deciding_kind(cell: Mapping[str, Any]) -> str:

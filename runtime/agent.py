@@ -18,7 +18,7 @@ from .messages import Message, RunOutput, ToolCall, ToolExecution, Usage
 from .model import ModelError, OpenAIResponses
 from .status import CHECKPOINT_MODES, RunStatus
 from .store import Checkpoint, Owner, Store
-from .tools import Tool, as_tool
+from .tools import SESSION_STATE, Tool, as_tool
 
 
 def idempotency_key(run_id: str, turn: int, call_index: int) -> str:
@@ -280,11 +280,24 @@ class Agent:
 
     async def _run_batch(self, st: _RunState, batch: Message) -> None:
         turn = sum(1 for m in st.messages if m.role == "assistant")
+        # "tool" mode checkpoints each result with the session state. A call that updates
+        # the state holds this lock from its start to its checkpoint, and every other
+        # call's checkpoint waits for it: no checkpoint holds an update whose call has no
+        # durable result (a resume would run that call again and apply it twice).
+        state_turn = asyncio.Lock()
 
         async def one(index: int, call: ToolCall) -> ToolExecution:
             done = st.executions.get(call.call_id)
             if done is not None:  # its result landed before the crash ("tool" mode)
                 return done
+            if self.checkpoint == "tool" and self._takes_state(call):
+                async with state_turn:
+                    # The call before it may have found the run taken over at its checkpoint.
+                    self._fence(st)
+                    return await run(index, call, holding=True)
+            return await run(index, call, holding=False)
+
+        async def run(index: int, call: ToolCall, *, holding: bool) -> ToolExecution:
             key = idempotency_key(st.run_id, turn, index)
             result, status = await self._execute(st, call, key)
             execution = ToolExecution(
@@ -297,9 +310,11 @@ class Agent:
                 call_index=index,
                 idempotency_key=key,
             )
-            st.executions[call.call_id] = execution
-            if self.checkpoint == "tool":
-                self._write(st, RunStatus.RUNNING)
+            if self.checkpoint == "tool" and not holding:
+                async with state_turn:
+                    self._record(st, execution)
+            else:
+                self._record(st, execution)
             return execution
 
         # The post-gather barrier: every call of the batch has a result after this line.
@@ -310,6 +325,15 @@ class Agent:
                     role="tool", content=e.result, call_id=e.call_id, name=e.name, status=e.status
                 )
             )
+
+    def _takes_state(self, call: ToolCall) -> bool:
+        tool = self._tools.get(call.name)
+        return tool is not None and SESSION_STATE in tool.injected
+
+    def _record(self, st: _RunState, execution: ToolExecution) -> None:
+        st.executions[execution.call_id] = execution
+        if self.checkpoint == "tool":
+            self._write(st, RunStatus.RUNNING)
 
     async def _execute(self, st: _RunState, call: ToolCall, key: str) -> tuple[str, str]:
         tool = self._tools.get(call.name)

@@ -15,6 +15,7 @@ from .builtin import (
     multi_run,
     parallel_fetch,
     research,
+    session_state,
     side_effects,
     tool_error,
 )
@@ -43,6 +44,7 @@ BUILTINS: dict[str, Scenario] = {
         large_output.SCENARIO,
         hostile_content.SCENARIO,
         multi_run.SCENARIO,
+        session_state.SCENARIO,
     )
 }
 

@@ -14,8 +14,9 @@ from . import gates
 from .ledger import Ledger
 
 IDEMPOTENCY_KEY = "idempotency_key"
+SESSION_STATE = "session_state"
 # Parameters a runtime fills in itself (the model never sends them): not the call's arguments.
-INJECTED = frozenset({IDEMPOTENCY_KEY, "session_state", "run_id"})
+INJECTED = frozenset({IDEMPOTENCY_KEY, SESSION_STATE, "run_id"})
 _IDEMPOTENT = "__killpoint_idempotent__"
 
 

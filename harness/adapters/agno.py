@@ -15,6 +15,7 @@ other field agno persists, minus `EXCLUDED`.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import os
 import threading
@@ -24,6 +25,7 @@ from typing import Any
 from sqlalchemy import Engine, create_engine, event, text
 
 from killpoint.scenarios import Ledger, RunResult, Scenario, ToolEnv
+from killpoint.scenarios.tooling import SESSION_STATE
 
 from ..adapter import RuntimeAdapter
 from ..checkpoint_gates import CheckpointGates
@@ -142,6 +144,8 @@ class AgnoDriver:
         self._last: dict[str, Any] = {}  # run_id -> the RunOutput agno last returned
         tools: list[Any] = []
         for fn in scenario.build_tools(ToolEnv(ledger)):
+            if SESSION_STATE in inspect.signature(fn).parameters:
+                fn = _with_session_state(fn)
             if fn.__name__ in scenario.confirm:
                 tools.append(tool(requires_confirmation=True)(fn))
             else:
@@ -202,6 +206,33 @@ class AgnoDriver:
 
     def dispose(self) -> None:
         self.db.db_engine.dispose()
+
+
+def _with_session_state(fn: Any) -> Any:
+    """A scenario tool that takes `session_state`, as agno hands it over: agno injects its
+    `run_context` (hidden from the model by name) and the tool gets the context's
+    `session_state`, the dict agno persists with the session."""
+
+    def call(**kwargs: Any) -> Any:
+        context = kwargs.pop("run_context")
+        if context.session_state is None:
+            context.session_state = {}
+        return fn(**kwargs, session_state=context.session_state)
+
+    signature = inspect.signature(fn)
+    call.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[
+            p.replace(name="run_context", annotation=inspect.Parameter.empty)
+            if p.name == SESSION_STATE
+            else p
+            for p in signature.parameters.values()
+        ]
+    )
+    call.__annotations__ = {
+        k: v for k, v in getattr(fn, "__annotations__", {}).items() if k != SESSION_STATE
+    }
+    call.__name__, call.__doc__ = fn.__name__, fn.__doc__
+    return call
 
 
 def _result(out: Any) -> RunResult:

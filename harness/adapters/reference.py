@@ -154,7 +154,10 @@ class ReferenceAdapter(RuntimeAdapter):
     # -- reading back -------------------------------------------------------------------
 
     def progress(self, store_url: str, session_id: str) -> int:
-        with _store(store_url).reading() as conn:
+        store = _store(store_url)
+        if not store.has_schema():  # a store a power cut took back to empty
+            return 0
+        with store.reading() as conn:
             return int(conn.execute(PROGRESS, {"session_id": session_id}).scalar_one())
 
     def lease_deadline(self, store_url: str, session_id: str) -> float | None:

@@ -16,6 +16,7 @@ from .base import CellContext, Plan, PointKind
 from .double_resume import DoubleResume
 from .kills import AfterCheckpoint, MidBatch, MidCommit, MidModel
 from .model_faults import ModelFault
+from .power_loss import PowerLoss, PowerLossMidCommit
 from .store_faults import LockHeld
 from .takeover import Sigstop, SigstopWriting
 
@@ -47,6 +48,8 @@ for _kind in (
     ModelFault("model-500", "500"),
     ModelFault("model-timeout", "timeout"),
     LockHeld(),
+    PowerLoss(),
+    PowerLossMidCommit(),
 ):
     register(_kind)
 
@@ -95,6 +98,16 @@ def one_trace_only(base: Baseline, names: Iterable[str] | None = None) -> list[C
     return sorted(set(_offered(base, names)) ^ set(_offered(other, names)), key=CrashPoint.sort_key)
 
 
+def unavailable(names: Iterable[str], store_kind: str) -> dict[str, str]:
+    """The named kinds that cannot run here, each with its reason (its cells are skipped)."""
+    found = {}
+    for name in dict.fromkeys(names):
+        why = get(name).unavailable(store_kind)
+        if why is not None:
+            found[name] = why
+    return found
+
+
 def plan(base: Baseline, point: CrashPoint) -> Plan:
     return get(point.kind).plan(base, point)
 
@@ -134,4 +147,5 @@ __all__ = [
     "plan",
     "points_of",
     "register",
+    "unavailable",
 ]

@@ -121,6 +121,10 @@ class CellContext(Protocol):
 
     def add(self, finding: Finding) -> None: ...
 
+    def evidence(self, name: str, value: dict[str, Any]) -> None:
+        """Evidence of the kind's own, kept with the store at the crash (`name`: value)."""
+        ...
+
     def end(self, finding: Finding) -> None:
         """Record the finding and end the cell here."""
         ...

@@ -74,11 +74,26 @@ class MidBatch:
         i = point.i
         # Call i has done its effect and is held before its result goes back; later calls
         # are held before they start; earlier calls run to the end.
-        arm = (batch.calls[i].finished, *(c.started for c in batch.calls[i + 1 :]))
+        call = batch.calls[i]
+        later = batch.calls[i + 1 :]
+        arm = (call.finished, *(c.started for c in later))
+        # Waited for: the later calls the runtime starts while call i runs. One that runs
+        # them after it (as the reference runtime runs calls that update the session state,
+        # one at a time) starts none of them before call i ends: not started either way.
+        finished_at = base.position(call.finished)
+        concurrent = [c.started for c in later if base.position(c.started) < finished_at]
         run, started = base.run_at(batch.first_index)
         # A mode that makes each result durable on its own has one checkpoint per call done.
         done = base.landed_before(batch.first_index) + (i if base.per_call else 0)
-        return Plan(point, arm, frozenset(arm), done, run, started, finished_first=batch.calls[:i])
+        return Plan(
+            point,
+            arm,
+            frozenset({call.finished, *concurrent}),
+            done,
+            run,
+            started,
+            finished_first=batch.calls[:i],
+        )
 
     def describe(self, point: CrashPoint) -> str:
         i = point.i or 0

@@ -10,6 +10,8 @@ import tempfile
 from pathlib import Path
 
 FUSE_DEVICE = Path("/dev/fuse")
+# Set (to anything) to run as if FUSE were missing here: power-loss cells are skipped.
+NO_FUSE_ENV = "KILLPOINT_NO_FUSE"
 
 
 def _library_problem() -> str | None:
@@ -56,8 +58,15 @@ def _mount_problem() -> str | None:
     return None
 
 
-@functools.cache
 def available() -> str | None:
     """None when the power-loss filesystem mounts and serves here; otherwise the reason,
-    naming what to install or allow. Checked once per process (the last check mounts)."""
+    naming what to install or allow. Checked once per process (the last check mounts),
+    except for KILLPOINT_NO_FUSE, read each time."""
+    if os.environ.get(NO_FUSE_ENV):
+        return f"{NO_FUSE_ENV} is set: killpoint runs as if FUSE were missing here"
+    return _problem()
+
+
+@functools.cache
+def _problem() -> str | None:
     return _library_problem() or _device_problem() or _mount_problem()

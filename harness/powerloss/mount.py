@@ -220,15 +220,26 @@ class PowerLossFS:
         MountBusy names the processes that still hold a file in the mount: close them
         first (for a SQLite store, the engine's pooled connections)."""
         if self.mounted:
-            try:
-                unmount(self.mountpoint)
-            except MountBusy as exc:
-                held = "; ".join(holders(self.mountpoint)) or "none found"
-                raise MountBusy(
-                    exc.errno,
-                    f"killpoint: cannot unmount {str(self.mountpoint)!r}: files are open in it "
-                    f"({held}); close them (engines, connection pools) before unmount()",
-                ) from None
+            deadline = time.monotonic() + self.timeout
+            pause = 0.001
+            while True:
+                try:
+                    unmount(self.mountpoint)
+                    break
+                except MountBusy as exc:
+                    held = holders(self.mountpoint)
+                    if held or time.monotonic() >= deadline:
+                        raise MountBusy(
+                            exc.errno,
+                            f"killpoint: cannot unmount {str(self.mountpoint)!r}: files are open "
+                            f"in it ({'; '.join(held) or 'none found'}); close them (engines, "
+                            "connection pools) before unmount()",
+                        ) from None
+                # No process holds a file: the kernel keeps the mount busy until the server
+                # has answered the RELEASE of files closed just now (FUSE sends it
+                # asynchronously, after close() and after a killed worker is reaped).
+                time.sleep(pause)
+                pause = min(pause * 2, 0.05)
             self._wait_exit()
         self._install()
         return self.mountpoint

@@ -6,14 +6,19 @@ the reference adapter with one defect swapped in.
 
 from __future__ import annotations
 
+import json
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
-from sqlalchemy import delete, insert
+from sqlalchemy import delete, insert, select, update
 
 from killpoint.adapters.reference import ReferenceAdapter, ReferenceDriver
 from killpoint.runtime import Agent, RunStatus, Store
-from killpoint.runtime.store import schema
+from killpoint.runtime.messages import RunOutput, ToolCall
+from killpoint.runtime.store import schema, sql
 from killpoint.runtime.store.store import Checkpoint, StoredRun
 
 
@@ -112,6 +117,167 @@ class SilentFinalWriteAgent(Agent):
         super()._write(st, status, **kwargs)
 
 
+# -- one per contract check: each breaks the contract in the baseline too, so that only the
+# contract (not a comparison with the baseline) can see it.
+
+
+class ReopeningStore(Store):
+    """Resuming a run reopens its session: the other COMPLETED runs are set back to
+    RUNNING (ownerless) while the resumed run goes on, and closed again when it completes.
+    (Left RUNNING at the end, the status would also break what the baseline acknowledged.)"""
+
+    def claim(self, run_id: str, session_id: str, owner: Any, *, lease_seconds: float) -> StoredRun:
+        run = super().claim(run_id, session_id, owner, lease_seconds=lease_seconds)
+        self._others(session_id, run_id, RunStatus.COMPLETED, RunStatus.RUNNING)
+        return run
+
+    def write_checkpoint(self, cp: Checkpoint) -> int:
+        version = super().write_checkpoint(cp)
+        if cp.status is RunStatus.COMPLETED:
+            self._others(cp.session_id, cp.run_id, RunStatus.RUNNING, RunStatus.COMPLETED)
+        return version
+
+    def _others(self, session_id: str, run_id: str, old: RunStatus, new: RunStatus) -> None:
+        runs = schema.runs.c
+        with self.writing() as conn:
+            conn.execute(
+                update(schema.runs)
+                .where(
+                    runs.session_id == session_id,
+                    runs.run_id != run_id,
+                    runs.status == old.value,
+                    runs.owner.is_(None),
+                )
+                .values(status=new.value)
+            )
+
+
+class LateCancelAgent(Agent):
+    """A cancel is noted in memory and honoured only when the model has nothing left to
+    call: every remaining batch runs first (agno 3.1's non-streaming run does this)."""
+
+    cancelled: set[str]
+
+    def cancel_run(self, run_id: str) -> None:
+        self.__dict__.setdefault("cancelled", set()).add(run_id)
+
+    def _finish(self, st: Any, status: RunStatus, **kwargs: Any) -> RunOutput:
+        if status is RunStatus.COMPLETED and st.run_id in self.__dict__.get("cancelled", ()):
+            status = RunStatus.CANCELLED
+        return super()._finish(st, status, **kwargs)
+
+
+class DroppingConfirmationsAgent(Agent):
+    """The answers given to continue a PAUSED run are dropped: every waiting call is
+    rejected as if the user had said no."""
+
+    async def acontinue_run(
+        self, run_id: str, session_id: str, *, confirmations: Mapping[str, bool] | None = None
+    ) -> RunOutput:
+        dropped = dict.fromkeys(confirmations or {}, False)
+        return await super().acontinue_run(run_id, session_id, confirmations=dropped)
+
+
+def _merge(stored: Any, new: Any) -> Any:
+    if isinstance(stored, dict) and isinstance(new, dict):
+        return {k: _merge(stored.get(k), new.get(k)) for k in {*stored, *new}}
+    if isinstance(stored, list) and isinstance(new, list):
+        return stored + new
+    if isinstance(stored, int) and isinstance(new, int):
+        return stored + new
+    return new if new is not None else stored
+
+
+class AddingStateStore(Store):
+    """A run's terminal write adds the run's session state to the stored one (numbers
+    summed, lists joined) instead of replacing it: every update of the run applied twice."""
+
+    def write_checkpoint(self, cp: Checkpoint) -> int:
+        if cp.status.terminal:
+            with self.reading() as conn:
+                raw = conn.execute(
+                    select(schema.sessions.c.state).where(
+                        schema.sessions.c.session_id == cp.session_id
+                    )
+                ).scalar_one_or_none()
+            stored = json.loads(raw) if raw else {}
+            cp = replace(cp, session_state=_merge(stored, cp.session_state))
+        return super().write_checkpoint(cp)
+
+
+class PerWorkerKeyAgent(Agent):
+    """Idempotency keys that name the worker process: a call repeated by the worker that
+    resumes the run carries a new key, so the tool's effect happens again."""
+
+    async def _execute(self, st: Any, call: ToolCall, key: str) -> tuple[str, str]:
+        return await super()._execute(st, call, f"{key}:{os.getpid()}")
+
+
+class _CasIgnored:
+    """A write transaction's connection whose run-row compare-and-swap always lands: when
+    the guarded UPDATE matches no row (another worker owns the run now), the same fields
+    are written without the guard, keeping the row's owner, lease and version."""
+
+    _FIELDS = (
+        "status",
+        "content",
+        "error",
+        "usage",
+        "pending_confirmations",
+        "last_checkpoint_at_message_index",
+        "checkpoints",
+        "updated_at",
+    )
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+
+    def execute(self, statement: Any, params: Any = None, *args: Any, **kwargs: Any) -> Any:
+        result = self._conn.execute(statement, params, *args, **kwargs)
+        guarded = statement is sql.UPDATE_RUN or statement is sql.UPDATE_RUN_CANCEL
+        if guarded and result.rowcount == 0:
+            result = self._conn.execute(
+                update(schema.runs)
+                .where(schema.runs.c.run_id == params["run_id"])
+                .values({k: params[k] for k in self._FIELDS})
+            )
+        return result
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._conn, name)
+
+
+class BlindWriteStore(Store):
+    """Checkpoints without compare-and-swap: the agent still fences before each batch, but
+    a checkpoint lands whoever owns the run now (rows last-writer-wins, so the owner's own
+    next write lands too)."""
+
+    @contextmanager
+    def writing(self) -> Iterator[Any]:
+        with super().writing() as conn:
+            yield _CasIgnored(conn)
+
+    @staticmethod
+    def append_rows(conn: Any, cp: Checkpoint) -> None:
+        if cp.new_messages:
+            conn.execute(
+                delete(schema.run_messages).where(
+                    schema.run_messages.c.run_id == cp.run_id,
+                    schema.run_messages.c.idx >= cp.first_new_index,
+                )
+            )
+        if cp.new_tool_executions:
+            conn.execute(
+                delete(schema.tool_executions).where(
+                    schema.tool_executions.c.run_id == cp.run_id,
+                    schema.tool_executions.c.call_id.in_(
+                        [e.call_id for e in cp.new_tool_executions]
+                    ),
+                )
+            )
+        Store.append_rows(conn, cp)
+
+
 def _adapter(name: str, agent: type[Agent] = Agent, store: type[Store] = Store) -> ReferenceAdapter:
     driver = type(f"{name}Driver", (ReferenceDriver,), {"agent_class": agent, "store_class": store})
     adapter = type(f"{name}Adapter", (ReferenceAdapter,), {"name": name, "driver_class": driver})
@@ -149,4 +315,45 @@ VARIANTS = (
     "rerun_finished",
     "running_as_completed",
     "silent_final_write",
+)
+
+
+def reopening() -> ReferenceAdapter:
+    return _adapter("reopening", store=ReopeningStore)
+
+
+def late_cancel() -> ReferenceAdapter:
+    return _adapter("late-cancel", agent=LateCancelAgent)
+
+
+def dropping_confirmations() -> ReferenceAdapter:
+    return _adapter("dropping-confirmations", agent=DroppingConfirmationsAgent)
+
+
+def adding_state() -> ReferenceAdapter:
+    return _adapter("adding-state", store=AddingStateStore)
+
+
+def per_worker_key() -> ReferenceAdapter:
+    return _adapter("per-worker-key", agent=PerWorkerKeyAgent)
+
+
+def blind_write() -> ReferenceAdapter:
+    return _adapter("blind-write", store=BlindWriteStore)
+
+
+# Each breaks one promise in the baseline too: (variant, the finding kind that alone
+# names it, the cell that shows it).
+CONTRACT_VARIANTS = (
+    ("reopening", "status-regressed", "multi-run/tool-batch/after-checkpoint:3+mid-model:4"),
+    ("late_cancel", "cancel-ignored", "cancel/tool-batch/after-checkpoint:1"),
+    ("dropping_confirmations", "confirmation-dropped", "confirm/tool-batch/after-checkpoint:1"),
+    ("adding_state", "state-not-once", "session-state/tool-batch/after-checkpoint:2"),
+    (
+        "per_worker_key",
+        "idempotency-key-changed",
+        "side-effects-idempotent/tool-batch/mid-batch:2:0",
+    ),
+    ("silent_final_write", "acknowledged-lost", "multi-run/tool-batch/after-checkpoint:2"),
+    ("blind_write", "stale-write", "research/tool-batch/sigstop-writing:2"),
 )

@@ -401,3 +401,57 @@ def test_the_demo_cell_on_postgresql(tmp_path: Path, pg_url: str) -> None:
     assert ["tool-executions-lost"] == [f["kind"] for f in result.findings]
     assert 1 == (result.store_at_crash or {}).get("checkpoints")
     assert_no_worker_alive(worker_pids([result]))
+
+
+# -- what the contract checks find in agno, pinned ------------------------------------------
+
+
+def agno_cell(tmp_path: Path, scenario: str, schedule: str) -> Any:
+    engine = Engine(EngineConfig(work_root=tmp_path / "work", keep="none"))
+    return engine.run_cell(Cell("agno", scenario, "tool-batch", "sqlite", parse_schedule(schedule)))
+
+
+def sentences(result: Any, kind: str) -> list[str]:
+    return [f["sentence"] for f in result.findings if f["kind"] == kind]
+
+
+@pytest.mark.slow
+class TestContractFindings:
+    def test_a_kill_between_the_two_transactions_applies_session_state_twice(
+        self, tmp_path: Path
+    ) -> None:
+        """Killed after the session row (with the batch's state) committed and before the
+        run row did, the resumed run redoes the batch and its tools update the state
+        again: the tally counts 5 fruits in run 1 instead of 4, and a note is doubled."""
+        result = agno_cell(tmp_path, "session-state", "mid-commit:2")
+        assert ("diverged", False, [-9, 0]) == (result.verdict, result.expected, result.exit_codes)
+        assert [
+            "the session's count is 6 but its runs called tally 5 time(s)",
+            "the session's notes are ['pear is ripe', 'pear is ripe', 'kiwi came last'] but "
+            "the note calls were ['pear is ripe', 'kiwi came last']",
+        ] == sentences(result, "state-not-once")
+        assert [
+            "runs[0].content: baseline 'Tallied apple, pear, fig, plum: plum tallied (4 so far).', "
+            "resumed 'Tallied apple, pear, fig, plum: plum tallied (5 so far).'"
+        ] == sentences(result, "run-differs")[:1]
+        assert_no_worker_alive(worker_pids([result]))
+
+    def test_a_cancel_lets_every_remaining_batch_run(self, tmp_path: Path) -> None:
+        """agno's non-streaming run checks for a cancel only around its tool loop: asked
+        to cancel during model turn 3, it still requests turns 4 to 7 (its baseline too)."""
+        result = agno_cell(tmp_path, "cancel", "after-checkpoint:1")
+        assert [
+            "a cancel was requested during model turn 3, yet model turn(s) 4, 5, 6, 7 were "
+            "requested"
+        ] == sentences(result, "cancel-ignored")
+
+    def test_two_resumers_repeat_the_effects_whatever_else_differs(self, tmp_path: Path) -> None:
+        """Without ownership both resumers drive the run: the receipt is sent twice, and
+        the cell says so beside the lost tool execution (duplicates are always counted)."""
+        result = agno_cell(tmp_path, "side-effects", "double-resume:1")
+        assert ("duplicated", 2, 0) == (result.verdict, result.duplicates, result.bound)
+        kinds = [f["kind"] for f in result.findings]
+        assert {"two-drivers", "effect-duplicated", "tool-executions-lost"} == set(kinds)
+        assert ["send_email", "send_sms"] == sorted(
+            f["tool"] for f in result.findings if f["kind"] == "effect-duplicated"
+        )

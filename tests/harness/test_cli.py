@@ -47,6 +47,7 @@ class TestBadInput:
             (["--store", "mysql://u@h/db"], "'mysql'"),
             (["--store", "postgresql+psycopg://nobody@127.0.0.1:1/db"], "cannot reach the store"),
             (["--json", "/proc/killpoint/out.json"], "cannot write in '/proc/killpoint'"),
+            (["--report", "/proc/kp.html"], "cannot write in '/proc'"),
             (
                 ["--work-dir", "/proc/killpoint/work"],
                 "--work-dir='/proc/killpoint/work': cannot keep cells there",
@@ -272,3 +273,114 @@ class TestUserProject:
         )  # fmt: skip
         assert 0 == again.returncode, again.stderr + again.stdout
         assert f"{row}/after-checkpoint:1: ok (expected)" in again.stdout
+
+
+class TestPointsARowLacks:
+    def test_an_explicit_point_a_row_lacks_is_skipped_with_the_reason(self, tmp_path: Path) -> None:
+        """`--points lock-held:2` in mode runs (one checkpoint) and `after-checkpoint:9` of a
+        five-checkpoint row are skipped with the reason, never run as `missed` cells; the
+        rows that have them run them."""
+        path = tmp_path / "m.json"
+        result = killpoint(
+            "matrix", "--scenarios", "research", "--modes", "runs,tool-batch",
+            "--points", "lock-held:2,after-checkpoint:9", "--json", str(path),
+            "--report", str(tmp_path / "m.html"),
+        )  # fmt: skip
+        assert 0 == result.returncode, result.stdout + result.stderr
+        document = json.loads(path.read_text())
+        assert {"reference/research/tool-batch/sqlite/lock-held:2": "ok"} == {
+            c["id"]: c["verdict"] for c in document["cells"]
+        }
+        skipped = {(s["mode"], s["point"]): s["reason"] for s in document["skipped"]}
+        assert {("runs", "lock-held:2"), ("runs", "after-checkpoint:9"),
+                ("tool-batch", "after-checkpoint:9")} == set(skipped)  # fmt: skip
+        assert skipped[("runs", "lock-held:2")].startswith(
+            "point lock-held:2 is not in this row (1 checkpoint(s) in its baseline)"
+        )
+        assert "skipped research/runs: point lock-held:2 is not in this row" in result.stdout
+
+    def test_replaying_a_point_the_row_lacks_is_bad_input(self) -> None:
+        result = killpoint("replay", "reference/research/tool-batch/sqlite/after-checkpoint:9")
+        assert 2 == result.returncode, result.stdout + result.stderr
+        assert 1 == len(result.stderr.strip().splitlines()), result.stderr
+        assert "after-checkpoint:9" in result.stderr
+        assert "" == result.stdout
+
+
+class TestOutput:
+    def test_failure_text_is_printed_as_it_is_on_stdout_in_long_lines(self, tmp_path: Path) -> None:
+        """A runtime error that reads like rich markup (`[/]`, `[bold]`) is printed as it
+        is, cut with an ellipsis; the summary goes to stdout (a pipe here), unwrapped at
+        80 columns; the paths written are absolute; `killpoint report` writes beside its
+        JSON."""
+        sub = tmp_path / "sub"
+        result = killpoint(
+            "matrix", "--runtime", "tests.harness.broken_adapters:Bracketed",
+            "--scenarios", "research", "--modes", "tool-batch", "--points", "after-checkpoint:1",
+            "--json", "sub/m.json", "--report", "sub/m.html", cwd=tmp_path,
+            env={"PYTHONPATH": str(REPO)},
+        )  # fmt: skip
+        assert 1 == result.returncode, result.stdout + result.stderr
+        assert "Traceback" not in result.stderr and "MarkupError" not in result.stderr
+        lines = result.stdout.splitlines()
+        said = next(line for line in lines if "the store said" in line)
+        assert "the store said [/] and [bold]loud[/bold] and so on" in said
+        assert said.endswith("…") and "and so on and so on" in said
+        row = "tests.harness.broken_adapters:Bracketed/research/tool-batch/sqlite"
+        assert any(f"killpoint replay {row}/after-checkpoint:1" in line for line in lines)
+        assert any(line.startswith("crash matrix") for line in lines)  # the table's title
+        written = next(line for line in lines if line.startswith("written: "))
+        assert f"written: {sub / 'm.json'}, {sub / 'm.html'}" == written
+        assert "written:" not in result.stderr
+
+        (sub / "m.html").unlink()
+        report = killpoint("report", "sub/m.json", cwd=tmp_path)
+        assert 0 == report.returncode, report.stderr
+        assert str(sub / "m.html") == report.stdout.strip()
+        assert (sub / "m.html").exists()
+
+
+class TestRerunAndAccept:
+    def test_rerun_failed_reruns_those_cells_and_an_accept_file_lets_them_pass(
+        self, tmp_path: Path
+    ) -> None:
+        """--rerun-failed runs exactly the unexpected cells of a report; --accept with their
+        group key makes them accepted (exit 0); a report with nothing unexpected reruns
+        nothing."""
+        row = "tests.harness.broken_adapters:Stamped/research/tool-batch/sqlite"
+        first = killpoint(
+            "matrix", "--runtime", "tests.harness.broken_adapters:Stamped",
+            "--scenarios", "research", "--modes", "tool-batch",
+            "--points", "after-checkpoint:1,after-checkpoint:2",
+            "--json", str(tmp_path / "a.json"), "--report", str(tmp_path / "a.html"),
+        )  # fmt: skip
+        assert 1 == first.returncode, first.stdout + first.stderr
+        document = json.loads((tmp_path / "a.json").read_text())
+        failed = sorted(c["id"] for c in document["cells"] if not c["expected"])
+        # A row whose baseline is not deterministic carries that in one cell.
+        assert [f"{row}/after-checkpoint:1"] == failed
+
+        again = killpoint(
+            "matrix", "--rerun-failed", str(tmp_path / "a.json"),
+            "--json", str(tmp_path / "b.json"), "--report", str(tmp_path / "b.html"),
+        )  # fmt: skip
+        assert 1 == again.returncode, again.stdout + again.stderr
+        rerun = json.loads((tmp_path / "b.json").read_text())
+        assert failed == sorted(c["id"] for c in rerun["cells"])
+
+        (key,) = {g["key"] for g in rerun["groups"] if g["verdict"] != "ok"}
+        accept = tmp_path / "accept.toml"
+        accept.write_text(f'[[accept]]\ngroup = "{key}"\nreason = "a clock in every run"\n')
+        accepted = killpoint(
+            "matrix", "--rerun-failed", str(tmp_path / "a.json"), "--accept", str(accept),
+            "--json", str(tmp_path / "c.json"), "--report", str(tmp_path / "c.html"),
+        )  # fmt: skip
+        assert 0 == accepted.returncode, accepted.stdout + accepted.stderr
+        assert f"accepted: {key}: 1 cell(s): a clock in every run" in accepted.stdout
+
+        nothing = killpoint(
+            "matrix", "--rerun-failed", str(tmp_path / "c.json"),
+            "--json", str(tmp_path / "d.json"), "--report", str(tmp_path / "d.html"),
+        )  # fmt: skip
+        assert 0 == nothing.returncode, nothing.stdout + nothing.stderr
+        assert "nothing to rerun" in nothing.stdout

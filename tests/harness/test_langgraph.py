@@ -54,7 +54,9 @@ ROWS = [
     (name, mode)
     for name, scenario in scenarios.BUILTINS.items()
     for mode in MODES
-    if scenario.cancel_at_turn is None and not (scenario.mid_run_only and mode == "exit")
+    if scenario.cancel_at_turn is None
+    and scenario.state_invariant is None
+    and not (scenario.mid_run_only and mode == "exit")
 ]
 
 
@@ -164,6 +166,17 @@ class TestAdapter:
         assert [("langgraph", "research", m, "sqlite") for m in MODES] == rows
         assert [("cancel", m) for m in MODES] == [(s.scenario, s.mode) for s in skipped]
         assert all("no run cancellation" in s.reason for s in skipped)
+
+    def test_session_state_is_skipped_with_the_reason(self, tmp_path: Path) -> None:
+        """The graph keeps MessagesState only: the `session-state` rows are skipped, every
+        mode, saying why."""
+        config = CampaignConfig(
+            runtime="langgraph", scenarios=("session-state", "research"), work_root=tmp_path
+        )
+        rows, skipped = Campaign(config).rows()
+        assert [("langgraph", "research", m, "sqlite") for m in MODES] == rows
+        assert [("session-state", m) for m in MODES] == [(s.scenario, s.mode) for s in skipped]
+        assert all("no session state" in s.reason for s in skipped)
 
     def test_an_unknown_mode_name_is_refused(self, tmp_path: Path) -> None:
         """A mode name the adapter does not declare never reaches LangGraph."""

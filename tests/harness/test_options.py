@@ -62,7 +62,7 @@ class TestParsing:
             (
                 {"points": ","},
                 "points",
-                "selects nothing; choose from boundaries, kills, faults, all",
+                "selects nothing; choose from boundaries, kills, faults, power-loss, all",
             ),
             ({"depth": "3"}, "depth", "give a whole number from 1 to 2"),
             ({"workers": "0"}, "workers", "give a whole number at least 1"),
@@ -128,7 +128,7 @@ class TestEnvironment:
 
 BAD = [
     ("modes", "fast", "not a mode of runtime 'reference'; choose from runs, tool-batch, tool"),
-    ("points", "nowhere", "not a group (boundaries, kills, faults, all)"),
+    ("points", "nowhere", "not a group (boundaries, kills, faults, power-loss, all)"),
     ("runtime", "nosuch", "unknown runtime 'nosuch'; choose from reference"),
     ("scenarios", "nosuch", "unknown scenario 'nosuch'"),
     ("depth", "3", "give a whole number from 1 to 2"),
@@ -163,3 +163,25 @@ def test_cli_plugin_and_fixture_say_the_same(
     )
     fixture = pytester.runpytest_subprocess("-p", "no:randomly", "test_check.py")
     assert f"killpoint: crash.check {key}='{value}': {reason}" in fixture.stdout.str()
+
+
+@pytest.mark.slow
+def test_crash_check_of_a_module_that_is_not_importable_fails_in_one_line(
+    pytester: pytest.Pytester,
+) -> None:
+    """In a fresh project without `pythonpath = .`, crash.check("mypkg.mod:build") fails
+    the test with one line: the import error, one `killpoint:` prefix and the hint; no
+    traceback through killpoint's internals."""
+    (pytester.path / "tests").mkdir()
+    (pytester.path / "tests" / "test_mine.py").write_text(
+        "def test_mine(crash):\n    crash.check('mypkg.mod:build')\n"
+    )
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "tests")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    line = next(x for x in out.splitlines() if "crash.check runtime=" in x)
+    assert "No module named 'mypkg'" in line
+    assert "pythonpath = ." in line
+    assert 1 == line.count("killpoint:")
+    assert "During handling" not in out and "Traceback" not in out
+    assert "killpoint/options.py" not in out and "harness/options.py" not in out

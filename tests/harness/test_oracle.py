@@ -186,4 +186,6 @@ class TestVerdict:
     def test_groups_put_numbers_aside(self) -> None:
         a = Finding("tool-executions-lost", "x", path="runs[0].tool_executions", tool="search")
         b = Finding("tool-executions-lost", "y", path="runs[3].tool_executions", tool="search")
-        assert a.group_key == b.group_key == "tool-executions-lost:search:runs[*].tool_executions"
+        assert a.group_key == b.group_key == "tool-executions-lost:-:runs[*].tool_executions"
+        c = Finding("effect-duplicated", "z", path="ledger", tool="charge_card")
+        assert "effect-duplicated:charge_card:ledger" == c.group_key

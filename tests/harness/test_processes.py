@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import psutil
 import pytest
 
 from killpoint.processes import Worker
+from killpoint.timeline import Event
 from killpoint.worker import WorkerSpec
 
 REPO = Path(__file__).resolve().parents[2]
@@ -56,6 +58,40 @@ def test_a_killed_worker_is_reaped_with_its_real_exit_status(tmp_path: Path) -> 
     finally:
         if w.alive:
             w.kill()
+
+
+def test_concurrent_workers_record_their_real_exit_statuses(tmp_path: Path) -> None:
+    """Cells run in threads: one thread starts a worker (multiprocessing reads the status
+    of every finished child then) while another reaps its own. Every killed worker is
+    recorded -9 and every finished one 0, never 255 (a status read twice, the second
+    time at EOF), in its exitcode and in its timeline."""
+    recorded: list[tuple[str, int | None, list[str]]] = []
+    lock = threading.Lock()
+
+    def cell(n: int) -> None:
+        for round_ in range(4):
+            timeline: list[Event] = []
+            work = tmp_path / f"{n}-{round_}"
+            work.mkdir()
+            killed = Worker(spec(work, gates=("model:2:received",)), timeline, time.monotonic())
+            killed.wait(frozenset({"model:2:received"}), time.monotonic() + 60)
+            killed.kill()
+            (work / "b").mkdir()
+            finished = Worker(spec(work / "b"), timeline, time.monotonic())
+            finished.join(time.monotonic() + 60)
+            texts = [e.text for e in timeline if e.kind in ("kill", "end")]
+            with lock:
+                recorded.append(("killed", killed.exitcode, texts))
+                recorded.append(("finished", finished.exitcode, texts))
+
+    threads = [threading.Thread(target=cell, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert 32 == len(recorded)
+    assert [] == [r for r in recorded if r[1] != {"killed": -9, "finished": 0}[r[0]]]
+    assert all("worker killed (exit -9)" in texts for _, _, texts in recorded)
 
 
 def test_a_worker_exits_when_its_engine_dies(tmp_path: Path) -> None:

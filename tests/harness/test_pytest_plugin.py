@@ -336,3 +336,69 @@ class TestPostgres:
         assert not set(databases.values()) & set(left)
         document = read_json(pytester.path / "pg.json")
         assert [(c["store"], c["verdict"]) for c in document["cells"]] == [("postgresql", "ok")]
+
+
+class TestCrashFixtureReport:
+    def test_the_report_of_crash_checks_says_what_they_ran(self, pytester: pytest.Pytester) -> None:
+        """A session that runs only crash.check tests writes a report whose header is what
+        ran (the project's runtime, its mode and points, every cell planned and judged),
+        not the session's defaults with "2 / 0 cells (of planned)" and an Incomplete banner."""
+        shutil.copytree(FIXTURES / "userproject", pytester.path, dirs_exist_ok=True)
+        result = run(
+            pytester, "-k", "survives_every_boundary", "--crash-json=out.json",
+            "--crash-report=out.html",
+        )  # fmt: skip
+        result.assert_outcomes(passed=1, deselected=2)
+        document = read_json(pytester.path / "out.json")
+        assert (document["runtime"], document["modes"], document["points"]) == (
+            "shop.agents:build",
+            ["tool-batch"],
+            "after-checkpoint",
+        )
+        assert (document["summary"]["cells"], document["summary"]["planned"]) == (2, 2)
+        assert not document["interrupted"]
+        page = (pytester.path / "out.html").read_text()
+        assert "Incomplete" not in page and "(of planned)" not in page
+        assert "shop.agents:build" in page
+
+
+class TestSeedLine:
+    def test_a_session_without_the_matrix_prints_no_seed(self, pytester: pytest.Pytester) -> None:
+        """The seed header belongs to --crash-matrix; an ordinary session (the plugin is
+        always installed) prints nothing of killpoint's."""
+        pytester.makepyfile(test_plain="def test_plain():\n    assert True\n")
+        result = pytester.runpytest("-p", "no:randomly")
+        result.assert_outcomes(passed=1)
+        assert "killpoint: " not in result.stdout.str()  # the header names the plugin only
+        with_matrix = pytester.runpytest(
+            "-p", "no:randomly", "--crash-matrix", "--crash-scenarios=research",
+            "--crash-modes=tool-batch", "--crash-points=after-checkpoint:1", "--collect-only",
+        )  # fmt: skip
+        assert "killpoint: seed " in with_matrix.stdout.str()
+
+
+class TestMarkers:
+    def test_crash_matrix_selects_cells_and_the_killpoint_marker_only_configures(
+        self, pytester: pytest.Pytester
+    ) -> None:
+        """`-m crash_matrix` keeps exactly the matrix cells; the project's own tests that
+        carry `@pytest.mark.killpoint(...)` for configuration are not selected by it."""
+        pytester.makepyfile(
+            test_own="""
+            import pytest
+
+            @pytest.mark.killpoint(modes="tool-batch")
+            def test_configured_only():
+                pass
+            """
+        )
+        result = pytester.runpytest(
+            "-p", "no:randomly", *SMALL[:3], "--crash-points=after-checkpoint:1",
+            "-m", "crash_matrix", "--collect-only", "-q",
+        )  # fmt: skip
+        ids = [line for line in result.stdout.lines if "::" in line]
+        assert ids == ["killpoint::reference/research/tool-batch/sqlite/after-checkpoint:1"]
+        own = pytester.runpytest("-p", "no:randomly", "-m", "killpoint", "--collect-only", "-q")
+        assert [line for line in own.stdout.lines if "::" in line] == [
+            "test_own.py::test_configured_only"
+        ]

@@ -320,7 +320,25 @@ def browser_document() -> dict[str, Any]:
             [0.001, "worker started (pid 1)", "start", "worker"],
             [0.05, f"event {HOSTILE}", "fault", HOSTILE],
         ],
-        store_at_crash={"checkpoints": 1, "runs": [{"run": 1, "status": HOSTILE}]},
+        store_at_crash={
+            "checkpoints": 1,
+            "runs": [{"run": 1, "status": HOSTILE}],
+            "power_cut": {  # a power-loss cell's evidence: what each file kept at the cut
+                "synced_bytes": 4096,
+                "lost_bytes": 8,
+                "files": {
+                    HOSTILE: {
+                        "path": HOSTILE,
+                        "entry": "durable",
+                        "live_bytes": 4104,
+                        "synced_bytes": 4096,
+                        "lost_bytes": 8,
+                        "syncs": 2,
+                        "torn_bytes": 0,
+                    }
+                },
+            },
+        },
         replay=f"killpoint replay '{HOSTILE}'",
         sides={"expected": f"side {HOSTILE}", "actual": HOSTILE},
         diff=[{"path": f"session.{HOSTILE}", "expected": HOSTILE, "actual": None}],
@@ -434,6 +452,8 @@ def test_filter_open_a_cell_and_no_run_content_runs(browser: Chromium, tmp_path:
     assert detail["replay"] == f"killpoint replay '{shown_hostile}'"
     assert f"event {shown_hostile}" in detail["events"]
     assert shown_hostile in detail["store"]
+    assert "4096 bytes kept, 8 lost" in detail["store"]
+    assert f"{shown_hostile}durable4096841042" in detail["store"]  # a row per file
     assert detail["marks"] == 2
     # Drawn from each event's kind and lane: a worker's start on its own lane, and a
     # fault on a lane whose (hostile) name is only ever text.

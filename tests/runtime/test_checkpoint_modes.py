@@ -4,6 +4,7 @@ writes only what is new since the previous one."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -217,3 +218,42 @@ def test_a_checkpoint_writes_only_new_message_rows(
         (op, run_id, idx) for op, run_id, idx in audit
     )
     assert sum(w.new_messages for w in store.writes) == len(out.messages)
+
+
+def test_tool_mode_checkpoints_no_state_update_without_its_result(
+    openai_mock: respx.MockRouter, store_url: str
+) -> None:
+    """ "tool": two calls of one batch update the session state. Each checkpoint holds the
+    updates of exactly the calls whose results it makes durable: the second call starts
+    only after the first one's checkpoint (else a crash right after that checkpoint would
+    resume with the second update applied, rerun the second call, and apply it again).
+    Call 1 waits, boundedly, for call 0's checkpoint; call 0 for call 1's update, which
+    comes first whenever the two run at once."""
+    openai_mock.post("/responses").mock(side_effect=batch_replies(1, 2))
+    updated, first_landed = threading.Event(), threading.Event()
+    held: list[tuple[int, int]] = []  # per checkpoint: (state count, durable calls)
+
+    class StateStore(Store):
+        def write_checkpoint(self, cp: Checkpoint) -> int:
+            version = super().write_checkpoint(cp)
+            durable = len(self.read_run(cp.run_id).tool_executions)  # type: ignore[union-attr]
+            held.append((cp.session_state.get("count", 0), durable))
+            if durable:
+                first_landed.set()
+            return version
+
+    def step(n: int, i: int, session_state: dict[str, Any]) -> str:
+        """Do step i of batch n, counting it in the session."""
+        if i == 0:
+            updated.wait(1.0)
+        session_state["count"] = session_state.get("count", 0) + 1
+        if i == 1:
+            updated.set()
+            first_landed.wait(5.0)
+        return f"step {n}.{i}"
+
+    agent = Agent("modes", make_model(), StateStore(store_url), tools=[step], checkpoint="tool")
+    out = agent.run("go", session_id="s-state")
+
+    assert RunStatus.COMPLETED == out.status
+    assert [(1, 1), (2, 2), (2, 2), (2, 2)] == held

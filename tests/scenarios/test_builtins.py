@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from killpoint import scenarios
+from killpoint.adapters.reference import ReferenceAdapter
 from killpoint.runtime import RunNotContinuable
 from killpoint.scenarios.builtin import (
     cancel,
@@ -21,11 +22,12 @@ from killpoint.scenarios.builtin import (
     multi_run,
     parallel_fetch,
     research,
+    session_state,
     side_effects,
     tool_error,
 )
 
-from .support import Outcome, calls_of, ledger_multiset, run_scenario
+from .support import SESSION, Outcome, calls_of, ledger_multiset, run_scenario
 from .test_catalog import NAMES
 
 # Every built-in in every mode of the reference runtime (a scenario that needs mid-run
@@ -277,6 +279,43 @@ def test_multi_run_without_history_answers_differently(tmp_path: Path) -> None:
     ]
     assert expected == actual
     assert "no earlier city" in (out.results[1].content or "")
+
+
+@pytest.mark.parametrize("mode", ["runs", "tool-batch", "tool"])
+def test_session_state_counts_and_notes_each_call_once(
+    mode: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """session-state: the tools' updates reach the session's state once each, across
+    both runs (run 2 counts on from run 1), and the invariant holds on the stored session."""
+    out = baseline("session-state", mode, tmp_path_factory)
+    session = ReferenceAdapter().read_session(out.driver.agent.db.url, SESSION)
+    assert session is not None
+    assert {"count": 5, "notes": ["pear is ripe", "kiwi came last"]} == session["state"]
+    assert [] == session_state.invariant(session)
+
+
+def test_session_state_invariant_names_an_update_applied_twice() -> None:
+    """The invariant reads the calls from the messages and the state from either form
+    (the reference runtime's dict, agno's session data): a count or a note too many is
+    named, and so is a missing one."""
+    run = {
+        "messages": [
+            {"role": "assistant", "tool_calls": [{"name": "tally", "arguments": '{"item": "a"}'}]},
+            {"role": "assistant", "tool_calls": [{"name": "note", "arguments": '{"text": "x"}'}]},
+        ]
+    }
+    good = {"count": 1, "notes": ["x"]}
+    assert [] == session_state.invariant({"state": good, "runs": {"r": run}})
+    agno_form = {"session_state": good, "session_metrics": {"input_tokens": 3}}
+    assert [] == session_state.invariant({"state": agno_form, "runs": {"r": run}})
+    twice = {"state": {"count": 2, "notes": ["x", "x"]}, "runs": {"r": run}}
+    assert [
+        "the session's count is 2 but its runs called tally 1 time(s)",
+        "the session's notes are ['x', 'x'] but the note calls were ['x']",
+    ] == session_state.invariant(twice)
+    assert ["the session's count is 0 but its runs called tally 1 time(s)"] == (
+        session_state.invariant({"state": {"notes": ["x"]}, "runs": {"r": run}})
+    )
 
 
 def test_ledger_multiset_ignores_interleaving() -> None:

@@ -22,6 +22,7 @@ NAMES = [
     "large-output",
     "hostile-content",
     "multi-run",
+    "session-state",
 ]
 
 

@@ -121,6 +121,11 @@ class LangGraphAdapter(RuntimeAdapter):
                 "the task that invokes the graph, and nothing durable says it was cancelled "
                 "(cancelling runs is LangGraph's server product's)"
             )
+        if scenario.state_invariant is not None:
+            return (
+                "killpoint's LangGraph graph keeps MessagesState only: it has no session "
+                "state for the scenario's tools to update"
+            )
         return None
 
     # -- reading back -------------------------------------------------------------------

@@ -1,0 +1,168 @@
+"""Power loss: the machine dies, not only the process.
+
+power-loss:K   the power goes once checkpoint K has landed: the worker is killed there
+               (after the last checkpoint, once the runtime has returned its final
+               status) and the store's folder is cut to its durable image, each file
+               as of its last fsync (killpoint.powerloss, docs/powerloss.md)
+
+The cell's store lives on the power-loss filesystem while the worker runs; the ledger of
+side effects, the model's state and the logs stay outside it (the world keeps its side
+effects when a machine dies). After the cut the image sits at the store's own path, so
+the rest of the cell (inspect, the acknowledgement check, the resume, the comparison)
+reads it as any kill cell reads its store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from .. import per_url
+from ..baseline import Baseline
+from ..findings import Finding
+from ..points import CrashPoint, PointError
+from ..processes import Worker
+from ..scenarios import gates
+from ..stores.sqlite import FILE, path_of
+from .base import CellContext, Plan
+from .kills import MidCommit
+
+MOUNTPOINT = "store"  # the store's folder, inside the cell's folder
+BACKING = "store-backing"  # what the filesystem passes the store's I/O through to
+
+
+class PowerLoss:
+    name = "power-loss"
+    meaning = (
+        "the power goes once checkpoint K has landed (after the last, once the run returned "
+        "its status): the worker is killed, the store keeps only what was synced"
+    )
+    label = "power loss"
+    kills = True
+    arity = 1
+    groups = ("power-loss",)  # opt-in: each cell mounts a filesystem (not in "all")
+    follows = False  # the resumed run's store is the plain image, not a mount
+
+    def points(self, base: Baseline) -> list[CrashPoint]:
+        return [CrashPoint(self.name, k) for k in range(1, base.checkpoints + 1)]
+
+    def plan(self, base: Baseline, point: CrashPoint) -> Plan:
+        k = point.k
+        if not 1 <= k <= base.checkpoints:
+            raise PointError(
+                f"killpoint: {point} is not a checkpoint of this baseline; it has "
+                f"{base.checkpoints} checkpoints, 1..{base.checkpoints}"
+            )
+        gate = gates.checkpoint_gate(k, "landed")
+        run, started = base.run_at(base.position(gate))
+        if k == base.checkpoints:
+            # The end: the worker runs out and returns every status; nothing to arm.
+            return Plan(point, (), frozenset(), k, run, started, notes=("end",))
+        return Plan(point, (gate,), frozenset({gate}), k, run, started)
+
+    def describe(self, point: CrashPoint) -> str:
+        return (
+            f"the power goes once checkpoint {point.k} has landed (after the last, once the "
+            "runtime has returned its final status): the worker is killed and the store "
+            "keeps what was synced"
+        )
+
+    def run(self, cell: CellContext, plan: Plan) -> None:
+        # The store moves into a folder of its own, the mount; the cell's folder keeps the
+        # ledger, the model's state and the logs.
+        folder = Path(path_of(cell.url)).parent
+        mountpoint = folder / MOUNTPOINT
+        cell.url = f"sqlite:///{mountpoint / FILE}"
+        from ..powerloss import PowerLossFS
+
+        fs = PowerLossFS(folder / BACKING, mountpoint)
+        try:
+            worker = self.reach(cell, plan)
+            if worker.alive:
+                cell.kill(worker)
+            report = fs.cut()  # before anything else touches the store
+            cell.fault("power cut: the store keeps what was synced")
+            # The engine's own connections close after the cut (a close may checkpoint a
+            # WAL: too late to make anything durable), and must close for the unmount.
+            per_url.release(cell.url)
+            fs.unmount()
+        finally:
+            per_url.release(cell.url)
+            fs.close()  # every path out unmounts (a no-op after unmount())
+        cell.evidence("power_cut", report.to_json())
+        for line in report.summary().splitlines():
+            cell.event(f"cut: {line}", "store", "store")
+        held = cell.progress()
+        if held < plan.checkpoints:
+            cell.add(
+                Finding(
+                    "checkpoints-lost",
+                    f"the power cut took back {plan.checkpoints - held} of {plan.checkpoints} "
+                    f"landed checkpoint(s): {held} are in the store after it",
+                    path="store",
+                    expected_value=plan.checkpoints,
+                    actual_value=held,
+                )
+            )
+        cell.after_crash(plan, [worker])
+
+    def reach(self, cell: CellContext, plan: Plan) -> Worker:
+        """A worker parked at the point (or, at the end, one that has returned every status)."""
+        worker = cell.start("worker", gates=plan.arm)
+        if plan.arm:
+            cell.reach(worker, plan)
+            return worker
+        ended = cell.join(worker, "the worker")
+        if not ended.startswith("done"):
+            cell.end(Finding("missed", f"the worker ended ({ended}) before the session's end"))
+        held = cell.progress()
+        if held != plan.checkpoints:
+            cell.end(
+                Finding(
+                    "checkpoint-count",
+                    f"at the session's end the store held {held} checkpoint(s); the baseline "
+                    f"held {plan.checkpoints}",
+                    path="store",
+                    expected_value=plan.checkpoints,
+                    actual_value=held,
+                )
+            )
+        cell.event(f"store confirms {plan.checkpoints} checkpoint(s) at the end", "store", "store")
+        return worker
+
+    def unavailable(self, store_kind: str) -> str | None:
+        if store_kind != "sqlite":
+            return (
+                f"power loss needs the store's files in the cell's folder (sqlite); a "
+                f"{store_kind} server keeps its own"
+            )
+        from ..powerloss import available
+
+        return available()
+
+
+class PowerLossMidCommit(PowerLoss):
+    """mid-commit's point (the runtime's commit hook marks it), then the power cut."""
+
+    name = "power-loss-mid-commit"
+    meaning = (
+        "inside checkpoint K's transaction, before COMMIT, the power goes: the worker is "
+        "killed, the store keeps only what was synced"
+    )
+    label = "power loss mid-commit"
+
+    def points(self, base: Baseline) -> list[CrashPoint]:
+        return [CrashPoint(self.name, p.k) for p in MidCommit().points(base)]
+
+    def plan(self, base: Baseline, point: CrashPoint) -> Plan:
+        return replace(MidCommit().plan(base, CrashPoint(MidCommit.name, point.k)), point=point)
+
+    def describe(self, point: CrashPoint) -> str:
+        return (
+            f"inside checkpoint {point.k}'s transaction, before COMMIT ({point.k - 1} "
+            "checkpoint(s) landed), the power goes: the worker is killed and the store keeps "
+            "what was synced"
+        )
+
+
+__all__ = ["BACKING", "MOUNTPOINT", "PowerLoss", "PowerLossMidCommit"]
