@@ -10,7 +10,7 @@ their calls); each crash-point kind (killpoint.kinds) plans its points from that
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from killpoint.scenarios import gates
@@ -79,6 +79,11 @@ class Baseline:
     nondeterministic: str | None = None  # two baselines differ: where
     seconds: float = 0.0
     per_call: bool = False  # the mode makes each tool result durable on its own
+    writes_lag: bool = False  # the mode's writes land behind the run (Mode.writes_lag)
+    # The second baseline run's trace: points are planned only where both traces offer
+    # them, and `trace_note` says how many one trace offered alone.
+    other_trace: list[str] = field(default_factory=list)
+    trace_note: str | None = None
     batches: list[Batch] = field(default_factory=list)
 
     # -- analysis -----------------------------------------------------------------------
@@ -168,6 +173,33 @@ class Baseline:
                 )
             batches.append(Batch(number=number, turn=turn, calls=tuple(planned), first_index=first))
         return batches
+
+    def other(self) -> Baseline | None:
+        """The same baseline as the second run's trace tells it (None without one)."""
+        if not self.other_trace:
+            return None
+        other = replace(self, trace=self.other_trace, other_trace=[], batches=[])
+        other.analyse()
+        return other
+
+    def returned_at(self) -> set[int]:
+        """Checkpoints landed when a run had returned: at the start of each later run and at
+        the end. Every mode's run returns after its writes have landed, so these counts are
+        the same in every run of the scenario, whatever order the writes land in."""
+        counts = {self.checkpoints}
+        for n, e in enumerate(self.trace):
+            gate = _is(e, "run", "start")
+            if gate is not None and gate.number is not None and gate.number > 1:
+                counts.add(self.landed_before(n))
+        return counts
+
+    def in_flight_after(self, k: int) -> bool:
+        """Whether a run is in flight once checkpoint k has landed (something to take over
+        or resume). Read from where k lands in the trace; in a mode whose writes lag, from
+        the store's count (the trace's order is one run's race)."""
+        if self.writes_lag:
+            return k not in self.returned_at()
+        return not self.between_runs(self.position(gates.checkpoint_gate(k, "landed")))
 
     def between_runs(self, index: int) -> bool:
         """Whether trace position `index` falls after a run returned and before the next

@@ -18,6 +18,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +50,8 @@ if TYPE_CHECKING:
 
 Signature = tuple[str, str]
 LOG_TAIL_LINES = 25
+# Seconds the counts must stay unchanged at a point where a write stays in flight.
+SETTLE = 0.1
 
 
 class CellOver(Exception):
@@ -127,6 +130,7 @@ class CellRun:
     def start(self, log_name: str, **spec: Any) -> Worker:
         assert self.work is not None
         url = spec.pop("store_url", self.url)
+        spec.setdefault("checkpoint_trace", self.base.writes_lag)
         worker = Worker(
             self.engine.worker_spec(self.cell.row, url, self.work, log_name=log_name, **spec),
             self.timeline,
@@ -156,19 +160,14 @@ class CellRun:
                 )
             )
 
+        if self.base.writes_lag and not at_checkpoint(plan):
+            self.confirm_landed(worker, plan)
+            return
+
         def there() -> bool:
             if self.progress() != plan.checkpoints:
                 return False
-            done = self.ledger()
-            for call in plan.finished_first:
-                n = sum(
-                    1
-                    for e in done
-                    if e.phase == "finished" and e.signature == (call.tool, call.arguments)
-                )
-                if n < call.occurrence:
-                    return False
-            return True
+            return self.finished_first(plan)
 
         # The worker is parked at its gate: the state waited for is about to hold or never will.
         if not poll(there, self.engine.config.confirm_timeout, self.engine.stopping):
@@ -189,6 +188,78 @@ class CellRun:
             f"store confirms {plan.checkpoints} checkpoint(s) at {plan.point}", "store", "store"
         )
 
+    def finished_first(self, plan: Plan) -> bool:
+        """The calls the plan needs finished before its point have finished (ledger)."""
+        done = self.ledger()
+        for call in plan.finished_first:
+            n = sum(
+                1
+                for e in done
+                if e.phase == "finished" and e.signature == (call.tool, call.arguments)
+            )
+            if n < call.occurrence:
+                return False
+        return True
+
+    def confirm_landed(self, worker: Worker, plan: Plan) -> None:
+        """A point inside a step, in a mode whose writes lag: how many checkpoints have
+        landed there is a race of this run, so it is read, not required. The worker
+        announces each write it begins and lands; the store must hold every write
+        announced as landed and none that was never begun. Waits for the writes to settle
+        (none in flight, or the counts unchanged for SETTLE: a worker whose event loop is
+        parked with it cannot announce a write its driver finishes), then says what the
+        store holds; the kill's own reading is what the cell is judged on."""
+        seen: list[tuple[int, int, int]] = []
+        since = [time.monotonic()]
+
+        def settled() -> bool:
+            # Landed writes announced before the store is read are in it; writes in it
+            # were announced as begun before the pipe is read again.
+            worker.drain()
+            landed = announced(worker)[0]
+            held = self.progress()
+            worker.drain()
+            counts = (landed, announced(worker)[1], held)
+            if not seen or seen[-1] != counts:
+                seen.append(counts)
+                since[0] = time.monotonic()
+            if not self.finished_first(plan):
+                return False
+            quiet = held == landed == counts[1]
+            return quiet or time.monotonic() - since[0] >= SETTLE
+
+        if not poll(settled, self.engine.config.confirm_timeout, self.engine.stopping):
+            worker.kill()
+            self.end(
+                Finding(
+                    "missed",
+                    f"at {plan.point} the calls before it had not finished "
+                    f"({', '.join(c.tool for c in plan.finished_first)})"
+                    if not self.finished_first(plan)
+                    else f"at {plan.point} the worker's writes did not settle",
+                )
+            )
+        landed, begun, held = seen[-1]
+        if not landed <= held <= begun:
+            worker.kill()
+            self.store_at_crash = summary(self.read(), held)
+            self.end(
+                Finding(
+                    "checkpoint-count",
+                    f"at {plan.point} the store held {held} checkpoint(s); the worker had "
+                    f"begun {begun} and announced {landed} landed",
+                    path="store",
+                    expected_value=landed if held < landed else begun,
+                    actual_value=held,
+                )
+            )
+        self.event(
+            f"store holds {held} checkpoint(s) at {plan.point} (worker: {landed} landed, "
+            f"{begun} begun; writes lag, the baseline's trace had {plan.checkpoints} there)",
+            "store",
+            "store",
+        )
+
     def kill(self, worker: Worker) -> None:
         worker.kill()
 
@@ -207,6 +278,9 @@ class CellRun:
         resume: Callable[[dict[str, Any], int], None] | None = None,
     ) -> None:
         held, session = self.at_crash("after the crash")
+        if self.base.writes_lag and held != plan.checkpoints:
+            # What landed before the crash is this run's race: judged on what the store holds.
+            plan = replace(plan, checkpoints=held)
         self.allow(self.in_flight(session), "in flight without a durable result")
         problems = [
             p if isinstance(p, Finding) else Finding("store-invariant", p, path="store")
@@ -398,6 +472,27 @@ class CellRun:
             shutil.rmtree(self.work, ignore_errors=True)
             return None
         return self.work
+
+
+def at_checkpoint(plan: Plan) -> bool:
+    """The point is armed at a checkpoint's own gate: the adapter numbers writes in the
+    order they land, so the count there is exact even when writes lag the run."""
+    return any((g := gates.parse(name)) is not None and g.kind == "checkpoint" for name in plan.arm)
+
+
+def announced(worker: Worker) -> tuple[int, int]:
+    """(highest checkpoint announced landed, highest begun) by a worker that traces its
+    writes; its offset when it announced none."""
+    landed = begun = worker.spec.checkpoint_offset
+    for name in worker.trace:
+        gate = gates.parse(name)
+        if gate is None or gate.kind != "checkpoint" or gate.number is None:
+            continue
+        if gate.phase == "landed":
+            landed = max(landed, gate.number)
+        elif gate.phase == "writing":
+            begun = max(begun, gate.number)
+    return landed, begun
 
 
 def ledger_lines(entries: Sequence[ledger_mod.Entry]) -> dict[Signature, list[str]]:

@@ -65,6 +65,9 @@ def summary(result: CampaignResult, out: Console, groups: list[Group]) -> None:
     out.print(table)
     for s in result.skipped:
         plain(out, f"skipped {s.scenario}/{s.mode}: {cut(s.reason)}")
+    for b in result.baselines:
+        if b.trace_note:
+            plain(out, f"note {b.scenario}/{cut(b.trace_note)}")
     figures = result.summary()
     plain(
         out,

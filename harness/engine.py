@@ -22,6 +22,7 @@ from .cell_run import CellRun, log_tail
 from .contract import acknowledged
 from .factory_adapter import agent_adapter
 from .findings import Finding
+from .kinds import one_trace_only
 from .modes import find
 from .normal_form import NormalFormError, exclude, validate_session
 from .oracle import comparable, first_difference
@@ -168,6 +169,9 @@ class Engine:
             base.problem, base.problem_kind = second.problem, second.problem_kind
         base.seconds = time.monotonic() - t0
         base.analyse()
+        if base.problem is None and second.problem is None:
+            base.other_trace = second.trace
+            base.trace_note = trace_note(base)
         return base
 
     def _run_baseline(self, row: Row) -> Baseline:
@@ -179,6 +183,7 @@ class Engine:
             mode,
             store,
             per_call=bool(mode_info and mode_info.results_per_call),
+            writes_lag=bool(mode_info and mode_info.writes_lag),
         )
         work = self.work_dir(f"baseline-{runtime}-{scenario}-{mode}")
         url = self.stores.fresh(work)
@@ -269,6 +274,19 @@ class Engine:
         result.seconds = round(time.monotonic() - run.t0, 4)
         result.kept = str(kept) if kept else None
         return result
+
+
+def trace_note(base: Baseline) -> str | None:
+    """The row's note when its two baseline traces offer different points (a mode whose
+    writes race the run): not a verdict; only the points both offer are planned."""
+    only = one_trace_only(base)
+    if not only:
+        return None
+    shown = ", ".join(str(p) for p in only[:6]) + (", ..." if len(only) > 6 else "")
+    return (
+        f"{base.mode}: baseline traces differ: {len(only)} point(s) offered by one trace only "
+        f"({shown}); not planned"
+    )
 
 
 __all__ = ["SESSION_ID", "Engine", "EngineConfig", "Interrupted", "Outcome", "agent_adapter"]

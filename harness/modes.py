@@ -1,5 +1,5 @@
 """Checkpoint modes as a runtime declares them: its own names, a line of meaning each, and
-the two facts the engine plans with.
+the facts the engine plans with.
 
 A mode is the runtime's: the reference runtime offers `runs`, `tool-batch` and `tool`;
 LangGraph offers its durability levels. What the engine needs to know of one:
@@ -8,13 +8,22 @@ LangGraph offers its durability levels. What the engine needs to know of one:
   declaration against the baseline's trace);
 - `results_per_call`: whether each tool call's result is durable on its own as soon as the
   call returns, rather than with its whole batch (a kill mid-batch then keeps the calls
-  that finished, and the store holds one more checkpoint per finished call).
+  that finished, and the store holds one more checkpoint per finished call);
+- `writes_lag`: whether checkpoint writes land behind the run, in the background while
+  later steps run, so that how many have landed at a point inside a step (a model
+  request, a tool call) and where each lands in the run differ from one run to the next.
+  The engine then confirms such a point from what the worker announced as landed and
+  what the store holds (never from the baseline's count there), offers the takeover
+  points by the store's count, and plans only points that both baseline runs offer.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+# The facts the engine plans with (see the module's docstring), each a bool.
+FLAGS = ("persists_mid_run", "results_per_call", "writes_lag")
 
 
 @dataclass(frozen=True)
@@ -26,6 +35,7 @@ class Mode:
     meaning: str
     persists_mid_run: bool = True
     results_per_call: bool = False
+    writes_lag: bool = False
     unavailable: str | None = None
 
     def __post_init__(self) -> None:
@@ -36,6 +46,12 @@ class Mode:
             )
         if not self.meaning or "\n" in self.meaning:
             raise ValueError(f"killpoint: mode {self.name!r} needs its meaning in one line")
+        for flag in FLAGS:
+            value = getattr(self, flag)
+            if not isinstance(value, bool):
+                raise ValueError(
+                    f"killpoint: mode {self.name!r}: {flag} must be True or False, got {value!r}"
+                )
 
     @property
     def runnable(self) -> bool:
@@ -68,4 +84,4 @@ def find(modes: Sequence[Mode], name: str) -> Mode | None:
     return next((m for m in modes if m.name == name), None)
 
 
-__all__ = ["REFERENCE_MODES", "RUNS", "TOOL", "TOOL_BATCH", "Mode", "find", "runnable"]
+__all__ = ["FLAGS", "REFERENCE_MODES", "RUNS", "TOOL", "TOOL_BATCH", "Mode", "find", "runnable"]

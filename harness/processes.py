@@ -191,28 +191,40 @@ class Worker:
                         "timeout", f"no answer within the time limit ({self.spec.log_name})"
                     )
                 continue
-            try:
-                message = self.conn.recv()
-            except (EOFError, OSError):
-                self.finished = Outcome("died", "the worker closed its pipe without a result")
-                continue
-            kind = message[0]
-            if kind == "gate":
-                self.gates_hit.append(message[1])
-                pending.discard(message[1])
-                self.timeline.append(gate_event(self._now(), message[1]))
-            elif kind == "trace":
-                self.trace.append(message[1])
-            elif kind == "ack":
-                self.acks.append(message[1])
-                ack = f"acknowledged {message[1]['run_id']} {message[1]['status']}"
-                self.timeline.append(Event(self._now(), ack, "store", "store"))
-            elif kind == "done":
-                self.finished = Outcome("done", results=message[1])
-                self.event(f"{self.spec.log_name} done", "end")
-            elif kind == "error":
-                self.finished = Outcome("error", f"{message[1]}: {message[2]}")
-                self.event(f"{self.spec.log_name} raised {message[1]}", "fault")
+            gate = self._receive()
+            if gate is not None:
+                pending.discard(gate)
+
+    def drain(self) -> None:
+        """Read what the worker has sent so far, without waiting for more."""
+        while self.finished is None and self.conn.poll(0):
+            self._receive()
+
+    def _receive(self) -> str | None:
+        """One message from the pipe, recorded; the gate's name when it announces one."""
+        try:
+            message = self.conn.recv()
+        except (EOFError, OSError):
+            self.finished = Outcome("died", "the worker closed its pipe without a result")
+            return None
+        kind = message[0]
+        if kind == "gate":
+            self.gates_hit.append(message[1])
+            self.timeline.append(gate_event(self._now(), message[1]))
+            return str(message[1])
+        if kind == "trace":
+            self.trace.append(message[1])
+        elif kind == "ack":
+            self.acks.append(message[1])
+            ack = f"acknowledged {message[1]['run_id']} {message[1]['status']}"
+            self.timeline.append(Event(self._now(), ack, "store", "store"))
+        elif kind == "done":
+            self.finished = Outcome("done", results=message[1])
+            self.event(f"{self.spec.log_name} done", "end")
+        elif kind == "error":
+            self.finished = Outcome("error", f"{message[1]}: {message[2]}")
+            self.event(f"{self.spec.log_name} raised {message[1]}", "fault")
+        return None
 
     def join(self, deadline: float) -> Outcome:
         """Wait for the worker's result and its exit; kill it if the deadline passes."""

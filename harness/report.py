@@ -662,6 +662,7 @@ def build_view(document: Mapping[str, Any]) -> dict[str, Any]:
                 "nondeterministic": visible(b["nondeterministic"])
                 if b.get("nondeterministic")
                 else "",
+                "trace_note": visible(b["trace_note"]) if b.get("trace_note") else "",
             }
             for b in document.get("baselines") or []
         ],

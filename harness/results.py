@@ -81,6 +81,8 @@ def to_document(result: CampaignResult, command: list[str] | None = None) -> dic
                 "seconds": round(b.seconds, 3),
                 "problem": b.problem,
                 "nondeterministic": b.nondeterministic,
+                "writes_lag": b.writes_lag,
+                "trace_note": b.trace_note,
             }
             for b in result.baselines
         ],

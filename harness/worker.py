@@ -14,6 +14,7 @@ import gc
 import os
 import threading
 import traceback
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -43,6 +44,9 @@ class WorkerSpec:
     gates: tuple[str, ...] = ()
     release: bool = False  # armed gates wait for ("release", name) instead of forever
     trace: bool = False
+    # Send every checkpoint's `writing` and `landed` gate as a trace message (a mode whose
+    # writes lag: the engine confirms a point from what the worker says has landed).
+    checkpoint_trace: bool = False
     checkpoint_offset: int = 0
     lease_seconds: float = 30.0
     faults: tuple[Fault, ...] = ()
@@ -130,7 +134,7 @@ def _run(spec: WorkerSpec, channel: _Channel, work: Path) -> list[RunResult]:
         spec.gates,
         announce=channel.announce,
         wait=channel.wait if spec.release else None,
-        tracer=channel.trace if spec.trace else None,
+        tracer=channel.trace if spec.trace else _writes(channel) if spec.checkpoint_trace else None,
     )
     model = ScriptedModel(
         scenario.script, work / MODEL_STATE, faults=(*scenario.faults, *spec.faults)
@@ -151,3 +155,13 @@ def _run(spec: WorkerSpec, channel: _Channel, work: Path) -> list[RunResult]:
                 on_result=channel.ack,
             )
         )
+
+
+def _writes(channel: _Channel) -> Callable[[str], None]:
+    """A tracer that sends only the gates where a checkpoint's write begins and lands."""
+
+    def trace(name: str) -> None:
+        if name.startswith("checkpoint:") and not gates.base_name(name).endswith(":committing"):
+            channel.trace(name)
+
+    return trace

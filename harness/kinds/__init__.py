@@ -73,10 +73,32 @@ def order(name: str) -> int:
     return list(REGISTRY).index(name) if name in REGISTRY else len(REGISTRY)
 
 
-def points_of(base: Baseline, names: Iterable[str]) -> list[CrashPoint]:
-    """Every point of the named kinds that the baseline offers, in column order."""
+def _offered(base: Baseline, names: Iterable[str]) -> list[CrashPoint]:
     found = [p for name in names for p in get(name).points(base)]
     return sorted(found, key=CrashPoint.sort_key)
+
+
+def points_of(base: Baseline, names: Iterable[str]) -> list[CrashPoint]:
+    """Every point of the named kinds that the baseline offers, in column order: offered
+    by both of its runs' traces when it has two (a point one run's race offered alone is
+    not planned; `one_trace_only` names them)."""
+    names = tuple(names)
+    found = _offered(base, names)
+    other = base.other()
+    if other is None:
+        return found
+    both = set(_offered(other, names))
+    return [p for p in found if p in both]
+
+
+def one_trace_only(base: Baseline, names: Iterable[str] | None = None) -> list[CrashPoint]:
+    """The points of the named kinds (default: all) that one of the baseline's two traces
+    offers and the other does not."""
+    names = tuple(REGISTRY if names is None else names)
+    other = base.other()
+    if other is None:
+        return []
+    return sorted(set(_offered(base, names)) ^ set(_offered(other, names)), key=CrashPoint.sort_key)
 
 
 def unavailable(names: Iterable[str], store_kind: str) -> dict[str, str]:
@@ -123,6 +145,7 @@ __all__ = [
     "groups",
     "kills",
     "names",
+    "one_trace_only",
     "order",
     "plan",
     "points_of",

@@ -26,9 +26,7 @@ class DoubleResume:
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         return [
-            CrashPoint(self.name, k)
-            for k in range(1, base.checkpoints)
-            if not base.between_runs(base.position(gates.checkpoint_gate(k, "landed")))
+            CrashPoint(self.name, k) for k in range(1, base.checkpoints) if base.in_flight_after(k)
         ]
 
     def plan(self, base: Baseline, point: CrashPoint) -> Plan:

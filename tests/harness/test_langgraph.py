@@ -33,7 +33,7 @@ import aiosqlite  # noqa: E402
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver  # noqa: E402
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver  # noqa: E402
 
-from killpoint import scenarios  # noqa: E402
+from killpoint import kinds, scenarios  # noqa: E402
 from killpoint.adapter import AdapterError, load_adapter  # noqa: E402
 from killpoint.adapters.langgraph import LangGraphAdapter, savers  # noqa: E402
 from killpoint.adapters.langgraph.agent import LangGraphDriver  # noqa: E402
@@ -134,16 +134,19 @@ def charges(result: CellResult) -> int:
 class TestAdapter:
     def test_registered_with_langgraphs_own_modes(self) -> None:
         """`langgraph` is built in, with LangGraph's durability levels as its modes (and a
-        Send per call); exit persists nothing mid-run, sync-send each call's result."""
+        Send per call); exit persists nothing mid-run, sync-send each call's result, and
+        async's writes lag the run."""
         adapter = load_adapter("langgraph")
         assert isinstance(adapter, LangGraphAdapter)
         assert MODES == runnable(adapter.modes)
-        flags = {m.name: (m.persists_mid_run, m.results_per_call) for m in adapter.modes}
+        flags = {
+            m.name: (m.persists_mid_run, m.results_per_call, m.writes_lag) for m in adapter.modes
+        }
         assert {
-            "sync": (True, False),
-            "async": (True, False),
-            "exit": (False, False),
-            "sync-send": (True, True),
+            "sync": (True, False, False),
+            "async": (True, False, True),
+            "exit": (False, False, False),
+            "sync-send": (True, True, False),
         } == flags
         assert 'durability="exit"' in (find(adapter.modes, "exit") or adapter.modes[0]).meaning
 
@@ -457,6 +460,64 @@ class TestOtherModes:
         crash = (result.store_at_crash or {}).get("runs", [{}])[0]
         assert (1, "ok") == (crash.get("tool_executions"), result.verdict)
         assert result.duplicates <= result.bound <= 2
+
+
+@pytest.mark.slow
+class TestAsync:
+    """durability="async" is declared `writes_lag`: its writes land behind the run, in an
+    order that differs between runs, so no cell is judged on the count one baseline trace
+    had at a point inside a step."""
+
+    def test_a_point_inside_a_step_is_confirmed_from_what_landed(self, engine: Engine) -> None:
+        """While the tool of batch 4 is parked, the event loop lands every write queued
+        behind the run: the store holds 17, the worker announced 17 landed (the baseline's
+        trace had fewer there: the artefact `corrupt` cell this used to be)."""
+        result = run_cell(engine, "research", "async", "mid-batch:4:0")
+        held = (result.store_at_crash or {}).get("checkpoints")
+        [said] = [e.text for e in result.timeline if e.text.startswith("store holds")]
+        assert ("ok", True, 17) == (result.verdict, result.expected, held)
+        assert said.startswith("store holds 17 checkpoint(s) at mid-batch:4:0 (worker: 17 landed")
+        assert [] == [f for f in result.findings if f["kind"] == "checkpoint-count"]
+
+    def test_a_kill_mid_model_is_judged_on_what_the_store_held(self, engine: Engine) -> None:
+        """The model's gate parks the event loop: how many writes had landed is a race
+        (a write may have committed on aiosqlite's thread without its `landed` gate).
+        Whatever the store held, it lies between what the worker announced landed and
+        begun, and the resume reaches the baseline."""
+        result = run_cell(engine, "research", "async", "mid-model:4")
+        [said] = [e.text for e in result.timeline if e.text.startswith("store holds")]
+        held = int(said.split()[2])
+        landed, begun = (int(said.split("worker: ")[1].split()[n]) for n in (0, 2))
+        assert landed <= held <= begun <= landed + 1
+        assert ("ok", True) == (result.verdict, result.expected)
+        assert result.duplicates <= result.bound
+
+    def test_points_are_planned_from_both_baseline_traces(self, engine: Engine) -> None:
+        """Both baseline runs' traces are kept; the planned points are those both offer,
+        and the takeover points come from the store's count: every write but the last,
+        the same from both traces however their writes interleave with the run."""
+        base = engine.baseline(("langgraph", "research", "async", "sqlite"))
+        other = base.other()
+        assert other is not None and base.writes_lag
+        planned = kinds.points_of(base, kinds.names())
+        first = dataclasses.replace(base, other_trace=[])  # the first trace alone
+        first.analyse()
+        offered = [set(kinds.points_of(b, kinds.names())) for b in (first, other)]
+        assert set(planned) == offered[0] & offered[1]
+        sigstops = [p.k for p in planned if p.kind == "sigstop"]
+        assert list(range(1, 21)) == sigstops
+        assert (None, 21) == (base.trace_note, base.checkpoints)
+
+    def test_a_takeover_after_a_write_behind_the_run_meets_a_stale_worker(
+        self, engine: Engine
+    ) -> None:
+        """sigstop:15 (offered now by the store's count: the trace has it after the last
+        model turn): the woken worker lands its remaining writes as a second branch, as
+        in `sync` (no run ownership in the open-source library)."""
+        result = run_cell(engine, "research", "async", "sigstop:15")
+        kinds_found = {f["kind"] for f in result.findings}
+        assert ("corrupt", False) == (result.verdict, result.expected)
+        assert "stale-write" in kinds_found and "checkpoint-count" not in kinds_found
 
 
 @pytest.mark.slow

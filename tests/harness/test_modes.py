@@ -3,11 +3,14 @@
 # ruff: noqa: SIM300
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from killpoint.adapter import AdapterError, check_declarations, load_adapter
 from killpoint.adapters.reference import ReferenceAdapter
-from killpoint.modes import REFERENCE_MODES, Mode, runnable
+from killpoint.engine import Engine, EngineConfig
+from killpoint.modes import FLAGS, REFERENCE_MODES, Mode, runnable
 
 
 class TestMode:
@@ -24,6 +27,21 @@ class TestMode:
         assert ("runs", "tool-batch", "tool") == runnable(REFERENCE_MODES)
         assert [False, True, True] == [m.persists_mid_run for m in REFERENCE_MODES]
         assert [False, False, True] == [m.results_per_call for m in REFERENCE_MODES]
+        assert [False, False, False] == [m.writes_lag for m in REFERENCE_MODES]
+
+    @pytest.mark.parametrize("flag", FLAGS)
+    def test_each_flag_is_a_bool_named_when_it_is_not(self, flag: str) -> None:
+        with pytest.raises(ValueError, match=rf"mode 'sync': {flag} must be True or False"):
+            Mode("sync", "always", **{flag: "yes"})
+
+    def test_a_mode_whose_writes_lag_says_so(self) -> None:
+        mode = Mode("async", "written in the background, behind the run", writes_lag=True)
+        assert (True, True, False) == (
+            mode.writes_lag,
+            mode.persists_mid_run,
+            mode.results_per_call,
+        )
+        assert "writes_lag" in FLAGS
 
 
 class TestDeclarations:
@@ -32,6 +50,15 @@ class TestDeclarations:
         adapter.modes = ("runs", "tool")  # type: ignore[assignment]
         with pytest.raises(AdapterError, match=r"give a sequence of killpoint\.Mode"):
             check_declarations("mine:adapter", adapter)
+
+    def test_a_mode_that_lags_is_planned_as_one(self, tmp_path: Path) -> None:
+        """The declaration reaches the baseline the engine plans from, and the report."""
+        engine = Engine(EngineConfig(work_root=tmp_path, keep="none"))
+        base = engine.baseline((LAGGING, "research", "tool-batch", "sqlite"))
+        assert (None, True, None) == (base.problem, base.writes_lag, base.trace_note)
+        assert base.other_trace  # the second run's trace, planned against
+        plain = engine.baseline(("reference", "research", "tool-batch", "sqlite"))
+        assert (False, base.checkpoints) == (plain.writes_lag, plain.checkpoints)
 
     def test_a_runtime_that_can_run_no_mode_is_refused(self) -> None:
         adapter = ReferenceAdapter()
@@ -62,3 +89,12 @@ class Partial:
 
     def read_session(self, store_url: str, session_id: str) -> None:
         return None
+
+
+LAGGING = "tests.harness.test_modes:LaggingReference"
+
+
+class LaggingReference(ReferenceAdapter):
+    """The reference runtime, its tool-batch mode declared as one whose writes lag."""
+
+    modes = (Mode("tool-batch", "declared as lagging, for the test", writes_lag=True),)

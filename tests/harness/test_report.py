@@ -555,6 +555,7 @@ def hostile_everywhere() -> dict[str, Any]:
                 "seconds": HOSTILE,
                 "problem": HOSTILE,
                 "nondeterministic": HOSTILE,
+                "trace_note": HOSTILE,
             }
         ],
     )
