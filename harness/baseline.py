@@ -105,6 +105,11 @@ class Baseline:
         return sum(1 for e in self.trace[:index] if _landed(e))
 
     @property
+    def outage(self) -> bool:
+        """A dependency of killpoint failed under it (not the runtime's doing)."""
+        return self.problem_kind in ("store-unavailable", "disk-full")
+
+    @property
     def checkpoints(self) -> int:
         return self.landed_before(len(self.trace))
 

@@ -141,7 +141,8 @@ class Campaign:
         if base.problem or base.nondeterministic:
             # The row cannot be planned; one cell carries its failure into the matrix.
             return [Cell(*row, schedule=(explicit or [CrashPoint("mid-model", 1)])[:1])]
-        points = [p for p in explicit if self._offered(base, p)] + kinds.points_of(base, chosen)
+        offered = [p for p in explicit if self._offered(base, p)]
+        points = offered + kinds.points_of(base, chosen)
         if sample is not None:
             rng = random.Random(f"{self.seed}/{'/'.join(row)}")
             points = sorted(rng.sample(points, min(sample, len(points))), key=CrashPoint.sort_key)
@@ -204,6 +205,8 @@ class Campaign:
         rows, result.skipped = self.rows()
         pool = ThreadPoolExecutor(max_workers=self.config.workers, thread_name_prefix="cell")
         lock = threading.Lock()
+        submitted: list[Future[CellResult]] = []
+        consumed: set[Future[CellResult]] = set()
         try:
             baselines = list(pool.map(self.engine.baseline, rows))
             result.baselines = baselines
@@ -212,10 +215,12 @@ class Campaign:
             result.skipped += self.skipped_points
             result.planned = len(cells)
             on_planned(len(cells))
-            pending: set[Future[CellResult]] = {pool.submit(self.engine.run_cell, c) for c in cells}
+            submitted = [pool.submit(self.engine.run_cell, c) for c in cells]
+            pending: set[Future[CellResult]] = set(submitted)
             while pending:
                 done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
                 for f in done:
+                    consumed.add(f)
                     try:
                         r = f.result()
                     except Interrupted:
@@ -231,6 +236,14 @@ class Campaign:
             kill_all()
             pool.shutdown(wait=True, cancel_futures=True)
             kill_all()
+            # A cell that finished as the interrupt came is a result (its folder may be
+            # kept): it is reported, not dropped.
+            for f in submitted:
+                if f in consumed or f.cancelled() or f.exception() is not None:
+                    continue
+                r = f.result()
+                apply_accepted([r], self.accepted)
+                result.cells.append(r)
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
         order = {c.id: n for n, c in enumerate(sorted_cells(result.cells))}

@@ -49,7 +49,12 @@ def rerun(config: CampaignConfig, path: str) -> tuple[CampaignConfig, list[str]]
     from .results import read_json
 
     document = read_json(Path(path))
-    failed = [c["id"] for c in document["cells"] if not c.get("expected") and not c.get("accepted")]
+    failed = [
+        c["id"]
+        for c in document["cells"]
+        # A cell that killpoint's own store or disk failed was never judged: rerun it too.
+        if (not c.get("expected") and not c.get("accepted")) or c.get("verdict") == "unavailable"
+    ]
     runtime = str(document.get("runtime") or config.runtime)
     # The options are parsed already; only the runtime changes (re-parsing would refuse
     # the empty lists that mean "every one").
@@ -129,6 +134,14 @@ def campaign(
     cli_output.summary(result, out, groups)
     cli_output.show_fixed(fixed(groups, accepted), out)
     cli_output.plain(out, f"seed {camp.seed}")
+    unjudged = sum(1 for c in result.cells if c.verdict == "unavailable")
+    if unjudged:
+        cli_output.plain(
+            err,
+            f"killpoint: {unjudged} cell(s) could not be judged: the store server or the work "
+            "folder failed under them (their findings say how); rerun them with "
+            "--rerun-failed and the JSON",
+        )
     if result.interrupted:
         cli_output.plain(err, "interrupted: the report holds the cells that finished")
         return interrupted_status(result.signal)

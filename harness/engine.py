@@ -29,6 +29,7 @@ from .oracle import comparable, first_difference
 from .points import PointError
 from .processes import Interrupted, Outcome, Worker, context
 from .scenarios import ledger as ledger_mod
+from .store_outage import Watch
 from .stores import backend_for
 from .timeline import Event
 from .work_root import make_work_root
@@ -118,8 +119,9 @@ class Engine:
             lock = self._locks.setdefault(row, threading.Lock())
         with lock:
             if row not in self._baselines:
+                watch = self.watch()
                 try:
-                    self._baselines[row] = self._make_baseline(row)
+                    base = self._make_baseline(row)
                 except Interrupted:
                     raise
                 except Exception as exc:
@@ -130,8 +132,19 @@ class Engine:
                         f"killpoint could not run the baseline: {type(exc).__name__}: {exc}"
                     )
                     base.problem_kind = "error"
-                    return base  # not cached: the next cell of the row tries again
+                settled = watch.settle([], base.problem or "")
+                if settled:
+                    # A dependency failed under it: not cached, the next cell tries again.
+                    base.problem, base.problem_kind = settled[0].sentence, settled[0].kind
+                    return base
+                if base.problem_kind == "error":
+                    return base  # not cached either
+                self._baselines[row] = base
             return self._baselines[row]
+
+    def watch(self) -> Watch:
+        """The store server and the work folder, watched over one cell or baseline."""
+        return Watch(self.stores, self.work_root, self.config.timeout, self.stopping)
 
     def adopt_baseline(self, base: Baseline) -> None:
         """Use a baseline made by another process (the pytest-xdist controller) for its row."""
@@ -214,17 +227,23 @@ class Engine:
     def run_cell(self, cell: Cell) -> CellResult:
         """One cell, to its verdict. Whatever goes wrong inside becomes the cell's finding:
         a harness error is this cell's result (with its traceback), never the campaign's end."""
+        watch = self.watch()
         base = self.baseline(cell.row)
         run = CellRun(self, cell, base)
         try:
-            if base.problem:
-                run.add(Finding(base.problem_kind, base.problem))
+            if watch.cause is not None:
+                pass  # the store server is down: settled below, nothing to run
+            elif base.problem:
+                run.add(Finding(base.problem_kind, base.problem, expected=base.outage))
             elif base.nondeterministic:
                 run.add(Finding("nondeterministic", base.nondeterministic))
             else:
                 run.execute()
         except Interrupted:
-            run.cleanup(expected=False)
+            # A cell cut short is in no report: its folder would be named nowhere.
+            run.cleanup(expected=True)
+            if run.work is not None:
+                shutil.rmtree(run.work, ignore_errors=True)
             raise
         except (PointError, NormalFormError) as exc:
             run.add(Finding("missed", str(exc)))
@@ -242,6 +261,14 @@ class Engine:
             run.add(
                 Finding("error", f"counting the cell's effects failed: {type(exc).__name__}: {exc}")
             )
+        if self.stopping.is_set():
+            # Interrupted while it ran (its workers were killed under it): not a result.
+            run.cleanup(expected=True)
+            if run.work is not None:
+                shutil.rmtree(run.work, ignore_errors=True)
+            raise Interrupted()
+        seen = "".join(log_tail(run.work, w.spec.log_name) for w in run.workers)
+        run.findings = watch.settle(run.findings, seen, run.url)
         result = run.result()
         kept = run.cleanup(result.expected)
         result.seconds = round(time.monotonic() - run.t0, 4)

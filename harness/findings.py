@@ -33,6 +33,7 @@ VERDICTS: tuple[Verdict, ...] = (
     Verdict("hung", "…", "a worker passed its time limit"),
     Verdict("missed", "?", "the engine could not reach the crash point (a harness defect)"),
     Verdict("error", "!", "killpoint or one of its own dependencies failed on this cell; nothing is said of the runtime"),
+    Verdict("unavailable", "⌁", "killpoint's store server or work folder failed during the cell (unreachable, restarted, full): nothing is said of the runtime; rerun it"),
     Verdict("ok", "✓", "nothing beyond what the mode allows"),
 )  # fmt: skip
 BY_NAME: dict[str, Verdict] = {v.name: v for v in VERDICTS}
@@ -88,6 +89,8 @@ _KINDS: tuple[FindingKind, ...] = (
     FindingKind("hung", "hung", "high", "a worker passed its time limit"),
     FindingKind("missed", "missed", "high", "the engine could not reach the crash point"),
     FindingKind("error", "error", "high", "killpoint or one of its own dependencies failed on this cell"),
+    FindingKind("disk-full", "unavailable", "info", "the work folder ran out of space (ENOSPC) during the cell; what the cell saw is evidence, not a verdict on the runtime"),
+    FindingKind("store-unavailable", "unavailable", "info", "the store server went away or restarted during the cell; what the cell saw is evidence, not a verdict on the runtime"),
 )  # fmt: skip
 KINDS: dict[str, FindingKind] = {k.name: k for k in _KINDS}
 # Kinds grouped per tool: the tool is what the finding is about.

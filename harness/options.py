@@ -325,7 +325,7 @@ def runtime_adapter(spec: str) -> Any:
         raise OptionError(
             "runtime",
             spec,
-            f"loading it raised {type(exc).__name__}: {exc}; an import path must name a "
+            f"loading it raised {raised(exc)}; an import path must name a "
             "RuntimeAdapter (or a no-argument callable returning one); for a function that "
             "builds a killpoint.runtime.Agent, decorate it with killpoint.agent_adapter",
         ) from None
@@ -342,9 +342,12 @@ def scenario_ref(name: str) -> Any:
         hint = f"; {IMPORT_HINT}" if "No module named" in text else ""
         raise OptionError("scenarios", name, f"{text}{hint}") from None
     except Exception as exc:
-        raise OptionError(
-            "scenarios", name, f"loading it raised {type(exc).__name__}: {exc}"
-        ) from None
+        raise OptionError("scenarios", name, f"loading it raised {raised(exc)}") from None
+
+
+def raised(exc: BaseException) -> str:
+    """What the user's code raised, in one line (a message may hold newlines)."""
+    return " ".join(f"{type(exc).__name__}: {exc}".split())
 
 
 def labelled(error: OptionError, labels: Mapping[str, str]) -> str:

@@ -14,9 +14,11 @@ import atexit
 import glob
 import os
 import pwd
+import shlex
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -103,6 +105,10 @@ class LocalPostgres:
         self.log = self.base / "server.log"
         self.port: int | None = None
         self.started = False
+        self.watchdog: subprocess.Popen[bytes] | None = None
+        # Off: fast, but a restart (not a kill of a client) loses the last commits it
+        # acknowledged. On for the tests that restart the server on purpose.
+        self.synchronous_commit = "off"
 
     def _run(self, *args: str | Path, check: bool = True) -> subprocess.CompletedProcess[str]:
         proc = subprocess.run(
@@ -137,27 +143,71 @@ class LocalPostgres:
         last = ""
         for _ in range(5):  # another process may grab the free port first
             port = _free_port()
-            options = (
-                f"-p {port} -k {self.base} -c listen_addresses=127.0.0.1 -c fsync=off "
-                "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
-            )
-            proc = self._run(
-                self.pg_ctl, "-D", self.data, "-l", self.log, "-w", "-t", "60", "-o", options,
-                "start", check=False,
-            )  # fmt: skip
+            proc = self._pg_ctl_start(port)
             if proc.returncode == 0:
                 self.port, self.started = port, True
                 atexit.register(self.stop)
+                self.watchdog = start_watchdog(self)
                 return f"postgresql://postgres@127.0.0.1:{port}/postgres"
             last = self.log.read_text(errors="replace")[-2000:] if self.log.exists() else ""
             last = last or proc.stderr
         raise PgUnavailable(f"`pg_ctl start` failed five times; server log:\n{last}")
+
+    def _pg_ctl_start(self, port: int) -> subprocess.CompletedProcess[str]:
+        options = (
+            f"-p {port} -k {self.base} -c listen_addresses=127.0.0.1 -c fsync=off "
+            f"-c synchronous_commit={self.synchronous_commit} -c full_page_writes=off "
+            "-c max_connections=200"
+        )
+        return self._run(
+            self.pg_ctl, "-D", self.data, "-l", self.log, "-w", "-t", "60", "-o", options,
+            "start", check=False,
+        )  # fmt: skip
+
+    def halt(self) -> None:
+        """Stop the server at once (its connections die); `resume` starts it again."""
+        self._run(self.pg_ctl, "-D", self.data, "-m", "immediate", "-w", "stop")
+
+    def resume(self) -> None:
+        assert self.port is not None
+        proc = self._pg_ctl_start(self.port)
+        if proc.returncode != 0:
+            raise PgUnavailable(f"`pg_ctl start` failed again: {proc.stderr.strip()}")
+
+    def restart_command(self) -> str:
+        """A shell command that restarts this server (for KILLPOINT_STORE_RESTART)."""
+        return shlex.join(
+            [*self.prefix, str(self.pg_ctl), "-D", str(self.data), "-m", "immediate", "-w",
+             "-t", "60", "-l", str(self.log), "restart"]
+        )  # fmt: skip
+
+    def postmaster_pid(self) -> int | None:
+        try:
+            return int((self.data / "postmaster.pid").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return None
 
     def stop(self) -> None:
         if self.started:
             self.started = False
             self._run(self.pg_ctl, "-D", self.data, "-m", "immediate", "-w", "stop", check=False)
         shutil.rmtree(self.base, ignore_errors=True)
+        if self.watchdog is not None:
+            self.watchdog.kill()
+            self.watchdog.wait()
+            self.watchdog = None
+
+
+def start_watchdog(server: LocalPostgres) -> subprocess.Popen[bytes]:
+    """A process that stops `server` when this one is gone, however it ends (SIGKILL, a
+    killed xdist worker): `pg_ctl start` detaches the server, which would outlive us."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.pg_watchdog", str(os.getpid()), str(server.base),
+         *server.prefix, str(server.pg_ctl), "-D", str(server.data), "-m", "immediate", "-w",
+         "stop"],
+        cwd=Path(__file__).resolve().parent.parent, stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)

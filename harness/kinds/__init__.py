@@ -18,6 +18,7 @@ from .kills import AfterCheckpoint, MidBatch, MidCommit, MidModel
 from .model_faults import ModelFault
 from .power_loss import PowerLoss, PowerLossMidCommit
 from .store_faults import LockHeld
+from .store_restart import StoreRestart
 from .takeover import Sigstop, SigstopWriting
 
 
@@ -50,6 +51,8 @@ for _kind in (
     LockHeld(),
     PowerLoss(),
     PowerLossMidCommit(),
+    StoreRestart(),
+    StoreRestart(in_commit=True),
 ):
     register(_kind)
 

@@ -22,6 +22,11 @@ class StoreError(ValueError):
     """A store option that is malformed or cannot be reached."""
 
 
+class StoreUnavailable(Exception):
+    """The store server cannot be reached (stopped, restarting, refusing connections): a
+    failure of killpoint's own dependency, not of the runtime under test."""
+
+
 class StoreBackend(Protocol):
     """Hands out isolated stores of one kind, and answers for their URLs."""
 
@@ -110,6 +115,7 @@ __all__ = [
     "STORE_KINDS",
     "StoreBackend",
     "StoreError",
+    "StoreUnavailable",
     "Stores",
     "backend_for",
     "kind_of_url",

@@ -6,17 +6,44 @@ writes that and `schema_of` reads it back (adapters that qualify their tables as
 
 from __future__ import annotations
 
+import os
+import subprocess
+import threading
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError, SQLAlchemyError
+from sqlalchemy.pool import NullPool
 
-from . import StoreError
+from . import StoreError, StoreUnavailable
 
 PREFIX = "kp_"  # every schema killpoint makes, and the only ones it drops
+# A command that restarts the campaign's server (store-restart): killpoint cannot restart
+# a server it did not start (it runs as another user, maybe on another machine).
+RESTART_ENV = "KILLPOINT_STORE_RESTART"
+RESTART_HINT = (
+    f"set {RESTART_ENV} to a command that restarts it (e.g. 'pg_ctl -D DATA -m immediate "
+    "-w restart', or 'docker restart NAME')"
+)
+CONNECT_TIMEOUT = 5  # seconds: a probe of a server that does not answer
+
+
+def lost_connection(exc: BaseException) -> bool:
+    """The server is gone or not taking connections (stopped, restarting), as opposed
+    to an error in what was asked of it."""
+    if isinstance(exc, (OperationalError, InterfaceError)):
+        return True
+    return isinstance(exc, DBAPIError) and bool(exc.connection_invalidated)
+
+
+def reason(exc: BaseException) -> str:
+    """The driver's first line: 'connection refused', 'the database system is shutting down'."""
+    orig = getattr(exc, "orig", None) or exc
+    lines = str(orig).strip().splitlines()
+    return lines[0] if lines else type(orig).__name__
 
 
 def schema_url(url: URL, schema: str) -> str:
@@ -40,6 +67,8 @@ class PostgresStores:
 
     def __init__(self, option: str) -> None:
         self.url = make_url(option).set(drivername="postgresql+psycopg")
+        self._restarts: dict[str, str] = {}  # server life -> the store URL that restarted it
+        self._lock = threading.Lock()
 
     def shown(self) -> str:
         return self.url.render_as_string(hide_password=True)
@@ -60,13 +89,98 @@ class PostgresStores:
 
     def fresh(self, work: Path) -> str:
         schema = f"{PREFIX}{uuid.uuid4().hex[:16]}"
-        engine = create_engine(self.url)
+        engine = create_engine(self.url, poolclass=NullPool)
         try:
             with engine.begin() as conn:
                 conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+        except SQLAlchemyError as exc:
+            if lost_connection(exc):
+                raise StoreUnavailable(
+                    f"the store server {self.shown()} is unavailable: {reason(exc)}"
+                ) from None
+            raise
         finally:
             engine.dispose()
         return schema_url(self.url, schema)
+
+    # -- the server's life: outages and restarts ------------------------------------------
+
+    def life(self) -> str:
+        """When the server started (one value per life of the server: a restart changes
+        it); StoreUnavailable when it cannot be reached."""
+        engine = create_engine(
+            self.url, poolclass=NullPool, connect_args={"connect_timeout": CONNECT_TIMEOUT}
+        )
+        try:
+            with engine.connect() as conn:
+                return str(conn.execute(text("SELECT pg_postmaster_start_time()")).scalar())
+        except SQLAlchemyError as exc:
+            raise StoreUnavailable(
+                f"the store server {self.shown()} is unavailable: {reason(exc)}"
+            ) from None
+        finally:
+            engine.dispose()
+
+    def restarted_by(self, life: str) -> str | None:
+        """The store URL of the cell whose store-restart began this life of the server."""
+        with self._lock:
+            return self._restarts.get(life)
+
+    def restart_problem(self) -> str | None:
+        """Why killpoint cannot restart this server, or None."""
+        if os.environ.get(RESTART_ENV, "").strip():
+            return None
+        return (
+            f"killpoint cannot restart the PostgreSQL server {self.shown()} it did not start; "
+            + RESTART_HINT
+        )
+
+    def unsafe_to_restart(self) -> str | None:
+        """Why a restart of this server would lose commits it acknowledged, or None: with
+        synchronous_commit off, a commit returns before its WAL is written, and an
+        immediate restart drops it, whatever the runtime did."""
+        engine = create_engine(
+            self.url, poolclass=NullPool, connect_args={"connect_timeout": CONNECT_TIMEOUT}
+        )
+        try:
+            with engine.connect() as conn:
+                setting = str(conn.execute(text("SHOW synchronous_commit")).scalar())
+        except SQLAlchemyError as exc:
+            return f"the store server {self.shown()} is unavailable: {reason(exc)}"
+        finally:
+            engine.dispose()
+        if setting == "off":
+            return (
+                f"the store server {self.shown()} runs with synchronous_commit=off: a restart "
+                "loses commits it acknowledged, whatever the runtime does; turn it on for "
+                "store-restart"
+            )
+        return None
+
+    def restart(self, by: str, wait: float) -> str:
+        """Restart the server (its connections die) and wait until it answers again; its
+        new life, recorded as `by`'s (a cell's store URL). StoreUnavailable on failure."""
+        problem = self.restart_problem()
+        if problem is not None:
+            raise StoreUnavailable(problem)
+        proc = subprocess.run(
+            os.environ[RESTART_ENV],
+            shell=True,  # the user's own command line, as they would type it
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=max(wait, 60.0),
+            check=False,
+        )
+        if proc.returncode != 0:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or [""]
+            raise StoreUnavailable(f"{RESTART_ENV} failed with status {proc.returncode}: {tail[0]}")
+        from ..store_outage import wait_until_up
+
+        life = wait_until_up(self, wait, threading.Event())
+        with self._lock:
+            self._restarts[life] = by
+        return life
 
     def drop(self, url: str) -> None:
         schema = schema_of(url)
@@ -105,4 +219,4 @@ class PostgresStores:
         return release
 
 
-__all__ = ["PREFIX", "PostgresStores", "schema_of", "schema_url"]
+__all__ = ["PREFIX", "RESTART_ENV", "RESTART_HINT", "PostgresStores", "schema_of", "schema_url"]

@@ -85,3 +85,41 @@ COLLECTOR = Scenario(
     tools=_collector_tools,
     expected=(Expected(),),
 )
+
+
+def _ticking_tools(env: ToolEnv) -> list[Callable[..., Any]]:
+    def tick(n: int) -> str:
+        """Tell the test (a byte on its FIFO, when it reads one) that a worker got here."""
+        fifo = os.environ.get("KILLPOINT_TEST_TICKS")
+        if fifo:
+            try:
+                fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:
+                pass  # nobody reads: nobody is waiting
+            else:
+                try:
+                    os.write(fd, b"t")
+                except OSError:
+                    pass
+                finally:
+                    os.close(fd)
+        return f"tick {n}"
+
+    return [tick]
+
+
+def _ticking_script(conversation: Conversation) -> Reply:
+    turns = conversation.turns()
+    if len(turns) < TICKS:
+        return Reply.call("tick", n=len(turns) + 1)
+    return Reply.final("ticked")
+
+
+TICKS = 3
+TICKING = Scenario(
+    name="ticking",
+    description="three tool calls, each announced on the test's FIFO",
+    script=_ticking_script,
+    tools=_ticking_tools,
+    expected=(Expected(),),
+)

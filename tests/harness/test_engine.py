@@ -41,8 +41,9 @@ def run_row(
 class TestReferenceRuntime:
     def test_every_point_of_research_is_expected_on_sqlite(self, tmp_path: Path) -> None:
         """The reference runtime gets no unexpected verdict at any crash point or fault of
-        the research scenario in "tool-batch" mode, and every kind of point is exercised."""
-        every = tuple(k for k in kinds.names() if kinds.get(k).unavailable("sqlite") is None)
+        the research scenario in "tool-batch" mode, and every kind of point that runs on
+        SQLite is exercised."""
+        every = tuple(n for n in kinds.names() if kinds.get(n).unavailable("sqlite") is None)
         results = run_row(engine_for(tmp_path), "reference", "research", "tool-batch", every)
         unexpected = [(r.id, r.verdict, r.detail) for r in results if not r.expected]
         assert [] == unexpected
