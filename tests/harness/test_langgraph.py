@@ -14,6 +14,7 @@ import asyncio
 import dataclasses
 import json
 import sqlite3
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -119,13 +120,6 @@ def instrumented(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
 
 def landed(trace: list[str]) -> list[int]:
     return [g.number for e in trace if (g := gates.parse(e)) and g.phase == "landed" and g.number]
-
-
-def charges(result: CellResult) -> int:
-    """charge_card effects in the ledger of a kept cell."""
-    assert result.kept is not None
-    entries = ledger_mod.read(Path(result.kept) / "ledger.jsonl")
-    return sum(1 for e in entries if e.tool == "charge_card" and e.phase == "started")
 
 
 # -- the adapter -----------------------------------------------------------------------------
@@ -401,26 +395,33 @@ class TestSync:
         assert "store after the takeover 0, store after the stale worker woke 1" in result.detail
         assert [0, 0] == result.exit_codes  # both drove the run to its end
 
-    def test_two_resumers_both_charge_the_card(self, engine: Engine) -> None:
+    def test_two_resumers_both_drive_the_run_and_every_repeat_is_counted(
+        self, engine: Engine
+    ) -> None:
         """Killed after checkpoint 5 (the model asked for charge_card; nothing ran), two
-        resumers released at once both drive the run: the card is charged twice."""
+        resumers released at once both drive the run to its end. Each repeats what it runs
+        before the other's checkpoint lands (the charge, the e-mail, the SMS; how many
+        depends on how the two interleave), and the cell counts every repeat the ledger
+        holds, none of them allowed."""
         result = run_cell(engine, "side-effects", "sync", "double-resume:5")
         assert ("duplicated", "both resumers drove the run to its end") == (
             result.verdict,
             result.findings[0]["sentence"],
         )
         assert [-9, 0, 0] == result.exit_codes
-        assert 2 == charges(result)
-
-    def test_the_double_resume_cell_counts_every_repeated_effect(self, engine: Engine) -> None:
-        """Both resumers drove the run, and the cell still counts what each repeated: the
-        charge, the e-mail and the SMS, one repeat each, none of them allowed."""
-        result = run_cell(engine, "side-effects", "sync", "double-resume:5")
-        assert (3, 0) == (result.duplicates, result.bound)
-        repeated = sorted(
+        assert result.kept is not None
+        started = Counter(
+            e.tool
+            for e in ledger_mod.read(Path(result.kept) / "ledger.jsonl")
+            if e.phase == "started"
+        )
+        repeats = {tool: n - 1 for tool, n in started.items() if n > 1}
+        named = Counter(
             f["sentence"].split("(")[0] for f in result.findings if f["kind"] == "effect-duplicated"
         )
-        assert ["charge_card", "send_email", "send_sms"] == repeated
+        assert repeats, "neither resumer repeated an effect"
+        assert set(repeats) == set(named)
+        assert (sum(repeats.values()), 0) == (result.duplicates, result.bound)
 
 
 @pytest.mark.slow
@@ -469,14 +470,17 @@ class TestAsync:
     had at a point inside a step."""
 
     def test_a_point_inside_a_step_is_confirmed_from_what_landed(self, engine: Engine) -> None:
-        """While the tool of batch 4 is parked, the event loop lands every write queued
-        behind the run: the store holds 17, the worker announced 17 landed (the baseline's
-        trace had fewer there: the artefact `corrupt` cell this used to be)."""
+        """While the tool of batch 4 is parked, the event loop lands writes queued behind
+        the run: the cell is confirmed from what the worker announced and the store holds
+        (17 when the loop has drained; the baseline's trace had fewer there: the artefact
+        `corrupt` cell this used to be), never from the baseline's count."""
         result = run_cell(engine, "research", "async", "mid-batch:4:0")
         held = (result.store_at_crash or {}).get("checkpoints")
         [said] = [e.text for e in result.timeline if e.text.startswith("store holds")]
-        assert ("ok", True, 17) == (result.verdict, result.expected, held)
-        assert said.startswith("store holds 17 checkpoint(s) at mid-batch:4:0 (worker: 17 landed")
+        landed, begun = (int(said.split("worker: ")[1].split()[n]) for n in (0, 2))
+        assert said.startswith(f"store holds {held} checkpoint(s) at mid-batch:4:0")
+        assert held is not None and landed <= held <= begun
+        assert ("ok", True) == (result.verdict, result.expected), result.detail
         assert [] == [f for f in result.findings if f["kind"] == "checkpoint-count"]
 
     def test_a_kill_mid_model_is_judged_on_what_the_store_held(self, engine: Engine) -> None:
