@@ -10,31 +10,16 @@ group does not end it before it has done its job.
 
 from __future__ import annotations
 
-import os
-import select
 import shutil
 import subprocess
 import sys
-import time
 
-
-def wait_for_exit(pid: int) -> None:
-    try:
-        fd = os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        # No pidfd: we are PID's child, so PID is gone when we are given another parent.
-        while os.getppid() == pid:
-            time.sleep(0.5)
-        return
-    try:
-        select.select([fd], [], [])
-    finally:
-        os.close(fd)
+from killpoint.forkserver_watch import wait_for
 
 
 def main(argv: list[str]) -> int:
     pid, base, command = int(argv[0]), argv[1], argv[2:]
-    wait_for_exit(pid)
+    wait_for(pid)
     subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, timeout=120, check=False)
     shutil.rmtree(base, ignore_errors=True)
     return 0
