@@ -292,16 +292,23 @@ def _progress(add: Any, run: TracedRun, landed: int) -> None:
     add("progress", PASS, f"{landed} checkpoint(s), as the gates say")
 
 
-def mid_run_checkpoints(trace: list[str]) -> int:
+def mid_run_checkpoints(trace: list[str], lagging: bool = False) -> int:
     """Checkpoints that landed right after a tool call finished: a batch's (or a call's)
     results made durable while the run goes on. A checkpoint after a model turn is the
     run coming to rest (COMPLETED, ERROR, PAUSED for a confirmation), which a mode that
-    persists only at the end writes too."""
+    persists only at the end writes too. A mode whose writes lag the run lands them later,
+    while the next model turn runs: for it, every checkpoint landed after the first tool
+    call finished and before the last model turn began counts."""
+    parsed = [g for name in trace if (g := gates.parse(name)) is not None]
+    if lagging:
+        finished = [i for i, g in enumerate(parsed) if g.kind == "tool" and g.phase == "finished"]
+        models = [i for i, g in enumerate(parsed) if g.kind == "model"]
+        if not finished or not models:
+            return 0
+        window = parsed[finished[0] + 1 : models[-1]]
+        return sum(1 for g in window if g.kind == "checkpoint" and g.phase == "landed")
     found, after_tool = 0, False
-    for name in trace:
-        gate = gates.parse(name)
-        if gate is None:
-            continue
+    for gate in parsed:
         if gate.kind == "checkpoint":
             if gate.phase == "landed" and after_tool:
                 found += 1
@@ -311,7 +318,7 @@ def mid_run_checkpoints(trace: list[str]) -> int:
 
 
 def _mode(add: Any, trace: list[str], mode: Mode) -> None:
-    mid_run = mid_run_checkpoints(trace)
+    mid_run = mid_run_checkpoints(trace, lagging=mode.writes_lag)
     has_batches = any((g := gates.parse(name)) and g.kind == "tool" for name in trace)
     declared = f"mode {mode.name!r} declares persists_mid_run={mode.persists_mid_run}"
     hint = "declare the Mode as the runtime behaves: the engine plans its points from it"

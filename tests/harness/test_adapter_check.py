@@ -10,9 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from killpoint.adapter_check import FAIL, NAMES, PASS, SKIP, engine_for, run_checks
+from killpoint.adapter_check import (
+    FAIL,
+    NAMES,
+    PASS,
+    SKIP,
+    engine_for,
+    mid_run_checkpoints,
+    run_checks,
+)
 from killpoint.modes import find
 from killpoint.options import runtime_adapter
+from killpoint.scenarios import gates
 from killpoint.targets import resolve_scenario
 
 REPO = Path(__file__).resolve().parents[2]
@@ -103,3 +112,21 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], named: str) -> None:
     assert named in result.stderr
     assert 1 == len(result.stderr.strip().splitlines()), result.stderr
     assert "" == result.stdout
+
+
+def test_a_lagging_mode_counts_checkpoints_landed_while_the_next_turn_runs() -> None:
+    """LangGraph's async durability lands a batch's checkpoint while the next model turn
+    is already under way, never right after the tool call: declared `writes_lag`, that
+    is a mid-run checkpoint; a checkpoint landing only once the last turn began is not."""
+    fetch = gates.tool_gate("fetch", {"url": "a"}, "finished")
+    trace = [
+        gates.model_gate(1),
+        fetch,
+        gates.model_gate(2),
+        gates.checkpoint_gate(1, "landed"),
+        gates.model_gate(3),
+        gates.checkpoint_gate(2, "landed"),
+    ]
+    assert (0, 1) == (mid_run_checkpoints(trace), mid_run_checkpoints(trace, lagging=True))
+    at_rest_only = [gates.model_gate(1), fetch, gates.model_gate(2), *trace[-1:]]
+    assert 0 == mid_run_checkpoints(at_rest_only, lagging=True)
