@@ -179,6 +179,30 @@ def kill_at(cell: CellContext, plan: Plan) -> None:
     cell.after_crash(plan, [worker])
 
 
+def after_checkpoint(base: Baseline, point: CrashPoint) -> Plan:
+    """The plan of a point at a boundary: checkpoint K has landed, K+1 has not (armed at
+    K's `landed` gate). Shared by every kind that acts between two checkpoints."""
+    from ..points import PointError
+    from ..scenarios import gates
+
+    k = point.k
+    if not 1 <= k < base.checkpoints:
+        raise PointError(
+            f"killpoint: {point} is not a boundary of this baseline; it has "
+            f"{base.checkpoints} checkpoints, boundaries 1..{base.checkpoints - 1}"
+        )
+    gate = gates.checkpoint_gate(k, "landed")
+    run, started = base.run_at(base.position(gate))
+    return Plan(point, (gate,), frozenset({gate}), k, run, started)
+
+
+def boundaries_in_flight(name: str, base: Baseline) -> list[CrashPoint]:
+    """The boundaries after which a run is still going (something left to take over)."""
+    from ..points import CrashPoint
+
+    return [CrashPoint(name, k) for k in range(1, base.checkpoints) if base.in_flight_after(k)]
+
+
 def shape(name: str, arity: int) -> str:
     return f"{name}:K:I" if arity == 2 else f"{name}:K"
 
@@ -187,4 +211,13 @@ def numbers(points: Sequence[CrashPoint]) -> list[int]:
     return sorted({p.k for p in points})
 
 
-__all__ = ["CellContext", "Plan", "PointKind", "kill_at", "numbers", "shape"]
+__all__ = [
+    "CellContext",
+    "Plan",
+    "PointKind",
+    "after_checkpoint",
+    "boundaries_in_flight",
+    "kill_at",
+    "numbers",
+    "shape",
+]

@@ -10,9 +10,8 @@ from typing import Any
 
 from ..baseline import Baseline
 from ..findings import Finding
-from ..points import CrashPoint, PointError
-from ..scenarios import gates
-from .base import CellContext, Plan
+from ..points import CrashPoint
+from .base import CellContext, Plan, after_checkpoint, boundaries_in_flight
 
 
 class DoubleResume:
@@ -25,19 +24,10 @@ class DoubleResume:
     follows = False
 
     def points(self, base: Baseline) -> list[CrashPoint]:
-        return [
-            CrashPoint(self.name, k) for k in range(1, base.checkpoints) if base.in_flight_after(k)
-        ]
+        return boundaries_in_flight(self.name, base)
 
     def plan(self, base: Baseline, point: CrashPoint) -> Plan:
-        if not 1 <= point.k < base.checkpoints:
-            raise PointError(
-                f"killpoint: {point} is not a boundary of this baseline; it has "
-                f"{base.checkpoints} checkpoints, boundaries 1..{base.checkpoints - 1}"
-            )
-        gate = gates.checkpoint_gate(point.k, "landed")
-        run, started = base.run_at(base.position(gate))
-        return Plan(point, (gate,), frozenset({gate}), point.k, run, started)
+        return after_checkpoint(base, point)
 
     def describe(self, point: CrashPoint) -> str:
         return (

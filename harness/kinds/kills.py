@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..baseline import Baseline
 from ..points import CrashPoint, PointError
 from ..scenarios import gates
-from .base import CellContext, Plan, kill_at
+from .base import CellContext, Plan, after_checkpoint, kill_at
 
 
 class AfterCheckpoint:
@@ -28,15 +28,7 @@ class AfterCheckpoint:
         return [CrashPoint(self.name, k) for k in range(1, base.checkpoints)]
 
     def plan(self, base: Baseline, point: CrashPoint) -> Plan:
-        k = point.k
-        if not 1 <= k < base.checkpoints:
-            raise PointError(
-                f"killpoint: {point} is not a boundary of this baseline; it has "
-                f"{base.checkpoints} checkpoints, boundaries 1..{base.checkpoints - 1}"
-            )
-        gate = gates.checkpoint_gate(k, "landed")
-        run, started = base.run_at(base.position(gate))
-        return Plan(point, (gate,), frozenset({gate}), k, run, started)
+        return after_checkpoint(base, point)
 
     def describe(self, point: CrashPoint) -> str:
         return f"checkpoint {point.k} has landed, {point.k + 1} has not; the worker is killed"

@@ -24,7 +24,7 @@ from ..points import CrashPoint, PointError
 from ..processes import Worker
 from ..scenarios import gates
 from ..stores.sqlite import FILE, path_of
-from .base import CellContext, Plan
+from .base import CellContext, Plan, after_checkpoint
 from .kills import MidCommit
 
 MOUNTPOINT = "store"  # the store's folder, inside the cell's folder
@@ -53,12 +53,11 @@ class PowerLoss:
                 f"killpoint: {point} is not a checkpoint of this baseline; it has "
                 f"{base.checkpoints} checkpoints, 1..{base.checkpoints}"
             )
-        gate = gates.checkpoint_gate(k, "landed")
-        run, started = base.run_at(base.position(gate))
-        if k == base.checkpoints:
-            # The end: the worker runs out and returns every status; nothing to arm.
-            return Plan(point, (), frozenset(), k, run, started, notes=("end",))
-        return Plan(point, (gate,), frozenset({gate}), k, run, started)
+        if k < base.checkpoints:
+            return after_checkpoint(base, point)
+        # The end: the worker runs out and returns every status; nothing to arm.
+        run, started = base.run_at(base.position(gates.checkpoint_gate(k, "landed")))
+        return Plan(point, (), frozenset(), k, run, started, notes=("end",))
 
     def describe(self, point: CrashPoint) -> str:
         return (

@@ -23,7 +23,7 @@ from ..oracle import Sides
 from ..points import CrashPoint, PointError
 from ..scenarios import gates
 from ..scenarios.conversation import canonical_arguments
-from .base import CellContext, Plan
+from .base import CellContext, Plan, after_checkpoint, boundaries_in_flight
 
 SIGSTOP_LEASE = 0.3  # seconds: short, so the takeover after a pause waits little
 TAKEOVER = Sides("store after the takeover", "store after the stale worker woke")
@@ -126,19 +126,10 @@ class Sigstop(_Pause):
     label = "SIGSTOP"
 
     def points(self, base: Baseline) -> list[CrashPoint]:
-        return [
-            CrashPoint(self.name, k) for k in range(1, base.checkpoints) if base.in_flight_after(k)
-        ]
+        return boundaries_in_flight(self.name, base)
 
     def plan(self, base: Baseline, point: CrashPoint) -> Plan:
-        if not 1 <= point.k < base.checkpoints:
-            raise PointError(
-                f"killpoint: {point} is not a boundary of this baseline; it has "
-                f"{base.checkpoints} checkpoints, boundaries 1..{base.checkpoints - 1}"
-            )
-        gate = gates.checkpoint_gate(point.k, "landed")
-        run, started = base.run_at(base.position(gate))
-        return Plan(point, (gate,), frozenset({gate}), point.k, run, started)
+        return after_checkpoint(base, point)
 
     def describe(self, point: CrashPoint) -> str:
         return (
