@@ -95,6 +95,16 @@ class _Pause:
         before = effects([e for e in at_pause if e.pid == stale.pid])
         return stale, before, paused
 
+    def expired(self, cell: CellContext, plan: Plan) -> tuple[int, dict[str, Any]]:
+        """Wait out the paused worker's lease; what the store holds then and the step a
+        takeover continues from."""
+        wait_for_lease(cell)
+        held, session = cell.at_crash("when the lease expired")
+        step = cell.next_step(plan, session)
+        if step is None:
+            raise PointError(f"killpoint: {plan.point}: nothing was left to take over")
+        return held, step
+
     def woken(
         self,
         cell: CellContext,
@@ -139,11 +149,7 @@ class Sigstop(_Pause):
 
     def run(self, cell: CellContext, plan: Plan) -> None:
         stale, before, paused = self.pause(cell, plan)
-        wait_for_lease(cell)
-        held, session = cell.at_crash("when the lease expired")
-        step = cell.next_step(plan, session)
-        if step is None:
-            raise PointError(f"killpoint: {plan.point}: nothing was left to take over")
+        held, step = self.expired(cell, plan)
         takeover = cell.start("resumer", checkpoint_offset=held, **step)
         ended = cell.join(takeover, "the takeover")
         if not ended.startswith("done"):
@@ -203,11 +209,7 @@ class SigstopWriting(_Pause):
 
     def run(self, cell: CellContext, plan: Plan) -> None:
         stale, before, paused = self.pause(cell, plan)
-        wait_for_lease(cell)
-        held, session = cell.at_crash("when the lease expired")
-        step = cell.next_step(plan, session)
-        if step is None:
-            raise PointError(f"killpoint: {plan.point}: nothing was left to take over")
+        held, step = self.expired(cell, plan)
         # The takeover has claimed the run when it reaches its own next checkpoint.
         hold = gates.checkpoint_gate(held + 1, "writing")
         takeover = cell.start(
