@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import random
 import secrets
-import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,8 +16,10 @@ from . import kinds
 from .adapter import RuntimeAdapter
 from .baseline import Baseline
 from .cell import Cell, CellResult
+from .cell_log import CellLog, heads, select
 from .engine import Engine, EngineConfig, Interrupted
 from .groups import Accepted, Group, apply_accepted, group_findings
+from .heap_trim import HeapTrimmer
 from .modes import find
 from .options import CampaignConfig, ConfigError, OptionError, default_workers
 from .points import CrashPoint, PointError
@@ -42,7 +43,8 @@ class Skipped:
 class CampaignResult:
     config: CampaignConfig
     seed: int
-    cells: list[CellResult] = field(default_factory=list)
+    # Finished cells; a campaign keeps them as a CellLog (evidence compressed).
+    cells: Sequence[CellResult] = field(default_factory=CellLog)
     skipped: list[Skipped] = field(default_factory=list)
     baselines: list[Baseline] = field(default_factory=list)
     seconds: float = 0.0
@@ -55,27 +57,28 @@ class CampaignResult:
     @property
     def unexpected(self) -> list[CellResult]:
         """The cells that fail the run: unexpected and not accepted."""
-        return [c for c in self.cells if c.failing]
+        return select(self.cells, lambda c: c.failing)
 
     def groups(self) -> list[Group]:
-        return group_findings(self.cells)
+        return group_findings(heads(self.cells))
 
     def summary(self) -> dict[str, Any]:
+        cells = heads(self.cells)
         by: dict[str, int] = {}
-        for c in self.cells:
+        for c in cells:
             by[c.verdict] = by.get(c.verdict, 0) + 1
         groups = self.groups()
         return {
-            "cells": len(self.cells),
+            "cells": len(cells),
             "planned": self.planned,
-            "unexpected": len(self.unexpected),
-            "accepted": sum(1 for c in self.cells if c.accepted),
+            "unexpected": sum(1 for c in cells if c.failing),
+            "accepted": sum(1 for c in cells if c.accepted),
             "errors": by.get("error", 0),
             "groups": sum(1 for g in groups if g.verdict != "ok" and not g.accepted),
-            "findings": sum(len(c.findings) for c in self.cells),
-            "expected_losses": sum(1 for c in self.cells if c.verdict == "lost" and c.expected),
-            "duplicates": sum(c.duplicates for c in self.cells),
-            "duplicates_beyond_bound": sum(max(0, c.duplicates - c.bound) for c in self.cells),
+            "findings": sum(len(c.findings) for c in cells),
+            "expected_losses": sum(1 for c in cells if c.verdict == "lost" and c.expected),
+            "duplicates": sum(c.duplicates for c in cells),
+            "duplicates_beyond_bound": sum(max(0, c.duplicates - c.bound) for c in cells),
             "by_verdict": by,
             "missed": by.get("missed", 0),
             "seconds": round(self.seconds, 3),
@@ -96,6 +99,7 @@ class Campaign:
     ) -> None:
         self.config = config
         self.accepted = accepted or {}
+        self.trimmer = HeapTrimmer()
         self.only = None if cells is None else [Cell.parse(c) for c in cells]
         self.seed = config.seed if config.seed is not None else secrets.randbelow(2**31)
         self.engine = Engine(
@@ -201,12 +205,13 @@ class Campaign:
         on_cell: Callable[[CellResult], None] = lambda r: None,
     ) -> CampaignResult:
         t0 = time.monotonic()
-        result = CampaignResult(self.config, self.seed, accepted=self.accepted)
+        cells_done = CellLog()
+        result = CampaignResult(self.config, self.seed, cells_done, accepted=self.accepted)
         rows, result.skipped = self.rows()
         pool = ThreadPoolExecutor(max_workers=self.config.workers, thread_name_prefix="cell")
-        lock = threading.Lock()
-        submitted: list[Future[CellResult]] = []
-        consumed: set[Future[CellResult]] = set()
+        # Futures not yet read, in submission order. A read one is dropped at once: a
+        # future holds its cell's whole result, and the log keeps a compact copy.
+        unread: dict[Future[CellResult], None] = {}
         try:
             baselines = list(pool.map(self.engine.baseline, rows))
             result.baselines = baselines
@@ -215,20 +220,21 @@ class Campaign:
             result.skipped += self.skipped_points
             result.planned = len(cells)
             on_planned(len(cells))
-            submitted = [pool.submit(self.engine.run_cell, c) for c in cells]
-            pending: set[Future[CellResult]] = set(submitted)
+            unread = dict.fromkeys(pool.submit(self.engine.run_cell, c) for c in cells)
+            pending: set[Future[CellResult]] = set(unread)
             while pending:
                 done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
                 for f in done:
-                    consumed.add(f)
+                    del unread[f]
                     try:
                         r = f.result()
                     except Interrupted:
                         continue
                     apply_accepted([r], self.accepted)
-                    with lock:
-                        result.cells.append(r)
+                    cells_done.append(r)
                     on_cell(r)
+                del done
+                self.trimmer.maybe_trim()
         except KeyboardInterrupt as exc:
             result.interrupted = True
             result.signal = getattr(exc, "signum", None)
@@ -238,16 +244,16 @@ class Campaign:
             kill_all()
             # A cell that finished as the interrupt came is a result (its folder may be
             # kept): it is reported, not dropped.
-            for f in submitted:
-                if f in consumed or f.cancelled() or f.exception() is not None:
+            for f in unread:
+                if f.cancelled() or f.exception() is not None:
                     continue
                 r = f.result()
                 apply_accepted([r], self.accepted)
-                result.cells.append(r)
+                cells_done.append(r)
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
-        order = {c.id: n for n, c in enumerate(sorted_cells(result.cells))}
-        result.cells.sort(key=lambda c: order[c.id])
+        order = {c.id: n for n, c in enumerate(sorted_cells(cells_done.heads()))}
+        cells_done.sort(key=lambda c: order[c.id])
         result.seconds = time.monotonic() - t0
         return result
 
@@ -276,7 +282,7 @@ def _sort_key(point: str) -> tuple[int, int, int]:
         return (len(kinds.REGISTRY), 0, 0)  # a kind this version does not know: last
 
 
-def sorted_cells(cells: list[CellResult]) -> list[CellResult]:
+def sorted_cells(cells: Iterable[CellResult]) -> list[CellResult]:
     def key(c: CellResult) -> tuple[Any, ...]:
         points = [_sort_key(p) for p in c.schedule]
         return (

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import cli_output
+from .cell_log import heads
 from .exit_codes import EXIT_NOT_WRITTEN, EXIT_UNEXPECTED, EXIT_USAGE, interrupted_status
 from .options import CampaignConfig, ConfigError, OptionError
 from .report_targets import Target, TargetError, default_paths, same_file
@@ -134,7 +135,7 @@ def campaign(
     cli_output.summary(result, out, groups)
     cli_output.show_fixed(fixed(groups, accepted), out)
     cli_output.plain(out, f"seed {camp.seed}")
-    unjudged = sum(1 for c in result.cells if c.verdict == "unavailable")
+    unjudged = sum(1 for c in heads(result.cells) if c.verdict == "unavailable")
     if unjudged:
         cli_output.plain(
             err,

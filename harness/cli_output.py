@@ -15,6 +15,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from .cell_log import heads
+
 if TYPE_CHECKING:
     from .campaign import CampaignResult
     from .groups import Accepted, Group
@@ -53,7 +55,7 @@ def summary(result: CampaignResult, out: Console, groups: list[Group]) -> None:
     for name in ("scenario", "mode", "cells", "ok", "lost (expected)", "unexpected", "dups"):
         table.add_column(name, justify="left" if name in ("scenario", "mode") else "right")
     rows: dict[tuple[str, str], list[int]] = {}
-    for c in result.cells:
+    for c in heads(result.cells):
         r = rows.setdefault((c.scenario, c.mode), [0, 0, 0, 0, 0])
         r[0] += 1
         r[1] += c.verdict == "ok"

@@ -114,7 +114,6 @@ class Crash:
     def run(self, runtime: Any = None, scenario: Any = None, **options: Any) -> CrashResults:
         __tracebackhide__ = True
         from .campaign import Campaign
-        from .groups import apply_accepted
         from .options import ConfigError, OptionError
 
         problem = None
@@ -134,12 +133,11 @@ class Crash:
         outcome = campaign.run()
         if outcome.interrupted:
             raise KeyboardInterrupt
-        apply_accepted(outcome.cells, self.state.accepted())
         results = CrashResults(
             runtime=config.runtime,
             scenarios=config.scenario_names(),
             seed=campaign.seed,
-            cells=outcome.cells,
+            cells=list(outcome.cells),
             problems=[
                 f"{b.runtime}/{b.scenario}/{b.mode}: {b.problem}"
                 for b in outcome.baselines

@@ -1,13 +1,17 @@
 """What a long campaign costs the engine process: open descriptors and memory per cell.
 
     python -m tests.benchmarks.engine_footprint [--cells 1500] [--minutes 5] [--store URL]
+        [--no-trim]
 
 Runs the default matrix (every scenario, mode and point of the reference runtime, SQLite
 unless --store names a PostgreSQL server) in this process and prints, at cell 100 and at
 the last cell (--cells, or as many as fit in --minutes), the engine's open descriptors
-(and how many of them name deleted files) and its RSS, then the RSS growth per cell
-between the two. Prints figures, asserts nothing.
-Targets: descriptors flat; RSS growth under 5 KB per cell.
+(and how many of them name deleted files), its RSS and the blocks Python holds, then the
+growth per cell between the two. --no-trim leaves the free heap pages to glibc
+(harness/heap_trim.py) to show what the trim is for. Then, side by side, what the finished cells cost as the campaign holds
+them (a CellLog: heads plus compressed evidence) and as whole objects, and the engine's
+RSS once the JSON and HTML reports are built (they hold every cell at once).
+Prints figures, asserts nothing. Targets: descriptors flat; RSS growth under 5 KB per cell.
 """
 
 from __future__ import annotations
@@ -16,13 +20,19 @@ import argparse
 import gc
 import json
 import os
+import resource
+import sys
 import time
+import tracemalloc
 from typing import Any
 
 import psutil
 
 from killpoint import processes
 from killpoint.campaign import Campaign, CampaignConfig, default_workers
+from killpoint.cell_log import CellLog
+from killpoint.report import render_report
+from killpoint.results import dumps, to_document
 
 FIRST = 100
 
@@ -44,6 +54,38 @@ def rss() -> int:
     return int(psutil.Process().memory_info().rss)
 
 
+def traced(build: Any) -> tuple[Any, int]:
+    """What `build()` returns and the bytes it allocated that are still held."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        value = build()
+        gc.collect()
+        return value, tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+
+
+def holding(result: Any) -> None:
+    """The cells as the campaign holds them against the same cells as whole objects."""
+    n = len(result.cells)
+    # Each side decodes the cells afresh, so neither shares a finding with the other.
+    whole, as_objects = traced(lambda: list(result.cells))
+    _, as_log = traced(lambda: CellLog(list(result.cells)))
+    print(f"the finished cells held: {as_log / n / 1024:.2f} KB per cell as a CellLog, "
+          f"{as_objects / n / 1024:.2f} KB as whole objects ({as_objects / as_log:.1f}x)")  # fmt: skip
+    whole.clear()
+    gc.collect()
+    before = rss()
+    document = to_document(result, ["killpoint", "matrix"])
+    text = dumps(document), render_report(document)
+    after = rss()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(f"building the JSON ({len(text[0]) / 1024:,.0f} KB) and HTML "
+          f"({len(text[1]) / 1024:,.0f} KB) reports: RSS {before / 1024:,.0f} -> "
+          f"{after / 1024:,.0f} KB (peak so far {peak:,} KB)")  # fmt: skip
+
+
 class Enough(KeyboardInterrupt):
     """The cells asked for have run: stop the campaign the way Ctrl-C does."""
 
@@ -54,18 +96,21 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=5.0)
     parser.add_argument("--store", default="sqlite")
     parser.add_argument("--workers", type=int, default=default_workers())
+    parser.add_argument("--no-trim", action="store_true")
     args = parser.parse_args()
 
     config = CampaignConfig.from_options(store=args.store, workers=args.workers, keep="none")
     camp = Campaign(config)
-    seen: dict[int, tuple[float, int, int, int]] = {}
+    if args.no_trim:
+        camp.trimmer.interval = float("inf")
+    seen: dict[int, tuple[float, int, int, int, int]] = {}
     done = 0
     t0 = time.monotonic()
 
-    def measure() -> tuple[float, int, int, int]:
+    def measure() -> tuple[float, int, int, int, int]:
         gc.collect()
         fds, deleted = descriptors()
-        return (time.monotonic() - t0, fds, deleted, rss())
+        return (time.monotonic() - t0, fds, deleted, rss(), sys.getallocatedblocks())
 
     def on_cell(result: Any) -> None:
         nonlocal done
@@ -86,16 +131,21 @@ def main() -> None:
         seen[done] = measure()
     print(f"default matrix: {planned[0] if planned else '?'} cells planned, {done} run "
           f"({len(result.cells)} kept in the result), {args.workers} workers, store {args.store}")  # fmt: skip
-    for n, (t, fds, deleted, memory) in sorted(seen.items()):
+    trimmer = camp.trimmer
+    print(f"heap trims: {trimmer.trims} in {trimmer.seconds * 1000:.0f} ms"
+          + ("" if trimmer.available else " (no malloc_trim here)"))  # fmt: skip
+    for n, (t, fds, deleted, memory, blocks) in sorted(seen.items()):
         print(f"cell {n:>5} at {t:7.1f} s: {fds} descriptors ({deleted} of deleted files), "
-              f"RSS {memory / 1024:,.0f} KB")  # fmt: skip
+              f"RSS {memory / 1024:,.0f} KB, {blocks:,} Python blocks")  # fmt: skip
     if len(seen) >= 2:
-        (a, (_, fa, _, ra)), (b, (_, fb, _, rb)) = sorted(seen.items())[0], sorted(seen.items())[-1]
+        (a, (_, fa, _, ra, ba)), (b, (_, fb, _, rb, bb)) = min(seen.items()), max(seen.items())
         print(f"growth from cell {a} to cell {b}: {fb - fa:+d} descriptors, "
-              f"RSS {(rb - ra) / (b - a) / 1024:+.2f} KB per cell (target < 5 KB)")  # fmt: skip
+              f"RSS {(rb - ra) / (b - a) / 1024:+.2f} KB per cell (target < 5 KB), "
+              f"{(bb - ba) / (b - a):+.1f} Python blocks per cell")  # fmt: skip
         held = sum(len(json.dumps(c.to_json())) for c in result.cells) / len(result.cells)
         print(f"the results the campaign keeps for its report: {held / 1024:.2f} KB of JSON "
               "per cell")  # fmt: skip
+        holding(result)
     else:
         print(f"fewer than {FIRST} cells ran: nothing to compare")
 
