@@ -252,8 +252,7 @@ class Campaign:
                 cells_done.append(r)
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
-        order = {c.id: n for n, c in enumerate(sorted_cells(cells_done.heads()))}
-        cells_done.sort(key=lambda c: order[c.id])
+        cells_done.sort(key=cell_order)
         result.seconds = time.monotonic() - t0
         return result
 
@@ -282,19 +281,22 @@ def _sort_key(point: str) -> tuple[int, int, int]:
         return (len(kinds.REGISTRY), 0, 0)  # a kind this version does not know: last
 
 
-def sorted_cells(cells: Iterable[CellResult]) -> list[CellResult]:
-    def key(c: CellResult) -> tuple[Any, ...]:
-        points = [_sort_key(p) for p in c.schedule]
-        return (
-            c.runtime,
-            c.scenario,
-            MODES.index(c.mode) if c.mode in MODES else len(MODES),
-            c.mode,
-            c.store,
-            points,
-        )
+def cell_order(c: CellResult) -> tuple[Any, ...]:
+    """Where a cell goes in a report: by row (the reference modes in their order), then
+    by its points in the registry's order."""
+    points = [_sort_key(p) for p in c.schedule]
+    return (
+        c.runtime,
+        c.scenario,
+        MODES.index(c.mode) if c.mode in MODES else len(MODES),
+        c.mode,
+        c.store,
+        points,
+    )
 
-    return sorted(cells, key=key)
+
+def sorted_cells(cells: Iterable[CellResult]) -> list[CellResult]:
+    return sorted(cells, key=cell_order)
 
 
 __all__ = [
@@ -305,6 +307,7 @@ __all__ = [
     "ConfigError",
     "OptionError",
     "Skipped",
+    "cell_order",
     "default_workers",
     "skip_reason",
     "sorted_cells",

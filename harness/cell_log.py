@@ -24,7 +24,10 @@ EVIDENCE = ("timeline", "store_at_crash", "stderr_tail", "diff")
 _EMPTY: dict[str, Any] = {"timeline": [], "store_at_crash": None, "stderr_tail": "", "diff": []}
 
 
-def pack(cell: CellResult) -> tuple[CellResult, bytes]:
+Packed = tuple[CellResult, bytes]  # a head and its compressed evidence
+
+
+def pack(cell: CellResult) -> Packed:
     """The cell without its evidence (its head), and the evidence compressed."""
     evidence = {name: getattr(cell, name) for name in EVIDENCE}
     evidence["timeline"] = [list(e) for e in cell.timeline]
@@ -45,7 +48,14 @@ class CellLog(Sequence[CellResult]):
     before adding them, or through `heads()`."""
 
     def __init__(self, cells: Iterable[CellResult] = ()) -> None:
-        self._cells: list[tuple[CellResult, bytes]] = [pack(c) for c in cells]
+        self._cells: list[Packed] = [pack(c) for c in cells]
+
+    @classmethod
+    def of_packed(cls, entries: Iterable[Packed]) -> CellLog:
+        """A log of cells packed elsewhere (the pytest plugin packs each as it arrives)."""
+        log = cls()
+        log._cells = list(entries)
+        return log
 
     def append(self, cell: CellResult) -> None:
         self._cells.append(pack(cell))
@@ -97,4 +107,4 @@ def select(cells: Sequence[CellResult], keep: Callable[[CellResult], bool]) -> l
     return [c for c in cells if keep(c)]
 
 
-__all__ = ["EVIDENCE", "CellLog", "heads", "pack", "select", "unpack"]
+__all__ = ["EVIDENCE", "CellLog", "Packed", "heads", "pack", "select", "unpack"]

@@ -48,6 +48,7 @@ from .worker_databases import create_database, drop_database, worker_database_na
 if TYPE_CHECKING:
     from .campaign import CampaignConfig, CampaignResult
     from .cell import CellResult
+    from .cell_log import Packed
     from .engine import Engine
 
 CACHE_SEED = "killpoint/seed"
@@ -147,7 +148,9 @@ class KillpointSession:
         self._store_url: str | None = None
         self._databases: list[str] = []  # per-worker PostgreSQL databases to drop
         self._nodes: list[str] = []  # xdist workers this controller configured
-        self.results: dict[tuple[str, str], CellResult] = {}
+        # Each cell as it arrives, packed (cell_log): the controller of a long matrix
+        # would otherwise hold every whole result until the report.
+        self.results: dict[tuple[str, str], Packed] = {}
         self.t0 = time.monotonic()
         self.written: list[str] = []
         self.not_written: list[str] = []
@@ -298,18 +301,19 @@ class KillpointSession:
         if self.is_worker or report.when not in ("call", "???"):
             return
         from .cell import CellResult
+        from .cell_log import pack
 
         data = getattr(report, REPORT_ATTR, None)
         if data:
             for entry in json.loads(data):
                 result = CellResult.from_json(entry)
-                self.results[(report.nodeid, result.id)] = result
+                self.results[(report.nodeid, result.id)] = pack(result)
         elif report.failed and report.nodeid.startswith(f"{MATRIX}::"):
             # The worker running this cell died (xdist reports the crash): count it.
             cell_id = report.nodeid.partition("::")[2]
             lost = lost_cell(cell_id, str(report.longrepr)[-2000:])
             if lost is not None:
-                self.results[(report.nodeid, cell_id)] = lost
+                self.results[(report.nodeid, cell_id)] = pack(lost)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -338,15 +342,18 @@ class KillpointSession:
         return self._accepted
 
     def campaign_result(self, exitstatus: int) -> CampaignResult:
-        from .campaign import CampaignResult, sorted_cells
+        from .campaign import CampaignResult, cell_order
+        from .cell_log import CellLog
 
         plan = self._plan if self.settings.matrix else None
-        cells = sorted_cells(list(self.results.values()))
+        log = CellLog.of_packed(self.results.values())
+        log.sort(key=cell_order)
+        cells = log.heads()
         # Without the matrix, every cell came from a crash.check: the header says what they
         # ran (their runtime, modes and points), not the session's defaults.
         config = self.campaign_config() if plan is not None else self._ran_config(cells)
         result = CampaignResult(config, self.seed, accepted=self.accepted())
-        result.cells = cells
+        result.cells = log
         result.seconds = time.monotonic() - self.t0
         result.interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
         result.planned = len(cells)
