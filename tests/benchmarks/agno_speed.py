@@ -14,13 +14,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
-import subprocess
-import sys
-import tempfile
-import time
 
 from tests.benchmarks.matrix_speed import timed_campaign
+from tests.benchmarks.warm_start import fresh_run, print_figures
 
 # One agent, run once, in a fresh interpreter: what a cold worker would pay.
 FRESH_RUN = """
@@ -39,24 +35,6 @@ assert results[-1].status == "COMPLETED", results
 """
 
 
-def fresh_run(repeats: int = 3) -> float:
-    """Seconds for a fresh interpreter to import agno and run one agent once (median)."""
-    times = []
-    env = {**os.environ, "AGNO_TELEMETRY": "false"}
-    for _ in range(repeats):
-        with tempfile.TemporaryDirectory(prefix="killpoint-agno-fresh-") as tmp:
-            t0 = time.perf_counter()
-            subprocess.run(
-                [sys.executable, "-c", FRESH_RUN, tmp],
-                check=True,
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--scenarios", default="research", help="comma-separated")
@@ -66,7 +44,7 @@ def main() -> None:
     parser.add_argument("--runtime", default="agno", help="agno, or an agno adapter path")
     args = parser.parse_args()
 
-    fresh = fresh_run()
+    fresh = fresh_run(FRESH_RUN, "agno", env={"AGNO_TELEMETRY": "false"})
     result, wall = timed_campaign(
         runtime=args.runtime,
         scenarios=tuple(s for s in args.scenarios.split(",") if s),
@@ -74,17 +52,7 @@ def main() -> None:
         points=args.points,
         workers=args.workers,
     )
-    cells = result.cells
-    per_cell = statistics.median(c.seconds for c in cells)
-    baselines = sum(b.seconds for b in result.baselines)
-    load = os.getloadavg()[0]
-    print(f"cores                            {os.cpu_count()}  (workers {args.workers})")
-    print(f"load average (1 min)             {load:.1f}")
-    print(f"cells                            {len(cells)}  ({len(result.unexpected)} unexpected)")
-    print(f"wall time                        {wall:.1f} s  (baselines {baselines:.1f} s)")
-    print(f"median per agno cell             {per_cell:.3f} s")
-    print(f"fresh interpreter, agno, 1 run   {fresh:.3f} s")
-    print(f"cell / fresh run                 {per_cell / fresh:.2f}  (target <= 0.3)")
+    print_figures("agno", args.workers, result, wall, fresh)
 
 
 if __name__ == "__main__":
