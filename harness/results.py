@@ -33,6 +33,12 @@ def versions(extra: tuple[str, ...] = ()) -> dict[str, str]:
         "respx",
         "agno",
         "langgraph",
+        # LangGraph's checkpoint savers and their drivers: a lagging or lost write can
+        # be theirs, so the report names them beside the graph library.
+        "langgraph-checkpoint",
+        "langgraph-checkpoint-sqlite",
+        "langgraph-checkpoint-postgres",
+        "aiosqlite",
         *extra,
     ):
         try:
