@@ -8,7 +8,7 @@ Every wait is on the browser: a reply, a protocol event, or the process's exit.
 
 Also a tool: `python -m tests.harness.test_report_browser REPORT.html PNG [--cell N]
 [--unexpected]` saves a screenshot of a rendered report. docs/report.png is a full
-`killpoint matrix` report with cell 1032 open, run through `pngquant --quality 70-90`.
+`killpoint matrix` report with cell 1032 open.
 """
 
 from __future__ import annotations
