@@ -17,10 +17,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.harness.test_store_outage import read_ticks
+from tests.harness.ticking_campaign import TickingCampaign
 
 REPO = Path(__file__).resolve().parents[2]
-TICKING = "tests.harness.scenarios_for_tests:TICKING"
 
 pytestmark = pytest.mark.slow
 
@@ -36,34 +35,11 @@ def short_tmp() -> Iterator[Path]:
         subprocess.run(["rm", "-rf", str(folder)], check=False)
 
 
-class Campaign:
-    """A `killpoint matrix` of the ticking scenario, in a session of its own (as a shell
-    with job control starts it), announcing each tool call on a FIFO."""
-
-    def __init__(self, tmp: Path, temp: Path, *extra: str) -> None:
-        self.json = tmp / "m.json"
-        fifo = tmp / "ticks"
-        os.mkfifo(fifo)
-        self.fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "killpoint.cli", "matrix", "--scenarios", TICKING,
-             "--modes", "tool", "--workers", "2", "--timeout", "60",
-             "--json", str(self.json), "--report", str(tmp / "m.html"), *extra],
-            cwd=REPO, env={**os.environ, "KILLPOINT_TEST_TICKS": str(fifo), "TMPDIR": str(temp)},
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-        )  # fmt: skip
-
-    def family(self) -> list[psutil.Process]:
-        return psutil.Process(self.proc.pid).children(recursive=True)
-
-    def finish(self, timeout: float = 120) -> tuple[str, str]:
-        try:
-            return self.proc.communicate(timeout=timeout)
-        finally:
-            os.close(self.fd)
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
+def campaign(tmp: Path, temp: Path, *extra: str) -> TickingCampaign:
+    """In a session of its own, as a shell with job control starts it, with its own TMPDIR."""
+    return TickingCampaign(
+        tmp, "--timeout", "60", *extra, env={"TMPDIR": str(temp)}, new_session=True
+    )
 
 
 def assert_gone(family: list[psutil.Process]) -> None:
@@ -81,8 +57,8 @@ def test_a_stopped_campaign_writes_what_finished_and_leaves_nothing(
     whole process group, as a terminal sends it): the status is 128 + the signal, the JSON
     holds the cells that finished, no killpoint-* or pymp-* folder is left, every kept
     folder is named in the JSON, no traceback, and no process of the campaign is left."""
-    run = Campaign(tmp_path, short_tmp, "--points", "all", "--keep", "failed")
-    read_ticks(run.fd, 2 * 3 + 10, timeout=120)
+    run = campaign(tmp_path, short_tmp, "--points", "all", "--keep", "failed")
+    run.ticks(2 * 3 + 10)
     family = run.family()
     if signum == signal.SIGINT:
         os.killpg(run.proc.pid, signum)
@@ -109,8 +85,8 @@ def test_no_queued_cell_starts_after_an_interrupt(tmp_path: Path, short_tmp: Pat
     at most the ones in flight (two workers): nothing queued started after Ctrl-C, and
     the cells cut short left no folder."""
     work = tmp_path / "work"
-    run = Campaign(tmp_path, short_tmp, "--points", "all", "--keep", "all", "--work-dir", str(work))
-    read_ticks(run.fd, 2 * 3 + 6, timeout=120)
+    run = campaign(tmp_path, short_tmp, "--points", "all", "--keep", "all", "--work-dir", str(work))
+    run.ticks(2 * 3 + 6)
     os.killpg(run.proc.pid, signal.SIGINT)
     _, err = run.finish()
     assert 130 == run.proc.returncode, err
@@ -124,8 +100,8 @@ def test_sigkill_of_the_command_leaves_no_forkserver_nor_worker(
 ) -> None:
     """SIGKILL gives the command no chance to clean up: its forkserver sees its parent
     gone and kills every worker it forked, a paused (SIGSTOPped) one included."""
-    run = Campaign(tmp_path, short_tmp, "--points", "sigstop")
-    read_ticks(run.fd, 2 * 3 + 1, timeout=120)
+    run = campaign(tmp_path, short_tmp, "--points", "sigstop")
+    run.ticks(2 * 3 + 1)
     paused: list[psutil.Process] = []
     while not paused:  # a sigstop cell pauses its first worker: wait for that state
         ready, _, _ = select.select([run.fd], [], [], 0.05)

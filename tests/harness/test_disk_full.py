@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.test_store_outage import read_ticks
+from tests.harness.ticking_campaign import TickingCampaign
 
 REPO = Path(__file__).resolve().parents[2]
-TICKING = "tests.harness.scenarios_for_tests:TICKING"
 
 pytestmark = pytest.mark.slow
 
@@ -66,36 +65,25 @@ def test_a_work_folder_that_fills_up_mid_campaign(small_tmpfs: Path, tmp_path: P
     """The work folder fills up a few cells in: the cells after that name ENOSPC in their
     finding (`disk-full`, not a bare `missed` with empty stderr), none counts against the
     runtime, and the campaign ends with every cell written."""
-    fifo = tmp_path / "ticks"
-    os.mkfifo(fifo)
-    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "killpoint.cli", "matrix", "--scenarios", TICKING,
-         "--modes", "tool", "--points", "boundaries", "--workers", "2", "--timeout", "20",
-         "--work-dir", str(small_tmpfs), "--json", str(tmp_path / "m.json"),
-         "--report", str(tmp_path / "m.html")],
-        cwd=REPO, env={**os.environ, "KILLPOINT_TEST_TICKS": str(fifo)},
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    run = TickingCampaign(
+        tmp_path, "--points", "boundaries", "--timeout", "20", "--work-dir", str(small_tmpfs)
+    )
     try:
-        read_ticks(fd, 2 * 3 + 2, timeout=120)
+        run.ticks(2 * 3 + 2)
         fill(small_tmpfs)
-        _, err = proc.communicate(timeout=300)
+        _, err = run.finish(timeout=300)
     finally:
-        os.close(fd)
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert 0 == proc.returncode, err
+        run.close()
+    assert 0 == run.proc.returncode, err
     assert "Traceback" not in err
-    cells = json.loads((tmp_path / "m.json").read_text())["cells"]
+    cells = json.loads(run.json.read_text())["cells"]
     full = [c for c in cells if c["verdict"] == "unavailable"]
     assert full, [(c["verdict"], c["detail"]) for c in cells]
     for c in full:
         assert ["disk-full"] == [f["kind"] for f in c["findings"]]
         assert "ENOSPC" in c["detail"] and str(small_tmpfs) in c["detail"]
     assert all(c["expected"] for c in cells), [(c["verdict"], c["detail"]) for c in cells]
-    assert (tmp_path / "m.html").stat().st_size > 0
+    assert run.html.stat().st_size > 0
 
 
 def test_a_report_path_on_a_full_device_goes_to_a_fallback(tmp_path: Path) -> None:

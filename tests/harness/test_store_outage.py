@@ -6,52 +6,22 @@ campaign goes on, and what finished is written."""
 from __future__ import annotations
 
 import json
-import os
-import select
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import psutil
 import pytest
 
 from tests.conftest import LocalPostgres
-
-REPO = Path(__file__).resolve().parents[2]
-TICKING = "tests.harness.scenarios_for_tests:TICKING"
+from tests.harness.ticking_campaign import TickingCampaign
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
 
-def read_ticks(fd: int, want: int, timeout: float) -> int:
-    """Block on the FIFO until `want` ticks (tool calls in workers) have been read."""
-    got = 0
-    end = time.monotonic() + timeout
-    while got < want:
-        ready, _, _ = select.select([fd], [], [], max(0.0, end - time.monotonic()))
-        assert ready, f"only {got} of {want} ticks"
-        try:
-            got += len(os.read(fd, 4096))
-        except BlockingIOError:
-            continue
-    return got
-
-
-def campaign(tmp_path: Path, url: str, *extra: str) -> tuple[subprocess.Popen[str], int]:
-    fifo = tmp_path / "ticks"
-    os.mkfifo(fifo)
-    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "killpoint.cli", "matrix", "--scenarios", TICKING,
-         "--modes", "tool", "--points", "all", "--store", url, "--workers", "2",
-         "--timeout", "20", "--work-dir", str(tmp_path / "work"),
-         "--json", str(tmp_path / "m.json"), "--report", str(tmp_path / "m.html"), *extra],
-        cwd=REPO, env={**os.environ, "KILLPOINT_TEST_TICKS": str(fifo)},
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+def campaign(tmp_path: Path, url: str, *extra: str) -> TickingCampaign:
+    return TickingCampaign(
+        tmp_path, "--points", "all", "--store", url, "--timeout", "20",
+        "--work-dir", str(tmp_path / "work"), *extra,
     )  # fmt: skip
-    return proc, fd
 
 
 def test_a_server_stopped_and_restarted_mid_campaign(
@@ -62,23 +32,19 @@ def test_a_server_stopped_and_restarted_mid_campaign(
     the others are judged as usual; JSON and HTML are written, no cell folder and no
     process (forkserver included) is left."""
     local, url = own_pg
-    proc, fd = campaign(tmp_path, url)
+    run = campaign(tmp_path, url)
     try:
-        family: list[psutil.Process] = []
-        read_ticks(fd, 2 * 3 + 8, timeout=120)  # both baselines, then a few cells
-        family = psutil.Process(proc.pid).children(recursive=True)
+        run.ticks(2 * 3 + 8)  # both baselines, then a few cells
+        family = run.family()
         local.halt()
         local.resume()
-        _, err = proc.communicate(timeout=400)
+        _, err = run.finish(timeout=400)
     finally:
-        os.close(fd)
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert 0 == proc.returncode, err
+        run.close()
+    assert 0 == run.proc.returncode, err
     assert "Traceback" not in err
-    document = json.loads((tmp_path / "m.json").read_text())
-    assert (tmp_path / "m.html").stat().st_size > 0
+    document = json.loads(run.json.read_text())
+    assert run.html.stat().st_size > 0
     cells = document["cells"]
     assert len(cells) == document["summary"]["planned"]
     touched = [c for c in cells if c["verdict"] == "unavailable"]
@@ -104,21 +70,16 @@ def test_a_server_that_stays_down_costs_the_cells_and_nothing_else(
     """Down for good after a few cells: every cell after that is `unavailable` without
     waiting out the whole campaign; the ones before are judged; exit 0 and both reports."""
     local, url = own_pg
-    proc, fd = campaign(tmp_path, url, "--timeout", "3")
+    run = campaign(tmp_path, url, "--timeout", "3")
     try:
-        read_ticks(fd, 2 * 3 + 4, timeout=120)
+        run.ticks(2 * 3 + 4)
         local.halt()
-        try:
-            _, err = proc.communicate(timeout=400)
-        finally:
-            local.resume()
+        _, err = run.finish(timeout=400)
     finally:
-        os.close(fd)
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
-    assert 0 == proc.returncode, err
-    cells = json.loads((tmp_path / "m.json").read_text())["cells"]
+        local.resume()
+        run.close()
+    assert 0 == run.proc.returncode, err
+    cells = json.loads(run.json.read_text())["cells"]
     assert all(c["expected"] for c in cells), [(c["id"], c["detail"]) for c in cells]
     assert "unavailable" in {c["verdict"] for c in cells}
-    assert (tmp_path / "m.html").exists()
+    assert run.html.exists()

@@ -1,0 +1,80 @@
+"""A real `killpoint matrix` of the ticking scenario, for tests that fault killpoint
+itself mid-campaign (a signal, a store outage, a full disk): each tool call a worker
+makes writes a byte to a FIFO, so a test waits on that pipe, never on a clock."""
+
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+
+REPO = Path(__file__).resolve().parents[2]
+TICKING = "tests.harness.scenarios_for_tests:TICKING"
+
+
+def read_ticks(fd: int, want: int, timeout: float) -> int:
+    """Block on the FIFO until `want` ticks (tool calls in workers) have been read."""
+    got = 0
+    end = time.monotonic() + timeout
+    while got < want:
+        ready, _, _ = select.select([fd], [], [], max(0.0, end - time.monotonic()))
+        assert ready, f"only {got} of {want} ticks"
+        try:
+            got += len(os.read(fd, 4096))
+        except BlockingIOError:
+            continue
+    return got
+
+
+class TickingCampaign:
+    """`killpoint matrix --scenarios TICKING --modes tool --workers 2` with the JSON and
+    HTML in `tmp`, and `extra` options after (a later option wins). `new_session`: start
+    it as a shell with job control does, so a signal can go to its process group."""
+
+    def __init__(
+        self,
+        tmp: Path,
+        *extra: str,
+        env: dict[str, str] | None = None,
+        new_session: bool = False,
+    ) -> None:
+        self.json = tmp / "m.json"
+        self.html = tmp / "m.html"
+        fifo = tmp / "ticks"
+        os.mkfifo(fifo)
+        self.fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "killpoint.cli", "matrix", "--scenarios", TICKING,
+             "--modes", "tool", "--workers", "2",
+             "--json", str(self.json), "--report", str(self.html), *extra],
+            cwd=REPO, env={**os.environ, **(env or {}), "KILLPOINT_TEST_TICKS": str(fifo)},
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            start_new_session=new_session,
+        )  # fmt: skip
+
+    def ticks(self, want: int, timeout: float = 120) -> int:
+        return read_ticks(self.fd, want, timeout)
+
+    def family(self) -> list[psutil.Process]:
+        return psutil.Process(self.proc.pid).children(recursive=True)
+
+    def finish(self, timeout: float = 120) -> tuple[str, str]:
+        """The command's stdout and stderr once it ends; killed if it has not by then."""
+        try:
+            return self.proc.communicate(timeout=timeout)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop reading the FIFO and kill the command if it still runs (idempotent)."""
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
