@@ -77,6 +77,7 @@ class CellRun:
         self.sides = Sides()
         self.diff: list[dict[str, Any]] = []
         self.kind_evidence: dict[str, Any] = {}  # a kind's own, shown with the store at the crash
+        self.confirmed: int | None = None  # checkpoints held when a lagging point was confirmed
 
     # -- what kinds use -----------------------------------------------------------------------
 
@@ -206,9 +207,10 @@ class CellRun:
         landed there is a race of this run, so it is read, not required. The worker
         announces each write it begins and lands; the store must hold every write
         announced as landed and none that was never begun. Waits for the writes to settle
-        (none in flight, or the counts unchanged for SETTLE: a worker whose event loop is
-        parked with it cannot announce a write its driver finishes), then says what the
-        store holds; the kill's own reading is what the cell is judged on."""
+        (the counts unchanged for SETTLE: a worker whose event loop is parked with it
+        cannot announce a write its driver finishes), then says what the store holds; the
+        kill's own reading is what the cell is judged on, and the timeline names any write
+        that landed between the two."""
         seen: list[tuple[int, int, int]] = []
         since = [time.monotonic()]
 
@@ -225,8 +227,9 @@ class CellRun:
                 since[0] = time.monotonic()
             if not self.finished_first(plan):
                 return False
-            quiet = held == landed == counts[1]
-            return quiet or time.monotonic() - since[0] >= SETTLE
+            # Nothing in flight is not enough: a write queued behind the run may not have
+            # begun yet, so the counts must also stay unchanged for SETTLE.
+            return time.monotonic() - since[0] >= SETTLE
 
         if not poll(settled, self.engine.config.confirm_timeout, self.engine.stopping):
             worker.kill()
@@ -253,6 +256,7 @@ class CellRun:
                     actual_value=held,
                 )
             )
+        self.confirmed = held
         self.event(
             f"store holds {held} checkpoint(s) at {plan.point} (worker: {landed} landed, "
             f"{begun} begun; writes lag, the baseline's trace had {plan.checkpoints} there)",
@@ -278,6 +282,16 @@ class CellRun:
         resume: Callable[[dict[str, Any], int], None] | None = None,
     ) -> None:
         held, session = self.at_crash("after the crash")
+        if self.confirmed is not None and held != self.confirmed:
+            # Writes queued behind the run kept landing between the confirmation and the
+            # kill; the cell is judged on the kill's reading, so the timeline says so.
+            self.event(
+                f"store held {held} checkpoint(s) at the kill ({held - self.confirmed:+d} "
+                "since the point was confirmed: writes lag)",
+                "store",
+                "store",
+            )
+        self.confirmed = None
         if self.base.writes_lag and held != plan.checkpoints:
             # What landed before the crash is this run's race: judged on what the store holds.
             plan = replace(plan, checkpoints=held)

@@ -473,13 +473,24 @@ class TestAsync:
         """While the tool of batch 4 is parked, the event loop lands writes queued behind
         the run: the cell is confirmed from what the worker announced and the store holds
         (17 when the loop has drained; the baseline's trace had fewer there: the artefact
-        `corrupt` cell this used to be), never from the baseline's count."""
+        `corrupt` cell this used to be), never from the baseline's count. A write that
+        still lands between the confirmation and the kill is named in the timeline, and
+        the cell is judged on the kill's reading."""
         result = run_cell(engine, "research", "async", "mid-batch:4:0")
         held = (result.store_at_crash or {}).get("checkpoints")
         [said] = [e.text for e in result.timeline if e.text.startswith("store holds")]
+        later = [e.text for e in result.timeline if e.text.startswith("store held")]
+        confirmed = int(said.split()[2])
         landed, begun = (int(said.split("worker: ")[1].split()[n]) for n in (0, 2))
-        assert said.startswith(f"store holds {held} checkpoint(s) at mid-batch:4:0")
-        assert held is not None and landed <= held <= begun
+        assert said.startswith(f"store holds {confirmed} checkpoint(s) at mid-batch:4:0")
+        assert landed <= confirmed <= begun
+        if held == confirmed:
+            assert [] == later
+        else:
+            assert [f"store held {held} checkpoint(s) at the kill"] == [
+                t.split(" (")[0] for t in later
+            ]
+            assert held is not None and held > confirmed
         assert ("ok", True) == (result.verdict, result.expected), result.detail
         assert [] == [f for f in result.findings if f["kind"] == "checkpoint-count"]
 
