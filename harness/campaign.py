@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import queue
 import random
 import secrets
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -209,9 +212,26 @@ class Campaign:
         result = CampaignResult(self.config, self.seed, cells_done, accepted=self.accepted)
         rows, result.skipped = self.rows()
         pool = ThreadPoolExecutor(max_workers=self.config.workers, thread_name_prefix="cell")
-        # Futures not yet read, in submission order. A read one is dropped at once: a
-        # future holds its cell's whole result, and the log keeps a compact copy.
-        unread: dict[Future[CellResult], None] = {}
+        # Each cell's thread records its own result: an interrupt is raised in the main
+        # thread only, so between a cell's end and its record there is no moment where
+        # it could be lost (or counted twice). The main thread only reports progress.
+        recorded = threading.Lock()
+        news: queue.SimpleQueue[CellResult] = queue.SimpleQueue()
+
+        def run_one(cell: Cell) -> None:
+            r = self.engine.run_cell(cell)
+            apply_accepted([r], self.accepted)
+            with recorded:
+                cells_done.append(r)
+            news.put(r)
+
+        def report_news() -> None:
+            while True:
+                try:
+                    on_cell(news.get_nowait())
+                except queue.Empty:
+                    return
+
         try:
             baselines = list(pool.map(self.engine.baseline, rows))
             result.baselines = baselines
@@ -220,20 +240,13 @@ class Campaign:
             result.skipped += self.skipped_points
             result.planned = len(cells)
             on_planned(len(cells))
-            unread = dict.fromkeys(pool.submit(self.engine.run_cell, c) for c in cells)
-            pending: set[Future[CellResult]] = set(unread)
+            pending: set[Future[None]] = {pool.submit(run_one, c) for c in cells}
             while pending:
                 done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
                 for f in done:
-                    del unread[f]
-                    try:
-                        r = f.result()
-                    except Interrupted:
-                        continue
-                    apply_accepted([r], self.accepted)
-                    cells_done.append(r)
-                    on_cell(r)
-                del done
+                    with contextlib.suppress(Interrupted):
+                        f.result()
+                report_news()
                 self.trimmer.maybe_trim()
         except KeyboardInterrupt as exc:
             result.interrupted = True
@@ -242,14 +255,6 @@ class Campaign:
             kill_all()
             pool.shutdown(wait=True, cancel_futures=True)
             kill_all()
-            # A cell that finished as the interrupt came is a result (its folder may be
-            # kept): it is reported, not dropped.
-            for f in unread:
-                if f.cancelled() or f.exception() is not None:
-                    continue
-                r = f.result()
-                apply_accepted([r], self.accepted)
-                cells_done.append(r)
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
         cells_done.sort(key=cell_order)

@@ -31,7 +31,8 @@ from .worker import WorkerSpec, worker_main
 # is not imported for a reference-runtime campaign, since every worker pays to fork,
 # and to exit from, each page of the forkserver's heap.
 PRELOAD = [
-    "killpoint.forkserver_gc",  # first: no collection until warm.py freezes the heap
+    "killpoint.forkserver_signals",  # first: a Ctrl-C while it preloads is not its own
+    "killpoint.forkserver_gc",  # no collection until warm.py freezes the heap
     "killpoint.forkserver_watch",  # exits, killing its workers, when its parent is gone
     # The parent's main module, run once here instead of in every worker (see there).
     # Needs the usual `if __name__ == "__main__":` guard.

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import signal
 import threading
 import traceback
 from collections.abc import Callable
@@ -100,6 +101,9 @@ def worker_main(spec: WorkerSpec, conn: Connection) -> None:
     gc.enable()
     # A session of its own: the engine kills the process group, never a stray pid.
     os.setsid()
+    # Out of the engine's group, no Ctrl-C meant for the engine reaches it: the runtime
+    # gets Python's usual handler back (killpoint.forkserver_signals ignored it).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     work = Path(spec.work_dir)
     log_fd = os.open(work / f"{spec.log_name}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     os.dup2(log_fd, 1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -62,27 +63,29 @@ IMPURE = Scenario(
 )
 
 
-def _collector_tools(env: ToolEnv) -> list[Callable[..., Any]]:
-    def collector_state() -> str:
-        """How the garbage collector stands in this process."""
-        return f"enabled={gc.isenabled()} frozen={gc.get_freeze_count() > 0}"
+def _worker_state_tools(env: ToolEnv) -> list[Callable[..., Any]]:
+    def worker_state() -> str:
+        """How the garbage collector and Ctrl-C stand in this process."""
+        # asyncio.run puts its own handler in place of Python's default, never of SIG_IGN.
+        sigint = "ignored" if signal.getsignal(signal.SIGINT) == signal.SIG_IGN else "handled"
+        return f"enabled={gc.isenabled()} frozen={gc.get_freeze_count() > 0} sigint={sigint}"
 
-    return [collector_state]
+    return [worker_state]
 
 
-def _collector_script(conversation: Conversation) -> Reply:
+def _worker_state_script(conversation: Conversation) -> Reply:
     turns = conversation.turns()
     if not turns:
-        return Reply.call("collector_state")
+        return Reply.call("worker_state")
     call = turns[-1].calls[0]
     return Reply.final(turns[-1].output_of(call) or "")
 
 
-COLLECTOR = Scenario(
-    name="collector",
-    description="a tool that tells how the garbage collector stands in its worker",
-    script=_collector_script,
-    tools=_collector_tools,
+WORKER_STATE = Scenario(
+    name="worker-state",
+    description="a tool that tells how the garbage collector and Ctrl-C stand in its worker",
+    script=_worker_state_script,
+    tools=_worker_state_tools,
     expected=(Expected(),),
 )
 

@@ -66,7 +66,7 @@ def test_a_stopped_campaign_writes_what_finished_and_leaves_nothing(
         run.proc.send_signal(signum)
     _, err = run.finish()
     assert status == run.proc.returncode, err
-    assert "Traceback" not in err
+    assert "Traceback" not in err, err
     document = json.loads(run.json.read_text())
     assert document["interrupted"] is True
     assert 0 < len(document["cells"]) < document["summary"]["planned"]

@@ -6,18 +6,20 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import textwrap
 import threading
 import time
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 import psutil
 import pytest
 
-from killpoint.processes import Worker
+from killpoint.processes import Worker, context
 from killpoint.timeline import Event
 from killpoint.worker import WorkerSpec
 
@@ -40,11 +42,32 @@ def spec(tmp_path: Path, scenario: str = "research", **kwargs: object) -> Worker
 
 def test_a_worker_runs_with_the_collector_on_over_a_frozen_heap(tmp_path: Path) -> None:
     """The forkserver preloads with the collector off and freezes its heap (fewer pages
-    copied into each worker); the runtime under test still runs with the collector on."""
-    w = Worker(spec(tmp_path, scenario="tests.harness.scenarios_for_tests:COLLECTOR"), [], 0.0)
+    copied into each worker); the runtime under test still runs with the collector on,
+    and with Python's own Ctrl-C handler."""
+    w = Worker(spec(tmp_path, scenario="tests.harness.scenarios_for_tests:WORKER_STATE"), [], 0.0)
     out = w.join(time.monotonic() + 60)
     assert "done" == out.kind, out.detail
-    assert "enabled=True frozen=True" == out.results[-1]["content"]
+    assert "enabled=True frozen=True sigint=handled" == out.results[-1]["content"]
+
+
+def sigint_disposition(conn: Connection) -> None:
+    conn.send(signal.getsignal(signal.SIGINT) == signal.SIG_IGN)
+
+
+def test_a_fork_ignores_ctrl_c_until_it_leaves_the_engines_group() -> None:
+    """A Ctrl-C to the campaign's process group reaches a worker forked a moment before
+    its setsid(): it must not die of KeyboardInterrupt with a traceback on the
+    campaign's stderr. Every process the forkserver forks starts with SIGINT ignored."""
+    ctx = context()
+    mine, theirs = ctx.Pipe()
+    p = ctx.Process(target=sigint_disposition, args=(theirs,))
+    p.start()
+    theirs.close()
+    try:
+        assert mine.poll(60) and mine.recv() is True
+    finally:
+        p.join(60)
+    assert 0 == p.exitcode
 
 
 def test_a_killed_worker_is_reaped_with_its_real_exit_status(tmp_path: Path) -> None:
@@ -101,7 +124,7 @@ def test_a_worker_exits_when_its_engine_dies(tmp_path: Path) -> None:
         f"""
         import os, sys, time
         sys.path.insert(0, {str(REPO)!r})
-        from killpoint.processes import Worker
+        from killpoint.processes import Worker, context
         from tests.harness.test_processes import spec
         from pathlib import Path
         if __name__ == "__main__":
