@@ -11,7 +11,6 @@ runs the whole session before the cut) to the kill cell at K.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import tempfile
 import time
@@ -20,9 +19,10 @@ from pathlib import Path
 from killpoint.cell import Cell
 from killpoint.engine import Engine, EngineConfig
 from killpoint.points import CrashPoint
-from killpoint.powerloss import available, stop_helper
+from killpoint.powerloss import stop_helper
 from killpoint.processes import stop_forkserver
 from killpoint.work_root import default_parent
+from tests.benchmarks import power_loss_options
 
 TARGET = 3.0
 
@@ -37,14 +37,8 @@ def timed(engine: Engine, cell: Cell) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scenarios", default="research,long-chain,large-output")
-    parser.add_argument("--mode", default="tool-batch")
-    parser.add_argument("--repeats", type=int, default=7)
-    args = parser.parse_args()
-    reason = available()
-    if reason is not None:
-        print(f"skipped: {reason}")
+    args = power_loss_options.parse(__doc__.splitlines()[0])
+    if args is None:
         return
     print(f"{'scenario':<14} {'K':>3} {'kill ms':>8} {'power-loss ms':>14} {'ratio':>6} "
           f"{'end ms':>7} {'end ratio':>9}")  # fmt: skip

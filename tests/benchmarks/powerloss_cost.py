@@ -12,7 +12,6 @@ so a cell's ratio is below the run's printed here: this is the bound.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import statistics
 import tempfile
@@ -20,11 +19,12 @@ import time
 from pathlib import Path
 
 from killpoint.adapter import load_adapter
-from killpoint.powerloss import PowerLossFS, available, stop_helper
+from killpoint.powerloss import PowerLossFS, stop_helper
 from killpoint.scenarios import Ledger, ScriptedModel, drive
 from killpoint.targets import resolve_scenario
 from killpoint.tls import share_tls_context
 from killpoint.work_root import default_parent
+from tests.benchmarks import power_loss_options
 
 
 def run(scenario: str, mode: str, work: Path, store: Path) -> None:
@@ -63,14 +63,8 @@ def sample(scenario: str, mode: str, on_mount: bool) -> tuple[float, float, dict
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scenarios", default="research,long-chain,large-output")
-    parser.add_argument("--mode", default="tool-batch")
-    parser.add_argument("--repeats", type=int, default=7)
-    args = parser.parse_args()
-    reason = available()
-    if reason is not None:
-        print(f"skipped: {reason}")
+    args = power_loss_options.parse(__doc__.splitlines()[0])
+    if args is None:
         return
     share_tls_context()
     print(f"{'scenario':<14} {'tmpfs ms':>9} {'mount ms':>9} {'ratio':>6}   "
