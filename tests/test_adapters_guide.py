@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -75,16 +77,22 @@ def test_a_fresh_project_follows_the_guide(tmp_path: Path) -> None:
     bin_dir = Path(sys.executable).parent
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
-    commands = guide_commands(text)
-    for command, status in commands:
-        result = subprocess.run(
-            command, shell=True, cwd=project, env=env, capture_output=True, text=True,
-            timeout=600,
-        )  # fmt: skip
-        assert status == result.returncode, f"{command}\n{result.stdout}\n{result.stderr}"
-        if command.startswith("killpoint check-adapter"):
-            assert "every check passed" in result.stdout
-            assert 7 == sum(line.startswith("PASS  ") for line in result.stdout.splitlines())
+    # The fault run keeps its failed cells' folders, as a user's would: in a temporary
+    # folder of the test's own (short: the forkserver's socket lives there), not in
+    # /dev/shm, where they would hold memory after the test.
+    env["TMPDIR"] = tempfile.mkdtemp(prefix="kpg-", dir="/tmp")
+    try:
+        for command, status in guide_commands(text):
+            result = subprocess.run(
+                command, shell=True, cwd=project, env=env, capture_output=True, text=True,
+                timeout=600,
+            )  # fmt: skip
+            assert status == result.returncode, f"{command}\n{result.stdout}\n{result.stderr}"
+            if command.startswith("killpoint check-adapter"):
+                assert "every check passed" in result.stdout
+                assert 7 == sum(line.startswith("PASS  ") for line in result.stdout.splitlines())
+    finally:
+        shutil.rmtree(env["TMPDIR"], ignore_errors=True)
     reports = project / "reports"
     document = json.loads((reports / "tinyagent.killpoint_adapter-adapter-matrix.json").read_text())
     assert 0 == document["summary"]["unexpected"]
