@@ -85,6 +85,7 @@ class Baseline:
     other_trace: list[str] = field(default_factory=list)
     trace_note: str | None = None
     batches: list[Batch] = field(default_factory=list)
+    tables: tuple[str, ...] = ()  # the store's tables after the run (StoreBackend.tables)
 
     # -- analysis -----------------------------------------------------------------------
 

@@ -210,6 +210,7 @@ class Engine:
                 base.problem = str(exc)
                 return base
             base.effects = effects(ledger_mod.read(work / LEDGER))
+            base.tables = self.stores.tables(url)
             problems = acknowledged(w.acks, base.session)
             if problems:
                 base.problem = "the baseline acknowledged what its store does not hold: " + (

@@ -49,7 +49,7 @@ class LockHeld:
         impatient = cell.stores.with_lock_timeout(cell.url, LOCK_WAIT)
         worker = cell.start("worker", gates=plan.arm, release=True, store_url=impatient)
         cell.reach(worker, plan)
-        release = cell.stores.hold_write_lock(cell.url)
+        release = cell.stores.hold_write_lock(cell.url, cell.base.tables)
         cell.fault("another connection holds the store's write lock")
         try:
             worker.release(gate)

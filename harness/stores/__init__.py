@@ -8,7 +8,7 @@ backend, never the string.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -52,8 +52,14 @@ class StoreBackend(Protocol):
         """The same store, for a writer that gives up waiting for a lock after `seconds`."""
         ...
 
-    def hold_write_lock(self, url: str) -> Callable[[], None]:
-        """Take the store's write lock from another connection; returns the release."""
+    def tables(self, url: str) -> tuple[str, ...]:
+        """The tables a store holds (a runtime's, once it has run): what a later hold of
+        the write lock must cover where locks are per table."""
+        ...
+
+    def hold_write_lock(self, url: str, tables: Sequence[str] = ()) -> Callable[[], None]:
+        """Take the store's write lock from another connection; returns the release.
+        `tables`: the runtime's tables, held even where it has not created them yet."""
         ...
 
 

@@ -10,7 +10,7 @@ import os
 import subprocess
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from sqlalchemy import create_engine, text
@@ -44,6 +44,9 @@ def reason(exc: BaseException) -> str:
     orig = getattr(exc, "orig", None) or exc
     lines = str(orig).strip().splitlines()
     return lines[0] if lines else type(orig).__name__
+
+
+TABLES = "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
 
 
 def schema_url(url: URL, schema: str) -> str:
@@ -201,15 +204,27 @@ class PostgresStores:
         options = f"{options} -clock_timeout={int(seconds * 1000)}".strip()
         return parsed.update_query_dict({"options": options}).render_as_string(hide_password=False)
 
-    def hold_write_lock(self, url: str) -> Callable[[], None]:
+    def tables(self, url: str) -> tuple[str, ...]:
+        engine = create_engine(url)
+        try:
+            with engine.connect() as conn:
+                return tuple(conn.execute(text(TABLES)).scalars())
+        finally:
+            engine.dispose()
+
+    def hold_write_lock(self, url: str, tables: Sequence[str] = ()) -> Callable[[], None]:
         engine = create_engine(url)
         conn = engine.connect()
         conn.begin()
-        tables = conn.execute(
-            text("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
-        ).scalars()
-        for table in tables:
+        present = list(conn.execute(text(TABLES)).scalars())
+        for table in present:
             conn.execute(text(f'LOCK TABLE "{table}" IN EXCLUSIVE MODE'))
+        # PostgreSQL locks tables, not a schema: a runtime that creates its tables at its
+        # first write would meet no lock. A table of the same name made (uncommitted) here
+        # makes its CREATE TABLE wait on this transaction, as long as the lock is held;
+        # the rollback that releases the lock removes it.
+        for table in sorted(set(tables) - set(present)):
+            conn.execute(text(f'CREATE TABLE "{table}" ()'))
 
         def release() -> None:
             conn.rollback()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from sqlalchemy.engine import make_url
@@ -34,7 +34,10 @@ class SqliteStores:
             .render_as_string(hide_password=False)
         )
 
-    def hold_write_lock(self, url: str) -> Callable[[], None]:
+    def tables(self, url: str) -> tuple[str, ...]:
+        return ()  # one lock covers the whole file, tables to come included
+
+    def hold_write_lock(self, url: str, tables: Sequence[str] = ()) -> Callable[[], None]:
         conn = sqlite3.connect(path_of(url), isolation_level=None)
         conn.execute("BEGIN IMMEDIATE")
 

@@ -31,7 +31,9 @@ TABLES_EXIST = {
     "sqlite": text("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = :name"),
     "postgresql": text("SELECT 1 WHERE to_regclass(:name) IS NOT NULL"),
 }
-CREATE_LOCK = text("SELECT pg_advisory_xact_lock(727274)")  # PostgreSQL only
+# PostgreSQL only. Advisory locks are database-wide: keyed by the schema too, so that
+# stores in other schemas of one database (killpoint's cells) never wait on each other.
+CREATE_LOCK = text("SELECT pg_advisory_xact_lock(727274, hashtext(current_schema()))")
 INSERT_META = text("INSERT INTO kp_meta (key, value) VALUES (:key, :value)")
 
 # -- sessions ------------------------------------------------------------------------------

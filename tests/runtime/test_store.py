@@ -21,7 +21,7 @@ from killpoint.runtime import (
     ToolExecution,
     Usage,
 )
-from killpoint.runtime.store import Checkpoint, Owner, normalise_url
+from killpoint.runtime.store import Checkpoint, Owner, normalise_url, sql
 from killpoint.runtime.store.schema import SCHEMA_VERSION
 from tests.helpers import snapshot
 
@@ -93,6 +93,29 @@ def checkpoint(
     }
     fields.update(overrides)
     return Checkpoint(**fields)
+
+
+@pytest.mark.postgres
+def test_stores_in_other_schemas_create_their_tables_without_waiting(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """The creation lock keeps two writers of one schema from racing on the catalog; a
+    store in another schema of the same database (another killpoint cell) must not wait
+    on it: with a short lock timeout it would fail before its run began."""
+    from killpoint.stores.postgresql import PostgresStores
+
+    stores = PostgresStores(pg_url)
+    busy, other = stores.fresh(tmp_path), stores.fresh(tmp_path)
+    holder = create_engine(busy)
+    try:
+        with holder.begin() as conn:
+            conn.execute(sql.CREATE_LOCK)  # a worker creating the busy schema's tables
+            Store(stores.with_lock_timeout(other, 0.2)).create_schema()
+        assert TABLES <= set(stores.tables(other))
+    finally:
+        holder.dispose()
+        stores.drop(busy)
+        stores.drop(other)
 
 
 def test_schema_is_created_on_first_use_with_a_version_row(store_url: str) -> None:
