@@ -474,15 +474,26 @@ class CellRun:
             replay=self.cell.replay_command(),
         )
 
-    def cleanup(self, expected: bool) -> Path | None:
-        """Stop what is left of the cell; returns its work folder if that is kept."""
+    def cleanup(self, expected: bool, cut_short: bool = False) -> Path | None:
+        """Stop what is left of the cell; returns its work folder if that is kept. A cell
+        `cut_short` by an interrupt is in no report, so nothing of it is kept."""
         for w in self.workers:
             if w.alive:
                 w.kill()
-        if self.url:
-            self.engine.forget_store(self.cell.runtime, self.url)
         keep = self.engine.config.keep
-        if self.work and (keep == "none" or (keep == "failed" and expected)):
+        kept = (
+            bool(self.work)
+            and not cut_short
+            and (keep == "all" or (keep == "failed" and not expected))
+        )
+        if self.url:
+            if kept and self.work is not None:
+                # A store outside the folder (a PostgreSQL schema) stays with it; the
+                # folder says where it is.
+                self.engine.keep_store(self.url, self.work)
+            else:
+                self.engine.forget_store(self.cell.runtime, self.url)
+        if self.work and not kept:
             shutil.rmtree(self.work, ignore_errors=True)
             return None
         return self.work

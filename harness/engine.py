@@ -82,6 +82,12 @@ class Engine:
         validate_session(session, f"runtime {runtime!r}: read_session")
         return exclude(session, adapter.excluded)
 
+    def keep_store(self, url: str, work: Path) -> None:
+        """A kept cell's store stays: the engine's connections to it close, and a store
+        outside the folder is named in it (StoreBackend.keep)."""
+        per_url.release(url)
+        self.stores.keep(url, work)
+
     def forget_store(self, runtime: str, url: str) -> None:
         """A baseline or cell is done with its store: remove it (a PostgreSQL schema; a
         SQLite file goes with its folder), after every connection the engine holds to it."""
@@ -219,8 +225,10 @@ class Engine:
                 base.problem_kind = "acknowledged-lost"
             return base
         finally:
-            self.forget_store(runtime, url)
-            if self.config.keep != "all":
+            if self.config.keep == "all":
+                self.keep_store(url, work)
+            else:
+                self.forget_store(runtime, url)
                 shutil.rmtree(work, ignore_errors=True)
 
     # -- cells ----------------------------------------------------------------------------
@@ -242,9 +250,7 @@ class Engine:
                 run.execute()
         except Interrupted:
             # A cell cut short is in no report: its folder would be named nowhere.
-            run.cleanup(expected=True)
-            if run.work is not None:
-                shutil.rmtree(run.work, ignore_errors=True)
+            run.cleanup(expected=True, cut_short=True)
             raise
         except (PointError, NormalFormError) as exc:
             run.add(Finding("missed", str(exc)))
@@ -264,9 +270,7 @@ class Engine:
             )
         if self.stopping.is_set():
             # Interrupted while it ran (its workers were killed under it): not a result.
-            run.cleanup(expected=True)
-            if run.work is not None:
-                shutil.rmtree(run.work, ignore_errors=True)
+            run.cleanup(expected=True, cut_short=True)
             raise Interrupted()
         seen = "".join(log_tail(run.work, w.spec.log_name) for w in run.workers)
         run.findings = watch.settle(run.findings, seen, run.url)

@@ -48,6 +48,11 @@ class StoreBackend(Protocol):
         """Remove a store made by `fresh` (best effort: a leftover costs space only)."""
         ...
 
+    def keep(self, url: str, work: Path) -> None:
+        """A store made by `fresh` is kept with its cell's folder `work`: where it is not
+        in that folder, say there where it is and how to remove it."""
+        ...
+
     def with_lock_timeout(self, url: str, seconds: float) -> str:
         """The same store, for a writer that gives up waiting for a lock after `seconds`."""
         ...

@@ -46,6 +46,7 @@ def reason(exc: BaseException) -> str:
     return lines[0] if lines else type(orig).__name__
 
 
+KEPT_NOTE = "store.txt"  # in a kept cell's folder: where its schema is
 TABLES = "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
 
 
@@ -197,6 +198,14 @@ class PostgresStores:
             pass  # a leftover schema costs disk, not correctness
         finally:
             engine.dispose()
+
+    def keep(self, url: str, work: Path) -> None:
+        schema = schema_of(url)
+        (work / KEPT_NOTE).write_text(
+            f"This cell's store is schema {schema} on {self.shown()}, kept with this folder.\n"
+            f"Read it with search_path={schema}; remove it with: "
+            f'DROP SCHEMA "{schema}" CASCADE\n'
+        )
 
     def with_lock_timeout(self, url: str, seconds: float) -> str:
         parsed = make_url(url)

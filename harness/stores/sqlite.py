@@ -26,6 +26,9 @@ class SqliteStores:
     def drop(self, url: str) -> None:
         return None  # the file goes with its cell's folder
 
+    def keep(self, url: str, work: Path) -> None:
+        return None  # the file is in the folder
+
     def with_lock_timeout(self, url: str, seconds: float) -> str:
         # The reference store and sqlite3 both read `timeout` (seconds) from the URL.
         return (

@@ -9,9 +9,12 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
-from killpoint.stores.postgresql import PostgresStores
+from killpoint.cell import Cell
+from killpoint.engine import Engine, EngineConfig
+from killpoint.stores.postgresql import KEPT_NOTE, PREFIX, PostgresStores
 
 pytestmark = pytest.mark.postgres
 WAIT = 0.2  # seconds a writer waits for the held lock
@@ -73,3 +76,40 @@ def test_a_held_lock_stops_a_runtime_creating_its_tables(
     assert () == stores.tables(store)
     write(impatient, "CREATE TABLE IF NOT EXISTS runs (id int)")
     assert ("runs",) == stores.tables(store)
+
+
+def schemas(pg_url: str) -> set[str]:
+    engine = create_engine(pg_url)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(text("SELECT nspname FROM pg_namespace")).scalars()
+            return {r for r in rows if r.startswith(PREFIX)}
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("keep", ["all", "none"])
+def test_a_kept_cells_schema_stays_and_its_folder_names_it(
+    pg_url: str, tmp_path: Path, keep: str
+) -> None:
+    """A kept cell's folder says `store, ledger, worker logs`: on PostgreSQL its store is a
+    schema, so the schema stays on the server and the folder's store.txt names it (and
+    never the password); a cell not kept leaves no schema."""
+    engine = Engine(EngineConfig(store=pg_url, work_root=tmp_path / "work", keep=keep))
+    result = engine.run_cell(
+        Cell.parse("reference/research/tool-batch/postgresql/after-checkpoint:1")
+    )
+    assert "ok" == result.verdict, result.detail
+    left = schemas(pg_url)
+    if keep == "none":
+        assert (None, set()) == (result.kept, left)
+        return
+    assert result.kept is not None
+    # The cell's schema, and with everything kept, both baselines' too.
+    assert 3 == len(left)
+    note = (Path(result.kept) / KEPT_NOTE).read_text()
+    [schema] = [s for s in left if s in note]
+    assert f'DROP SCHEMA "{schema}" CASCADE' in note
+    password = make_url(pg_url).password
+    assert not password or password not in note
