@@ -72,6 +72,7 @@ def baseline_from_wire(data: dict[str, Any]) -> Baseline:
 
     data = dict(data)
     effects = Counter({(tool, args): n for tool, args, n in data.pop("effects")})
+    data["tables"] = tuple(data.get("tables", ()))  # JSON gives a list back
     base = Baseline(**data, effects=effects)
     base.analyse()
     return base

@@ -39,6 +39,7 @@ def a_baseline() -> Baseline:
         ],
         results=[{"output": "done"}],
         seconds=0.25,
+        tables=("kp_runs", "kp_sessions"),
     )
     base.analyse()
     return base
