@@ -482,7 +482,7 @@ class CellRun:
                 w.kill()
         keep = self.engine.config.keep
         kept = (
-            bool(self.work)
+            self.work is not None
             and not cut_short
             and (keep == "all" or (keep == "failed" and not expected))
         )

@@ -201,8 +201,12 @@ class PostgresStores:
 
     def keep(self, url: str, work: Path) -> None:
         schema = schema_of(url)
+        # Kept with the folder, unless its whole database goes: the pytest plugin drops
+        # each xdist worker's database when the session ends.
         (work / KEPT_NOTE).write_text(
-            f"This cell's store is schema {schema} on {self.shown()}, kept with this folder.\n"
+            f"This cell's store is schema {schema} on {self.shown()}; it was left there "
+            "with this folder (a database dropped since, such as a pytest-xdist worker's, "
+            "took it along).\n"
             f"Read it with search_path={schema}; remove it with: "
             f'DROP SCHEMA "{schema}" CASCADE\n'
         )
