@@ -13,6 +13,7 @@ import asyncio
 import dataclasses
 import json
 import os
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,7 @@ from killpoint.modes import find, runnable  # noqa: E402
 from killpoint.oracle import comparable  # noqa: E402
 from killpoint.points import parse_schedule  # noqa: E402
 from killpoint.scenarios import Ledger, RunResult, Scenario, ScriptedModel, drive  # noqa: E402
+from killpoint.scenarios import ledger as ledger_mod  # noqa: E402
 
 from .workers import assert_no_worker_alive, worker_pids  # noqa: E402
 
@@ -446,12 +448,36 @@ class TestContractFindings:
         ] == sentences(result, "cancel-ignored")
 
     def test_two_resumers_repeat_the_effects_whatever_else_differs(self, tmp_path: Path) -> None:
-        """Without ownership both resumers drive the run: the receipt is sent twice, and
-        the cell says so beside the lost tool execution (duplicates are always counted)."""
-        result = agno_cell(tmp_path, "side-effects", "double-resume:1")
-        assert ("duplicated", 2, 0) == (result.verdict, result.duplicates, result.bound)
-        kinds = [f["kind"] for f in result.findings]
-        assert {"two-drivers", "effect-duplicated", "tool-executions-lost"} == set(kinds)
-        assert ["send_email", "send_sms"] == sorted(
-            f["tool"] for f in result.findings if f["kind"] == "effect-duplicated"
+        """Without ownership both resumers drive the run, and every effect one of them
+        repeats is counted beside the lost tool execution. How much each redoes is the
+        race's to decide: released together, the second usually loads the run before the
+        first has sent anything (the receipt's e-mail and SMS go out twice), but under load
+        it can load after the sends (no repeat) or add its model turns to the session's
+        metrics (`state-differs`). Nothing else may appear, and the count must match."""
+        engine = Engine(EngineConfig(work_root=tmp_path / "work", keep="all"))
+        cell = Cell(
+            "agno", "side-effects", "tool-batch", "sqlite", parse_schedule("double-resume:1")
         )
+        result = engine.run_cell(cell)
+        assert ("duplicated", 0) == (result.verdict, result.bound)
+        kinds = {f["kind"] for f in result.findings}
+        assert {"two-drivers", "tool-executions-lost"} <= kinds
+        assert kinds <= {
+            "two-drivers",
+            "tool-executions-lost",
+            "effect-duplicated",
+            "state-differs",
+        }
+        assert result.kept is not None
+        started = Counter(
+            e.tool
+            for e in ledger_mod.read(Path(result.kept) / "ledger.jsonl")
+            if e.phase == "started"
+        )
+        repeats = {tool: n - 1 for tool, n in started.items() if n > 1}
+        named = {
+            f["tool"]: f["actual_value"]
+            for f in result.findings
+            if f["kind"] == "effect-duplicated"
+        }
+        assert (repeats, sum(repeats.values())) == (named, result.duplicates)

@@ -402,7 +402,8 @@ class TestSync:
         resumers released at once both drive the run to its end. Each repeats what it runs
         before the other's checkpoint lands (the charge, the e-mail, the SMS; how many
         depends on how the two interleave), and the cell counts every repeat the ledger
-        holds, none of them allowed."""
+        holds, none of them allowed. Under load the second can load the run after the first
+        has run everything: then there is nothing to count, and nothing may be named."""
         result = run_cell(engine, "side-effects", "sync", "double-resume:5")
         assert ("duplicated", "both resumers drove the run to its end") == (
             result.verdict,
@@ -419,7 +420,6 @@ class TestSync:
         named = Counter(
             f["sentence"].split("(")[0] for f in result.findings if f["kind"] == "effect-duplicated"
         )
-        assert repeats, "neither resumer repeated an effect"
         assert set(repeats) == set(named)
         assert (sum(repeats.values()), 0) == (result.duplicates, result.bound)
 
