@@ -119,9 +119,9 @@ def run_checks(
                 engine.adopt_baseline(base)
                 _resume(add, engine, row, base)
         finally:
-            _forget(engine, runtime, second)
+            _forget(engine, second)
     finally:
-        _forget(engine, runtime, first)
+        _forget(engine, first)
     return [checks[n] for n in NAMES]
 
 
@@ -153,8 +153,8 @@ def _traced(engine: Engine, row: Row, label: str) -> TracedRun:
     return run
 
 
-def _forget(engine: Engine, runtime: str, run: TracedRun) -> None:
-    engine.forget_store(runtime, run.url)
+def _forget(engine: Engine, run: TracedRun) -> None:
+    engine.forget_store(run.url)
     shutil.rmtree(run.work, ignore_errors=True)
 
 

@@ -492,7 +492,7 @@ class CellRun:
                 # folder says where it is.
                 self.engine.keep_store(self.url, self.work)
             else:
-                self.engine.forget_store(self.cell.runtime, self.url)
+                self.engine.forget_store(self.url)
         if self.work and not kept:
             shutil.rmtree(self.work, ignore_errors=True)
             return None

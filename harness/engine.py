@@ -88,7 +88,7 @@ class Engine:
         per_url.release(url)
         self.stores.keep(url, work)
 
-    def forget_store(self, runtime: str, url: str) -> None:
+    def forget_store(self, url: str) -> None:
         """A baseline or cell is done with its store: remove it (a PostgreSQL schema; a
         SQLite file goes with its folder), after every connection the engine holds to it."""
         per_url.release(url)
@@ -228,7 +228,7 @@ class Engine:
             if self.config.keep == "all":
                 self.keep_store(url, work)
             else:
-                self.forget_store(runtime, url)
+                self.forget_store(url)
                 shutil.rmtree(work, ignore_errors=True)
 
     # -- cells ----------------------------------------------------------------------------
