@@ -13,7 +13,6 @@ import asyncio
 import dataclasses
 import json
 import os
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -48,8 +47,8 @@ from killpoint.modes import find, runnable  # noqa: E402
 from killpoint.oracle import comparable  # noqa: E402
 from killpoint.points import parse_schedule  # noqa: E402
 from killpoint.scenarios import Ledger, RunResult, Scenario, ScriptedModel, drive  # noqa: E402
-from killpoint.scenarios import ledger as ledger_mod  # noqa: E402
 
+from .kept_ledger import repeated_in_ledger, repeats_named  # noqa: E402
 from .workers import assert_no_worker_alive, worker_pids  # noqa: E402
 
 CHAINED = "killpoint.adapters.agno:chained"
@@ -468,16 +467,5 @@ class TestContractFindings:
             "effect-duplicated",
             "state-differs",
         }
-        assert result.kept is not None
-        started = Counter(
-            e.tool
-            for e in ledger_mod.read(Path(result.kept) / "ledger.jsonl")
-            if e.phase == "started"
-        )
-        repeats = {tool: n - 1 for tool, n in started.items() if n > 1}
-        named = {
-            f["tool"]: f["actual_value"]
-            for f in result.findings
-            if f["kind"] == "effect-duplicated"
-        }
-        assert (repeats, sum(repeats.values())) == (named, result.duplicates)
+        repeats = repeated_in_ledger(result)
+        assert (repeats, sum(repeats.values())) == (repeats_named(result), result.duplicates)

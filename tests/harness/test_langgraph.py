@@ -14,7 +14,6 @@ import asyncio
 import dataclasses
 import json
 import sqlite3
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -46,8 +45,8 @@ from killpoint.modes import find, runnable  # noqa: E402
 from killpoint.normal_form import validate_session  # noqa: E402
 from killpoint.points import parse_schedule  # noqa: E402
 from killpoint.scenarios import Ledger, RunResult, Scenario, ScriptedModel, drive, gates  # noqa: E402
-from killpoint.scenarios import ledger as ledger_mod  # noqa: E402
 
+from .kept_ledger import repeated_in_ledger, repeats_named  # noqa: E402
 from .workers import assert_no_worker_alive, worker_pids  # noqa: E402
 
 MODES = ("sync", "async", "exit", "sync-send")
@@ -410,18 +409,9 @@ class TestSync:
             result.findings[0]["sentence"],
         )
         assert [-9, 0, 0] == result.exit_codes
-        assert result.kept is not None
-        started = Counter(
-            e.tool
-            for e in ledger_mod.read(Path(result.kept) / "ledger.jsonl")
-            if e.phase == "started"
-        )
-        repeats = {tool: n - 1 for tool, n in started.items() if n > 1}
-        named = Counter(
-            f["sentence"].split("(")[0] for f in result.findings if f["kind"] == "effect-duplicated"
-        )
-        assert set(repeats) == set(named)
-        assert (sum(repeats.values()), 0) == (result.duplicates, result.bound)
+        repeats = repeated_in_ledger(result)
+        assert (repeats, sum(repeats.values())) == (repeats_named(result), result.duplicates)
+        assert 0 == result.bound
 
 
 @pytest.mark.slow
