@@ -481,22 +481,18 @@ class CellRun:
             if w.alive:
                 w.kill()
         keep = self.engine.config.keep
-        kept = (
-            self.work is not None
-            and not cut_short
-            and (keep == "all" or (keep == "failed" and not expected))
-        )
+        wanted = not cut_short and (keep == "all" or (keep == "failed" and not expected))
+        kept = self.work if wanted else None
         if self.url:
-            if kept and self.work is not None:
+            if kept is not None:
                 # A store outside the folder (a PostgreSQL schema) stays with it; the
                 # folder says where it is.
-                self.engine.keep_store(self.url, self.work)
+                self.engine.keep_store(self.url, kept)
             else:
                 self.engine.forget_store(self.url)
-        if self.work and not kept:
+        if self.work is not None and kept is None:
             shutil.rmtree(self.work, ignore_errors=True)
-            return None
-        return self.work
+        return kept
 
 
 def at_checkpoint(plan: Plan) -> bool:

@@ -86,7 +86,12 @@ class Engine:
         """A kept cell's store stays: the engine's connections to it close, and a store
         outside the folder is named in it (StoreBackend.keep)."""
         per_url.release(url)
-        self.stores.keep(url, work)
+        try:
+            self.stores.keep(url, work)
+        except OSError:
+            # The folder cannot name it (its disk is full): a store named nowhere would be
+            # left on the server for good, so it goes, and the folder keeps the rest.
+            self.stores.drop(url)
 
     def forget_store(self, url: str) -> None:
         """A baseline or cell is done with its store: remove it (a PostgreSQL schema; a

@@ -6,6 +6,7 @@ writes that and `schema_of` reads it back (adapters that qualify their tables as
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import threading
@@ -203,13 +204,19 @@ class PostgresStores:
         schema = schema_of(url)
         # Kept with the folder, unless its whole database goes: the pytest plugin drops
         # each xdist worker's database when the session ends.
-        (work / KEPT_NOTE).write_text(
-            f"This cell's store is schema {schema} on {self.shown()}; it was left there "
-            "with this folder (a database dropped since, such as a pytest-xdist worker's, "
-            "took it along).\n"
-            f"Read it with search_path={schema}; remove it with: "
-            f'DROP SCHEMA "{schema}" CASCADE\n'
-        )
+        note = work / KEPT_NOTE
+        try:
+            note.write_text(
+                f"This cell's store is schema {schema} on {self.shown()}; it was left there "
+                "with this folder (a database dropped since, such as a pytest-xdist "
+                "worker's, took it along).\n"
+                f"Read it with search_path={schema}; remove it with: "
+                f'DROP SCHEMA "{schema}" CASCADE\n'
+            )
+        except OSError:
+            with contextlib.suppress(OSError):
+                note.unlink(missing_ok=True)  # no half-written note
+            raise
 
     def with_lock_timeout(self, url: str, seconds: float) -> str:
         parsed = make_url(url)

@@ -124,7 +124,7 @@ def test_a_worker_exits_when_its_engine_dies(tmp_path: Path) -> None:
         f"""
         import os, sys, time
         sys.path.insert(0, {str(REPO)!r})
-        from killpoint.processes import Worker, context
+        from killpoint.processes import Worker
         from tests.harness.test_processes import spec
         from pathlib import Path
         if __name__ == "__main__":

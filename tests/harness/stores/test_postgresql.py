@@ -119,3 +119,15 @@ def test_a_kept_stores_note_never_names_the_password(tmp_path: Path) -> None:
     note = (tmp_path / KEPT_NOTE).read_text()
     assert "s3cret-pw" not in note
     assert "kp:***@db.example:5432/shop" in note and 'DROP SCHEMA "kp_0123"' in note
+
+
+def test_a_store_its_folder_cannot_name_is_dropped(pg_url: str, store: str, tmp_path: Path) -> None:
+    """Keeping a cell on a full disk: the note naming its schema cannot be written, and a
+    schema named nowhere would stay on the server for good, so it is dropped and the cell
+    goes on (no exception reaches the campaign)."""
+    engine = Engine(EngineConfig(store=pg_url, work_root=tmp_path / "work", keep="all"))
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("")  # writing the note below it fails like a full disk
+    [schema] = [s for s in schemas(pg_url) if s in store]
+    engine.keep_store(store, not_a_folder)
+    assert schema not in schemas(pg_url)
