@@ -4,6 +4,7 @@ runtime writes, tables it has not created yet included."""
 # ruff: noqa: SIM300
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +14,8 @@ from sqlalchemy.exc import OperationalError
 
 from killpoint.cell import Cell
 from killpoint.engine import Engine, EngineConfig
-from killpoint.stores.postgresql import KEPT_NOTE, PREFIX, PostgresStores, schema_url
+from killpoint.stores.postgresql import KEPT_NOTE, PREFIX, PostgresStores, schema_of, schema_url
+from tests.helpers import REPO_ROOT
 
 pytestmark = pytest.mark.postgres
 WAIT = 0.2  # seconds a writer waits for the held lock
@@ -131,3 +133,28 @@ def test_a_store_its_folder_cannot_name_is_dropped(pg_url: str, store: str, tmp_
     [schema] = [s for s in schemas(pg_url) if s in store]
     engine.keep_store(store, not_a_folder)
     assert schema not in schemas(pg_url)
+
+
+def test_the_readmes_statement_drops_killpoints_schemas_and_no_other(
+    stores: PostgresStores, pg_url: str, tmp_path: Path
+) -> None:
+    """The README's psql statement for dropping every kept schema, run here as psql's
+    `\\gexec` would: it drops what `fresh` makes and leaves a user's `kp_`-named schema."""
+    readme = (REPO_ROOT / "README.md").read_text()
+    found = re.search(r"`(SELECT format\('DROP SCHEMA[^`]*?) \\gexec`", readme)
+    assert found, "the README no longer shows the statement"
+    select = " ".join(found.group(1).split())
+    ours = schema_of(stores.fresh(tmp_path))
+    engine = create_engine(pg_url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(text('CREATE SCHEMA IF NOT EXISTS "kp_mine"'))
+            for statement in conn.execute(text(select)).scalars().all():
+                conn.execute(text(statement))
+        assert ours is not None and ours not in schemas(pg_url)
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT to_regnamespace('kp_mine')")).scalar()
+    finally:
+        with engine.begin() as conn:
+            conn.execute(text('DROP SCHEMA IF EXISTS "kp_mine"'))
+        engine.dispose()
