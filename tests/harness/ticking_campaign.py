@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -15,6 +16,10 @@ import psutil
 
 REPO = Path(__file__).resolve().parents[2]
 TICKING = "tests.harness.scenarios_for_tests:TICKING"
+
+
+def _ctrl_c_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def read_ticks(fd: int, want: int, timeout: float) -> int:
@@ -55,6 +60,9 @@ class TickingCampaign:
             cwd=REPO, env={**os.environ, **(env or {}), "KILLPOINT_TEST_TICKS": str(fifo)},
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             start_new_session=new_session,
+            # A shell with job control gives its foreground job Ctrl-C back; the test's
+            # own process may have it ignored (a background job of a script does).
+            preexec_fn=_ctrl_c_default if new_session else None,
         )  # fmt: skip
 
     def ticks(self, want: int, timeout: float = 120) -> int:
