@@ -17,7 +17,6 @@ nothing), so each defect is reported once, by the check that names it.
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -155,7 +154,7 @@ def _traced(engine: Engine, row: Row, label: str) -> TracedRun:
 
 def _forget(engine: Engine, run: TracedRun) -> None:
     engine.forget_store(run.url)
-    shutil.rmtree(run.work, ignore_errors=True)
+    engine.settle_folder(run.work, keep=False)
 
 
 # -- the checks ---------------------------------------------------------------------------------

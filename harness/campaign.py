@@ -257,6 +257,9 @@ class Campaign:
             kill_all()
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+            # Every cell has ended and killed its workers: whatever folder none of them
+            # kept or removed goes now.
+            self.engine.sweep()
         cells_done.sort(key=cell_order)
         result.seconds = time.monotonic() - t0
         return result

@@ -13,7 +13,6 @@ the ledger's effects are counted at the end.
 from __future__ import annotations
 
 import contextlib
-import shutil
 import threading
 import time
 from collections import Counter
@@ -490,8 +489,8 @@ class CellRun:
                 self.engine.keep_store(self.url, kept)
             else:
                 self.engine.forget_store(self.url)
-        if self.work is not None and kept is None:
-            shutil.rmtree(self.work, ignore_errors=True)
+        if self.work is not None:
+            self.engine.settle_folder(self.work, keep=kept is not None)
         return kept
 
 

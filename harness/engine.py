@@ -64,6 +64,9 @@ class Engine:
         self._adapters: dict[str, RuntimeAdapter] = {}
         self.stopping = threading.Event()
         self._serial = 0
+        # Folders work_dir made whose fate is not settled yet (kept, or removed for good):
+        # what sweep() removes once no worker runs.
+        self._unsettled: set[Path] = set()
 
     # -- runtimes and stores --------------------------------------------------------------
 
@@ -106,7 +109,28 @@ class Engine:
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in label)[:120]
         path = self.work_root / f"{serial:05d}-{safe}"
         path.mkdir(parents=True)
+        with self._lock:
+            self._unsettled.add(path)
         return path
+
+    def settle_folder(self, path: Path, keep: bool) -> None:
+        """A folder from work_dir is done with: kept, or removed. One that is still there
+        after its removal (a file landed in it meanwhile) stays unsettled for sweep()."""
+        if not keep:
+            shutil.rmtree(path, ignore_errors=True)
+            if path.exists():
+                return
+        with self._lock:
+            self._unsettled.discard(path)
+
+    def sweep(self) -> None:
+        """Once no worker of this engine runs (a campaign's end, interrupted or not):
+        remove every folder it made that was neither kept nor removed, whatever cut its
+        cell short. A campaign leaves only the folders its results name."""
+        with self._lock:
+            left, self._unsettled = self._unsettled, set()
+        for path in left:
+            shutil.rmtree(path, ignore_errors=True)
 
     def worker_spec(self, row: Row, url: str, work: Path, **kwargs: Any) -> WorkerSpec:
         runtime, scenario, mode, _ = row
@@ -234,7 +258,7 @@ class Engine:
                 self.keep_store(url, work)
             else:
                 self.forget_store(url)
-                shutil.rmtree(work, ignore_errors=True)
+            self.settle_folder(work, keep=self.config.keep == "all")
 
     # -- cells ----------------------------------------------------------------------------
 

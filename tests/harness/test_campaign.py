@@ -12,6 +12,7 @@ import pytest
 from killpoint import campaign
 from killpoint.campaign import Campaign, CampaignConfig
 from killpoint.cell import CellResult
+from killpoint.engine import Engine
 from killpoint.groups import Accepted
 
 pytestmark = pytest.mark.slow
@@ -53,3 +54,19 @@ def test_an_interrupt_in_the_main_thread_loses_no_finished_cell(
     assert [] == [i for i, n in ids.items() if n > 1]
     folders = sorted(str(p) for p in work.iterdir() if "baseline" not in p.name)
     assert folders == sorted(str(c.kept) for c in result.cells)
+
+
+def test_a_campaign_leaves_only_the_folders_its_results_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever kept a cell from settling its folder (here: none of them does), the
+    campaign's end removes it: what is left is what its results name as kept."""
+    monkeypatch.setattr(Engine, "settle_folder", lambda self, path, keep: None)
+    work = tmp_path / "work"
+    config = CampaignConfig.from_options(
+        scenarios="research", modes="tool-batch", points="after-checkpoint", workers=2,
+        keep="failed", work_root=str(work),
+    )  # fmt: skip
+    result = Campaign(config).run()
+    assert not result.interrupted and result.cells
+    assert sorted(c.kept for c in result.cells if c.kept) == sorted(map(str, work.iterdir()))

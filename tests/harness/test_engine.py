@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -235,3 +236,29 @@ class TestStaleWorkerAllowance:
         # a new batch after waking (no fence) is not allowed, nor a call it had started
         new = Counter([self.sig("d"), self.sig("a")])
         assert Counter() == late_allowance(unfinished, started=started, late=new)
+
+
+def test_sweep_removes_every_folder_neither_kept_nor_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder whose cell was cut short before it settled it, or whose removal a late
+    file survived, goes at the sweep; a kept one stays, and so does anything in the work
+    root the engine did not make."""
+    engine = engine_for(tmp_path)
+    kept, removed, cut_short, survived = (engine.work_dir(n) for n in ("k", "r", "c", "s"))
+    engine.settle_folder(kept, keep=True)
+    engine.settle_folder(removed, keep=False)
+    remove = shutil.rmtree
+    # Its first removal is beaten by a file landing in it: the folder is still there.
+    monkeypatch.setattr(
+        shutil, "rmtree", lambda p, **kw: None if p == survived else remove(p, **kw)
+    )
+    (survived / "late.log").write_text("")
+    engine.settle_folder(survived, keep=False)
+    assert survived.exists()
+    monkeypatch.setattr(shutil, "rmtree", remove)
+    theirs = engine.work_root / "not-the-engines"
+    theirs.mkdir()
+    engine.sweep()
+    assert [kept, theirs] == sorted(engine.work_root.iterdir())
+    assert not removed.exists() and not cut_short.exists()
