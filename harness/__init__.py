@@ -3,7 +3,7 @@
 This module is the public API: what a user imports to write scenarios and to bring a
 runtime of their own. Everything else under `killpoint.` is internal and may change.
 
-Names load on first use (PEP 562), so that `import killpoint.worker` in a forked
+Names load on first use (PEP 562), so that `import killpoint.workers.worker` in a forked
 worker, or pytest loading the plugin, does not import the whole harness.
 """
 
@@ -13,13 +13,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .adapter import AdapterError, RuntimeAdapter
-    from .checkpoint_gates import CheckpointGates
-    from .factory_adapter import agent_adapter
-    from .findings import Finding
-    from .modes import Mode
-    from .normal_form import NormalFormError, Session
-    from .scenarios import (
+    from killpoint.adapters.checkpoint_gates import CheckpointGates
+    from killpoint.adapters.factory import agent_adapter
+    from killpoint.adapters.protocol import AdapterError, RuntimeAdapter
+    from killpoint.errors import KillpointError
+    from killpoint.scenarios import (
         Conversation,
         Driver,
         Expected,
@@ -33,6 +31,9 @@ if TYPE_CHECKING:
         gates,
         idempotent,
     )
+    from killpoint.values.findings import Finding
+    from killpoint.values.modes import Mode
+    from killpoint.values.normal_form import NormalFormError, Session
 
 # name -> the module that defines it
 _EXPORTS: dict[str, str] = {
@@ -46,18 +47,19 @@ _EXPORTS: dict[str, str] = {
     "Fault": "killpoint.scenarios",
     "idempotent": "killpoint.scenarios",
     # bringing a runtime
-    "RuntimeAdapter": "killpoint.adapter",
-    "AdapterError": "killpoint.adapter",
+    "RuntimeAdapter": "killpoint.adapters.protocol",
+    "AdapterError": "killpoint.adapters.protocol",
+    "KillpointError": "killpoint.errors",
     "Driver": "killpoint.scenarios",
     "RunResult": "killpoint.scenarios",
     "Ledger": "killpoint.scenarios",
     "gates": "killpoint.scenarios",
-    "Mode": "killpoint.modes",
-    "Finding": "killpoint.findings",
-    "CheckpointGates": "killpoint.checkpoint_gates",
-    "Session": "killpoint.normal_form",
-    "NormalFormError": "killpoint.normal_form",
-    "agent_adapter": "killpoint.factory_adapter",
+    "Mode": "killpoint.values.modes",
+    "Finding": "killpoint.values.findings",
+    "CheckpointGates": "killpoint.adapters.checkpoint_gates",
+    "Session": "killpoint.values.normal_form",
+    "NormalFormError": "killpoint.values.normal_form",
+    "agent_adapter": "killpoint.adapters.factory",
 }
 
 __all__ = [
@@ -68,6 +70,7 @@ __all__ = [
     "Expected",
     "Fault",
     "Finding",
+    "KillpointError",
     "Ledger",
     "Mode",
     "NormalFormError",

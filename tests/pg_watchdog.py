@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 
-from killpoint.forkserver_watch import wait_for
+from killpoint.workers.forkserver.watch import wait_for
 
 
 def main(argv: list[str]) -> int:

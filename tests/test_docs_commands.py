@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from killpoint.cli import build_parser
-from killpoint.plugin_keys import MATRIX_MARKER
-from killpoint.plugin_settings import OPTIONS
+from killpoint.cli.main import build_parser
+from killpoint.plugin.keys import MATRIX_MARKER
+from killpoint.plugin.settings import OPTIONS
 
 REPO = Path(__file__).resolve().parents[1]
 PAGES = ("README.md", "docs/plugin.md")

@@ -32,7 +32,7 @@ def test_the_package_dir_maps_each_folder_to_its_name() -> None:
 
 def test_every_package_folder_is_listed() -> None:
     """A new subpackage that is not listed would be missing from the wheel."""
-    found = {"killpoint.templates"}  # data only: the report's template
+    found = {"killpoint.report.templates"}  # data only: the report's template, script and style
     for name, folder in FOLDERS.items():
         for init in (REPO / folder).rglob("__init__.py"):
             parts = init.parent.relative_to(REPO / folder).parts
@@ -59,7 +59,10 @@ def test_the_wheel_holds_killpoint_and_nothing_else_at_the_top(tmp_path: Path) -
         "killpoint/__init__.py",
         "killpoint/runtime/agent.py",
         "killpoint/scenarios/builtin/research.py",
-        "killpoint/templates/report.html.j2",
+        "killpoint/report/templates/report.html.j2",
+        "killpoint/report/templates/report.js",
+        "killpoint/report/templates/report.css",
+        "killpoint/py.typed",
     ):
         assert module in names
 
@@ -77,7 +80,7 @@ def test_no_module_reaches_for_a_folder_by_its_own_name(tmp_path: Path) -> None:
         "for name in ('killpoint', 'killpoint.runtime', 'killpoint.scenarios'):\n"
         "    package = importlib.import_module(name)\n"
         "    for m in pkgutil.walk_packages(package.__path__, name + '.'):\n"
-        "        if m.name != 'killpoint.warm':  # runs a scenario when imported\n"
+        "        if m.name != 'killpoint.workers.warm':  # runs a scenario when imported\n"
         "            importlib.import_module(m.name)\n"
     )
     result = subprocess.run(

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import text
 
+from killpoint.adapters.checkpoint_gates import CheckpointGates
+from killpoint.adapters.protocol import RuntimeAdapter
 from killpoint.runtime import Agent, OpenAIResponses, RunOutput, RunStatus, Store, Tool
 from killpoint.scenarios import Ledger, RunResult, Scenario, ToolEnv
-
-from ..adapter import RuntimeAdapter
-from ..checkpoint_gates import CheckpointGates
-from ..modes import REFERENCE_MODES, Mode
-from ..per_url import PerUrl
+from killpoint.stores.per_url import PerUrl
+from killpoint.values.findings import Finding
+from killpoint.values.modes import REFERENCE_MODES, Mode
 
 SCRIPTED_API_KEY = "sk-killpoint-scripted-model"
 
@@ -176,7 +176,7 @@ class ReferenceAdapter(RuntimeAdapter):
             runs[run_id] = normalise_run(stored)
         return {"state": session["state"], "runs": runs}
 
-    def inspect(self, store_url: str, session_id: str) -> list[str]:
+    def inspect(self, store_url: str, session_id: str) -> Sequence[str | Finding]:
         store = _store(store_url)
         problems: list[str] = []
         if store.dialect == "sqlite":

@@ -10,19 +10,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..baseline import Baseline
-from ..points import CrashPoint
-from .base import CellContext, Plan, PointKind
-from .double_resume import DoubleResume
-from .kills import AfterCheckpoint, MidBatch, MidCommit, MidModel
-from .model_faults import ModelFault
-from .power_loss import PowerLoss, PowerLossMidCommit
-from .store_faults import LockHeld
-from .store_restart import StoreRestart
-from .takeover import Sigstop, SigstopWriting
+from killpoint.errors import KillpointError
+from killpoint.judge.baseline import Baseline
+from killpoint.kinds.base import CellContext, Plan, PointKind
+from killpoint.kinds.double_resume import DoubleResume
+from killpoint.kinds.kills import AfterCheckpoint, MidBatch, MidCommit, MidModel
+from killpoint.kinds.model_faults import ModelFault
+from killpoint.kinds.power_loss import PowerLoss, PowerLossMidCommit
+from killpoint.kinds.store_faults import LockHeld
+from killpoint.kinds.store_restart import StoreRestart
+from killpoint.kinds.takeover import Sigstop, SigstopWriting
+from killpoint.values.cell import Cell
+from killpoint.values.points import CrashPoint, PointError, Schedule
 
 
-class UnknownKind(LookupError):
+class UnknownKind(KillpointError, LookupError):
     """No registered kind has this name."""
 
 
@@ -73,9 +75,72 @@ def order(name: str) -> int:
     return list(REGISTRY).index(name) if name in REGISTRY else len(REGISTRY)
 
 
+def point_order(point: CrashPoint) -> tuple[int, int, int]:
+    """Where a point stands in a report: its kind's column, then its numbers."""
+    return (order(point.kind), point.k, point.i or 0)
+
+
+def schedule_order(schedule: Schedule) -> tuple[tuple[int, int, int], ...]:
+    return tuple(point_order(p) for p in schedule)
+
+
+def is_kill(point: CrashPoint) -> bool:
+    """The worker is SIGKILLed at this point."""
+    return bool(get(point.kind).kills)
+
+
+def parse_point(text: str) -> CrashPoint:
+    """`after-checkpoint:2`, `mid-batch:1:0`: a point of a registered kind, of its shape."""
+    kind, _, rest = text.strip().partition(":")
+    if kind not in REGISTRY:
+        raise PointError(
+            f"killpoint: unknown crash point {text!r}; kinds: {', '.join(names())} "
+            "(e.g. 'after-checkpoint:2', 'mid-batch:1:0')"
+        )
+    arity = get(kind).arity
+    parts = rest.split(":") if rest else []
+    if len(parts) != arity or not all(p.isdigit() for p in parts):
+        shape = f"{kind}:K:I" if arity == 2 else f"{kind}:K"
+        raise PointError(
+            f"killpoint: crash point {text!r} should look like {shape!r} with whole numbers"
+        )
+    k = int(parts[0])
+    if k < 1:
+        raise PointError(f"killpoint: crash point {text!r}: K counts from 1")
+    return CrashPoint(kind, k, int(parts[1]) if arity == 2 else None)
+
+
+def parse_schedule(text: str) -> Schedule:
+    """`point+point`: a first point, then crashes of the resumed run (kinds that follow)."""
+    points = tuple(parse_point(p) for p in text.split("+"))
+    for later in points[1:]:
+        if not get(later.kind).follows:
+            allowed = [k.name for k in REGISTRY.values() if k.follows]
+            raise PointError(
+                f"killpoint: schedule {text!r}: a crash in the resumed run must be one of "
+                f"{', '.join(f'{a}:K' for a in allowed)}"
+            )
+    if len(points) > 1 and not is_kill(points[0]):
+        raise PointError(f"killpoint: schedule {text!r}: only a kill can be followed by another")
+    return Schedule(points)
+
+
+def parse_cell(cell_id: str) -> Cell:
+    """`RUNTIME/SCENARIO/MODE/STORE/SCHEDULE`, as every report and replay command writes it."""
+    parts = cell_id.split("/")
+    if len(parts) != 5:
+        raise PointError(
+            f"killpoint: cell id {cell_id!r} should read "
+            "'RUNTIME/SCENARIO/MODE/STORE/SCHEDULE', e.g. "
+            "'reference/research/tool-batch/sqlite/after-checkpoint:2'"
+        )
+    runtime, scenario, mode, store, schedule = parts
+    return Cell(runtime, scenario, mode, store, parse_schedule(schedule))
+
+
 def _offered(base: Baseline, names: Iterable[str]) -> list[CrashPoint]:
     found = [p for name in names for p in get(name).points(base)]
-    return sorted(found, key=CrashPoint.sort_key)
+    return sorted(found, key=point_order)
 
 
 def points_of(base: Baseline, names: Iterable[str]) -> list[CrashPoint]:
@@ -98,7 +163,7 @@ def one_trace_only(base: Baseline, names: Iterable[str] | None = None) -> list[C
     other = base.other()
     if other is None:
         return []
-    return sorted(set(_offered(base, names)) ^ set(_offered(other, names)), key=CrashPoint.sort_key)
+    return sorted(set(_offered(base, names)) ^ set(_offered(other, names)), key=point_order)
 
 
 def unavailable(names: Iterable[str], store_kind: str) -> dict[str, str]:
@@ -143,12 +208,18 @@ __all__ = [
     "followers",
     "get",
     "groups",
+    "is_kill",
     "kills",
     "names",
     "one_trace_only",
     "order",
+    "parse_cell",
+    "parse_point",
+    "parse_schedule",
     "plan",
+    "point_order",
     "points_of",
     "register",
+    "schedule_order",
     "unavailable",
 ]

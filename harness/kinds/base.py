@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ..baseline import Baseline, Call
-    from ..findings import Finding
-    from ..oracle import Sides
-    from ..points import CrashPoint
-    from ..processes import Worker
-    from ..scenarios.ledger import Entry
-    from ..stores import StoreBackend
+    from killpoint.judge.baseline import Baseline, Call
+    from killpoint.judge.oracle import Sides
+    from killpoint.scenarios.ledger import Entry
+    from killpoint.stores import StoreBackend
+    from killpoint.values.findings import Finding
+    from killpoint.values.points import CrashPoint
+    from killpoint.workers.processes import Worker
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,9 @@ class CellContext(Protocol):
 
     base: Baseline
     url: str
-    stores: StoreBackend
+
+    @property
+    def stores(self) -> StoreBackend: ...
 
     def start(self, log_name: str, **spec: Any) -> Worker:
         """A worker of this cell (WorkerSpec fields as keywords: gates, release, ...)."""
@@ -182,8 +184,8 @@ def kill_at(cell: CellContext, plan: Plan) -> None:
 def after_checkpoint(base: Baseline, point: CrashPoint) -> Plan:
     """The plan of a point at a boundary: checkpoint K has landed, K+1 has not (armed at
     K's `landed` gate). Shared by every kind that acts between two checkpoints."""
-    from ..points import PointError
-    from ..scenarios import gates
+    from killpoint.scenarios import gates
+    from killpoint.values.points import PointError
 
     k = point.k
     if not 1 <= k < base.checkpoints:
@@ -198,7 +200,7 @@ def after_checkpoint(base: Baseline, point: CrashPoint) -> Plan:
 
 def boundaries_in_flight(name: str, base: Baseline) -> list[CrashPoint]:
     """The boundaries after which a run is still going (something left to take over)."""
-    from ..points import CrashPoint
+    from killpoint.values.points import CrashPoint
 
     return [CrashPoint(name, k) for k in range(1, base.checkpoints) if base.in_flight_after(k)]
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..baseline import Baseline
-from ..findings import Finding
-from ..points import CrashPoint
-from .base import CellContext, Plan, after_checkpoint, boundaries_in_flight
+from killpoint.judge.baseline import Baseline
+from killpoint.kinds.base import CellContext, Plan, after_checkpoint, boundaries_in_flight
+from killpoint.values.findings import Finding
+from killpoint.values.points import CrashPoint
 
 
 class DoubleResume:
@@ -20,7 +20,7 @@ class DoubleResume:
     label = "double resume"
     kills = True  # the first worker is killed; then the fault is the second resumer
     arity = 1
-    groups = ("faults", "all")
+    groups: tuple[str, ...] = ("faults", "all")
     follows = False
 
     def points(self, base: Baseline) -> list[CrashPoint]:

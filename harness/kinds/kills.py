@@ -9,10 +9,10 @@ mid-commit:K         inside checkpoint K's (last) transaction, before COMMIT
 
 from __future__ import annotations
 
-from ..baseline import Baseline
-from ..points import CrashPoint, PointError
-from ..scenarios import gates
-from .base import CellContext, Plan, after_checkpoint, kill_at
+from killpoint.judge.baseline import Baseline
+from killpoint.kinds.base import CellContext, Plan, after_checkpoint, kill_at
+from killpoint.scenarios import gates
+from killpoint.values.points import CrashPoint, PointError
 
 
 class AfterCheckpoint:
@@ -21,7 +21,7 @@ class AfterCheckpoint:
     label = "after checkpoint"
     kills = True
     arity = 1
-    groups = ("boundaries", "kills", "all")
+    groups: tuple[str, ...] = ("boundaries", "kills", "all")
     follows = True
 
     def points(self, base: Baseline) -> list[CrashPoint]:
@@ -48,7 +48,7 @@ class MidBatch:
     label = "mid-batch K:I"
     kills = True
     arity = 2
-    groups = ("kills", "all")
+    groups: tuple[str, ...] = ("kills", "all")
     follows = False
 
     def points(self, base: Baseline) -> list[CrashPoint]:
@@ -108,7 +108,7 @@ class MidModel:
     label = "mid-model"
     kills = True
     arity = 1
-    groups = ("kills", "all")
+    groups: tuple[str, ...] = ("kills", "all")
     follows = True
 
     def points(self, base: Baseline) -> list[CrashPoint]:
@@ -136,7 +136,7 @@ class MidCommit:
     label = "mid-commit"
     kills = True
     arity = 1
-    groups = ("kills", "all")
+    groups: tuple[str, ...] = ("kills", "all")
     follows = False
 
     def points(self, base: Baseline) -> list[CrashPoint]:

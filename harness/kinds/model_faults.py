@@ -6,19 +6,20 @@ model-timeout:K   the request for model turn K times out
 
 from __future__ import annotations
 
-from ..baseline import Baseline
-from ..points import CrashPoint
-from ..scenarios import Fault, gates
-from .base import CellContext, Plan
+from killpoint.judge.baseline import Baseline
+from killpoint.kinds.base import CellContext, Plan
+from killpoint.scenarios import Fault, gates
+from killpoint.scenarios.faults import FaultKind
+from killpoint.values.points import CrashPoint
 
 
 class ModelFault:
     kills = False
     arity = 1
-    groups = ("faults", "all")
+    groups: tuple[str, ...] = ("faults", "all")
     follows = False
 
-    def __init__(self, name: str, fault: str) -> None:
+    def __init__(self, name: str, fault: FaultKind) -> None:
         self.name = name
         self.fault = fault  # scenarios.Fault kind: "500" | "timeout"
         what = "gets a 500" if fault == "500" else "times out"

@@ -17,15 +17,15 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from .. import per_url
-from ..baseline import Baseline
-from ..findings import Finding
-from ..points import CrashPoint, PointError
-from ..processes import Worker
-from ..scenarios import gates
-from ..stores.sqlite import FILE, path_of
-from .base import CellContext, Plan, after_checkpoint
-from .kills import MidCommit
+from killpoint.judge.baseline import Baseline
+from killpoint.kinds.base import CellContext, Plan, after_checkpoint
+from killpoint.kinds.kills import MidCommit
+from killpoint.scenarios import gates
+from killpoint.stores import per_url
+from killpoint.stores.sqlite import FILE, path_of
+from killpoint.values.findings import Finding
+from killpoint.values.points import CrashPoint, PointError
+from killpoint.workers.processes import Worker
 
 MOUNTPOINT = "store"  # the store's folder, inside the cell's folder
 BACKING = "store-backing"  # what the filesystem passes the store's I/O through to
@@ -40,7 +40,9 @@ class PowerLoss:
     label = "power loss"
     kills = True
     arity = 1
-    groups = ("power-loss",)  # opt-in: each cell mounts a filesystem (not in "all")
+    groups: tuple[str, ...] = (
+        "power-loss",
+    )  # opt-in: each cell mounts a filesystem (not in "all")
     follows = False  # the resumed run's store is the plain image, not a mount
 
     def points(self, base: Baseline) -> list[CrashPoint]:
@@ -72,7 +74,7 @@ class PowerLoss:
         folder = Path(path_of(cell.url)).parent
         mountpoint = folder / MOUNTPOINT
         cell.url = f"sqlite:///{mountpoint / FILE}"
-        from ..powerloss import PowerLossFS
+        from killpoint.powerloss import PowerLossFS
 
         fs = PowerLossFS(folder / BACKING, mountpoint)
         try:
@@ -135,7 +137,7 @@ class PowerLoss:
                 f"power loss needs the store's files in the cell's folder (sqlite); a "
                 f"{store_kind} server keeps its own"
             )
-        from ..powerloss import available
+        from killpoint.powerloss import available
 
         return available()
 

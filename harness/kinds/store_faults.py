@@ -7,10 +7,10 @@ lock-held:K   another connection holds the store's write lock when checkpoint K 
 
 from __future__ import annotations
 
-from ..baseline import Baseline
-from ..points import CrashPoint
-from ..scenarios import gates
-from .base import CellContext, Plan
+from killpoint.judge.baseline import Baseline
+from killpoint.kinds.base import CellContext, Plan
+from killpoint.scenarios import gates
+from killpoint.values.points import CrashPoint
 
 LOCK_WAIT = 0.1  # seconds a worker waits for a held write lock before its write fails
 
@@ -24,7 +24,7 @@ class LockHeld:
     label = "lock held"
     kills = False
     arity = 1
-    groups = ("faults", "all")
+    groups: tuple[str, ...] = ("faults", "all")
     follows = False
 
     def points(self, base: Baseline) -> list[CrashPoint]:

@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import os
 
-from .. import per_url
-from ..baseline import Baseline
-from ..findings import Finding
-from ..points import CrashPoint, PointError
-from ..scenarios import gates
-from ..store_outage import outage_finding
-from ..stores.postgresql import RESTART_ENV, RESTART_HINT
-from .base import CellContext, Plan
+from killpoint.judge.baseline import Baseline
+from killpoint.kinds.base import CellContext, Plan
+from killpoint.scenarios import gates
+from killpoint.stores import per_url
+from killpoint.stores.outage import outage_finding
+from killpoint.stores.postgresql import RESTART_ENV, RESTART_HINT
+from killpoint.values.findings import Finding
+from killpoint.values.points import CrashPoint, PointError
 
 RESTART_WAIT = 60.0  # seconds for the server to answer again after its restart
 
@@ -46,7 +46,7 @@ def restart_problem(store_kind: str) -> str | None:
 class StoreRestart:
     kills = False
     arity = 1
-    groups = ("restarts",)
+    groups: tuple[str, ...] = ("restarts",)
     follows = False
 
     def __init__(self, in_commit: bool = False) -> None:

@@ -17,13 +17,13 @@ import time
 from collections import Counter
 from typing import Any
 
-from ..baseline import Baseline, durable_results, effects
-from ..findings import Finding
-from ..oracle import Sides
-from ..points import CrashPoint, PointError
-from ..scenarios import gates
-from ..scenarios.conversation import canonical_arguments
-from .base import CellContext, Plan, after_checkpoint, boundaries_in_flight
+from killpoint.judge.baseline import Baseline, durable_results, effects
+from killpoint.judge.oracle import Sides
+from killpoint.kinds.base import CellContext, Plan, after_checkpoint, boundaries_in_flight
+from killpoint.scenarios import gates
+from killpoint.scenarios.conversation import canonical_arguments
+from killpoint.values.findings import Finding
+from killpoint.values.points import CrashPoint, PointError
 
 SIGSTOP_LEASE = 0.3  # seconds: short, so the takeover after a pause waits little
 TAKEOVER = Sides("store after the takeover", "store after the stale worker woke")

@@ -23,10 +23,17 @@ mfusepy: no build step, no async framework, as fast or faster for this work.
 
 from __future__ import annotations
 
-from .availability import available
-from .cut_report import DURABLE, NOT_DURABLE, REPLACED, RESTORED, CutReport, FileReport
-from .mount import CutError, MountFailed, PowerLossFS, stop_helper
-from .umount import MountBusy, is_mounted
+from killpoint.powerloss.availability import available
+from killpoint.powerloss.cut_report import (
+    DURABLE,
+    NOT_DURABLE,
+    REPLACED,
+    RESTORED,
+    CutReport,
+    FileReport,
+)
+from killpoint.powerloss.mount import CutError, MountFailed, PowerLossFS, stop_helper
+from killpoint.powerloss.umount import MountBusy, is_mounted
 
 __all__ = [
     "DURABLE",

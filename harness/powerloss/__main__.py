@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from .server import helper_main
+from killpoint.powerloss.server import helper_main
 
 if __name__ == "__main__":
     helper_main(int(sys.argv[1]))

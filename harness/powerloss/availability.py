@@ -47,7 +47,7 @@ def _device_problem() -> str | None:
 
 
 def _mount_problem() -> str | None:
-    from .mount import MountFailed, PowerLossFS
+    from killpoint.powerloss.mount import MountFailed, PowerLossFS
 
     with tempfile.TemporaryDirectory(prefix="killpoint-fuse-probe-") as folder:
         try:

@@ -32,13 +32,21 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .cut_report import DURABLE, NOT_DURABLE, REPLACED, RESTORED, CutReport, FileReport
-from .ranges import END, Ranges
+from killpoint.errors import KillpointError
+from killpoint.powerloss.cut_report import (
+    DURABLE,
+    NOT_DURABLE,
+    REPLACED,
+    RESTORED,
+    CutReport,
+    FileReport,
+)
+from killpoint.powerloss.ranges import END, Ranges
 
 FILE, DIR, SYMLINK = "file", "dir", "symlink"
 
 
-class NotInTree(LookupError):
+class NotInTree(KillpointError, LookupError):
     """A path the model does not know: the backing folder was changed behind its back."""
 
 

@@ -30,16 +30,17 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-from .cut_report import CutReport
-from .server import PACKET, receive, send
-from .umount import MountBusy, holders, unmount
+from killpoint.errors import KillpointError
+from killpoint.powerloss.cut_report import CutReport
+from killpoint.powerloss.server import PACKET, receive, send
+from killpoint.powerloss.umount import MountBusy, holders, unmount
 
 
-class MountFailed(OSError):
+class MountFailed(KillpointError, OSError):
     """The power-loss filesystem could not be mounted (the message says why and what to do)."""
 
 
-class CutError(RuntimeError):
+class CutError(KillpointError, RuntimeError):
     """A cut asked of a mount that cannot give one (not mounted, already cut, server gone)."""
 
 

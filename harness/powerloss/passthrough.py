@@ -25,7 +25,7 @@ from typing import Any
 
 import mfusepy
 
-from .durable import DIR, FILE, SYMLINK, DurableTree, Node
+from killpoint.powerloss.durable import DIR, FILE, SYMLINK, DurableTree, Node
 
 STAT_FIELDS = (
     "st_mode",
@@ -52,7 +52,7 @@ def _attrs(st: os.stat_result) -> dict[str, Any]:
     return attrs
 
 
-class Passthrough(mfusepy.Operations):  # type: ignore[misc]
+class Passthrough(mfusepy.Operations):  # type: ignore[misc,unused-ignore]  # untyped where mfusepy is absent
     """Path-based operations over `backing`, recording into `tree`."""
 
     use_ns = True  # times in nanoseconds (mfusepy's float seconds are deprecated)
@@ -265,7 +265,7 @@ def _reader(fd: int) -> Callable[[int, int], bytes]:
     return read
 
 
-class LibFuse(mfusepy.FUSE):  # type: ignore[misc]
+class LibFuse(mfusepy.FUSE):  # type: ignore[misc,unused-ignore]
     """mfusepy's FUSE with the two libfuse 3 arguments it drops handed through: the
     handle of an ftruncate (so a truncation names its file without a path) and the
     flags of a rename (refused rather than ignored)."""

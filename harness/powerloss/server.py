@@ -61,8 +61,8 @@ def serve(backing: Path, mountpoint: Path, log: Path, control: socket.socket) ->
     os.dup2(fd, 2)
     os.close(fd)
     sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
-    from .durable import DurableTree
-    from .passthrough import LibFuse, Passthrough
+    from killpoint.powerloss.durable import DurableTree
+    from killpoint.powerloss.passthrough import LibFuse, Passthrough
 
     tree = DurableTree.from_folder(backing)
     ops = Passthrough(backing, tree, on_ready=lambda: send(control, {"ready": True}))
@@ -102,7 +102,7 @@ def _last_lines(log: Path, n: int = 5) -> str:
 
 
 def _control(ops: Any, mountpoint: Path, control: socket.socket) -> None:
-    from .umount import unmount
+    from killpoint.powerloss.umount import unmount
 
     while True:
         try:
@@ -151,7 +151,7 @@ def helper_main(control_fd: int) -> None:
     passed along (SCM_RIGHTS); answer: {"pid": PID}."""
     import mfusepy  # noqa: F401  (once here, not in every server: it looks for libfuse)
 
-    from . import durable, passthrough  # noqa: F401
+    from killpoint.powerloss import durable, passthrough  # noqa: F401
 
     # Servers are reaped by the kernel: the helper never waits for them (their owner
     # learns of their end from its socket).

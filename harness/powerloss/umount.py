@@ -10,10 +10,12 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from killpoint.errors import KillpointError
+
 MNT_DETACH = 2  # <sys/mount.h>: detach now, let go of the filesystem when it is unused
 
 
-class MountBusy(OSError):
+class MountBusy(KillpointError, OSError):
     """The mount cannot be unmounted: a process still holds a file in it."""
 
 

@@ -19,7 +19,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError, SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
-from . import StoreError, StoreUnavailable
+from killpoint.stores.backend import StoreError, StoreUnavailable
 
 PREFIX = "kp_"  # every schema killpoint makes, and the only ones it drops
 # A command that restarts the campaign's server (store-restart): killpoint cannot restart
@@ -84,7 +84,7 @@ class PostgresStores:
             with engine.connect() as conn:
                 conn.execute(text("SELECT 1"))
         except SQLAlchemyError as exc:
-            reason = str(exc.orig or exc).strip().splitlines()[0]
+            reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
             raise StoreError(
                 f"killpoint: cannot reach the store {self.shown()}: {reason}; start the server "
                 "or fix --store"
@@ -180,7 +180,7 @@ class PostgresStores:
         if proc.returncode != 0:
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or [""]
             raise StoreUnavailable(f"{RESTART_ENV} failed with status {proc.returncode}: {tail[0]}")
-        from ..store_outage import wait_until_up
+        from killpoint.stores.outage import wait_until_up
 
         life = wait_until_up(self, wait, threading.Event())
         with self._lock:

@@ -7,7 +7,7 @@ Prints the median seconds per agno cell (a crash and its resume: two forked work
 beside the time of one fresh interpreter that imports agno and runs one agent once
 (the `research` scenario against the scripted model, SQLite, checkpoint="tool-batch"),
 and their ratio. Target: ratio <= 0.3, i.e. workers start warm: the forkserver has
-imported agno and run it once (harness/warm.py), so no cell pays agno's first run.
+imported agno and run it once (harness/workers/warm.py), so no cell pays agno's first run.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import asyncio, sys
 from pathlib import Path
 from killpoint import scenarios
 from killpoint.scenarios import Ledger, ScriptedModel, drive
-from killpoint.adapters.agno import AgnoDriver
+from killpoint.adapters.agno.driver import AgnoDriver
 
 tmp = Path(sys.argv[1])
 scenario = scenarios.get("research")

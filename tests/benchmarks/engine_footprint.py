@@ -8,7 +8,7 @@ unless --store names a PostgreSQL server) in this process and prints, at cell 10
 the last cell (--cells, or as many as fit in --minutes), the engine's open descriptors
 (and how many of them name deleted files), its RSS and the blocks Python holds, then the
 growth per cell between the two. --no-trim leaves the free heap pages to glibc
-(harness/heap_trim.py) to show what the trim is for. Then, side by side, what the finished cells cost as the campaign holds
+(harness/engine/heap_trim.py) to show what the trim is for. Then, side by side, what the finished cells cost as the campaign holds
 them (a CellLog: heads plus compressed evidence) and as whole objects, and the engine's
 RSS once the JSON and HTML reports are built (they hold every cell at once).
 Prints figures, asserts nothing. Targets: descriptors flat; RSS growth under 5 KB per cell.
@@ -28,11 +28,11 @@ from typing import Any
 
 import psutil
 
-from killpoint import processes
-from killpoint.campaign import Campaign, CampaignConfig, default_workers
-from killpoint.cell_log import CellLog
-from killpoint.report import render_report
-from killpoint.results import dumps, to_document
+from killpoint.engine.campaign import Campaign, CampaignConfig, default_workers
+from killpoint.engine.cell_log import CellLog
+from killpoint.report.document import dumps, to_document
+from killpoint.report.html import render_report
+from killpoint.workers import processes
 
 FIRST = 100
 

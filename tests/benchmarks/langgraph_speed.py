@@ -8,7 +8,7 @@ workers, three for double-resume) beside the time of one fresh interpreter that 
 LangGraph and runs one graph once (the `research` scenario against the scripted model,
 SQLite, durability="sync"), measured in the same run, and their ratio. Target: ratio
 <= 0.3, i.e. workers start warm: the forkserver has imported LangGraph and run the graph
-once (harness/warm.py), so no cell pays LangGraph's first run.
+once (harness/workers/warm.py), so no cell pays LangGraph's first run.
 """
 
 from __future__ import annotations

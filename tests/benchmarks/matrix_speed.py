@@ -29,14 +29,14 @@ from typing import Any
 
 import psutil
 
-from killpoint import processes
-from killpoint.adapter import load_adapter
-from killpoint.campaign import Campaign, CampaignConfig, CampaignResult, default_workers
-from killpoint.work_root import default_parent
+from killpoint.adapters.registry import load_adapter
+from killpoint.engine.campaign import Campaign, CampaignConfig, CampaignResult, default_workers
+from killpoint.engine.work_root import default_parent
+from killpoint.workers import processes
 from tests.benchmarks.runtime_floor import floor_per_cell, run_costs
 
 WORKER_IMPORTS = (
-    "import killpoint.worker, killpoint.adapters.reference, runtime, scenarios, openai, "
+    "import killpoint.workers.worker, killpoint.adapters.reference, runtime, scenarios, openai, "
     "openai.types.responses, sqlalchemy, respx"
 )
 

@@ -16,12 +16,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from killpoint.cell import Cell
-from killpoint.engine import Engine, EngineConfig
-from killpoint.points import CrashPoint
+from killpoint.engine.cell_host import EngineConfig
+from killpoint.engine.engine import Engine
+from killpoint.engine.work_root import default_parent
 from killpoint.powerloss import stop_helper
-from killpoint.processes import stop_forkserver
-from killpoint.work_root import default_parent
+from killpoint.values.cell import Cell
+from killpoint.values.points import CrashPoint
+from killpoint.workers.processes import stop_forkserver
 from tests.benchmarks import power_loss_options
 
 TARGET = 3.0

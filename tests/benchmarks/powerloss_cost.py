@@ -18,12 +18,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from killpoint.adapter import load_adapter
+from killpoint.adapters.registry import load_adapter
+from killpoint.engine.work_root import default_parent
 from killpoint.powerloss import PowerLossFS, stop_helper
 from killpoint.scenarios import Ledger, ScriptedModel, drive
-from killpoint.targets import resolve_scenario
-from killpoint.tls import share_tls_context
-from killpoint.work_root import default_parent
+from killpoint.values.scenario_refs import resolve_scenario
+from killpoint.workers.tls import share_tls_context
 from tests.benchmarks import power_loss_options
 
 

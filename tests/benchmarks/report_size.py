@@ -9,8 +9,8 @@ is reached), pessimistic where size is concerned: 40% of the cells carry a stder
 about 1.7 KB that differs from every other one, every cell has a timeline of 10-13 events,
 diverged cells carry first differences of 600 characters and a whole-session difference of
 a dozen leaves, duplicated cells their ledger lines; the findings are grouped
-(killpoint.groups) and one group is accepted, as `killpoint matrix --accept` writes it. Renders it with
-`killpoint.report.render_report`, prints the render time and the HTML size (target: under 5 MB) and, when
+(killpoint.judge.groups) and one group is accepted, as `killpoint matrix --accept` writes it. Renders it with
+`killpoint.report.html.render_report`, prints the render time and the HTML size (target: under 5 MB) and, when
 /usr/bin/chromium exists, how long headless Chromium takes to show the file from disk: the
 median over a few loads of first paint, DOMContentLoaded, the page's script ready and the
 load event, then the cost of a filter, a group filter, sorting the list of unexpected cells
@@ -133,8 +133,8 @@ FIXED = "effect-lost:send_email:ledger"  # accepted, and no longer met: listed a
 
 def _grouped(out: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The document's groups and accepted entries, as the campaign computes them."""
-    from killpoint.cell import CellResult
-    from killpoint.groups import Accepted, apply_accepted, group_findings
+    from killpoint.judge.groups import Accepted, apply_accepted, group_findings
+    from killpoint.values.cell import CellResult
 
     accepted = {
         ACCEPTED: Accepted(ACCEPTED, "the resumer waits out a lease", "https://example.org/1"),
@@ -149,7 +149,7 @@ def _grouped(out: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str,
 
 
 def synthetic_document(cells: int = 2000, seed: int = 7) -> dict[str, Any]:
-    """A campaign document with `cells` cells, shaped like `killpoint.results.to_document`."""
+    """A campaign document with `cells` cells, shaped like `killpoint.report.document.to_document`."""
     rng = random.Random(seed)
     rows = [(s, m) for s in SCENARIOS for m in MODES if (s, m) != SKIPPED]
     per_row = {row: schedules(row[1], 3 if row[0] != "parallel-fetch" else 5) for row in rows}
@@ -314,7 +314,7 @@ def _cell(rng: random.Random, scenario: str, mode: str, schedule: list[str]) -> 
 
 
 def _finding(kind: str, sentence: str, path: str, **fields: Any) -> dict[str, Any]:
-    from killpoint.findings import Finding
+    from killpoint.values.findings import Finding
 
     evidence = tuple(fields.pop("evidence", ()))
     return Finding(kind, sentence, path=path, evidence=evidence, **fields).to_json()
@@ -328,7 +328,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5, help="browser loads (median)")
     args = parser.parse_args(argv)
 
-    from killpoint.report import render_report
+    from killpoint.report.html import render_report
 
     document = synthetic_document(args.cells)
     started = time.perf_counter()
@@ -346,7 +346,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"render:       {render_seconds:.2f} s")
     print(f"written:      {out}")
     if not args.no_browser:
-        from tests.harness.test_report_browser import CHROMIUM, measure_load
+        from tests.harness.report.test_browser import CHROMIUM, measure_load
 
         if not Path(CHROMIUM).exists():
             print(f"browser:      skipped ({CHROMIUM} not found; apt-get install chromium)")

@@ -21,11 +21,11 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from killpoint.adapter import load_adapter
+from killpoint.adapters.registry import load_adapter
+from killpoint.engine.work_root import default_parent
 from killpoint.scenarios import Ledger, ScriptedModel, drive
-from killpoint.targets import resolve_scenario
-from killpoint.tls import share_tls_context
-from killpoint.work_root import default_parent
+from killpoint.values.scenario_refs import resolve_scenario
+from killpoint.workers.tls import share_tls_context
 
 
 def run_cpu(runtime: str, scenario: str, mode: str, repeats: int = 5) -> float:
@@ -55,7 +55,7 @@ def run_cpu(runtime: str, scenario: str, mode: str, repeats: int = 5) -> float:
 def run_costs(runtime: str, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], float]:
     """run_cpu() of each (scenario, mode). Measure before a campaign: afterwards this
     process holds the campaign's results, and every collection walks them. What is
-    imported is frozen meanwhile, as it is in a worker (harness/warm.py)."""
+    imported is frozen meanwhile, as it is in a worker (harness/workers/warm.py)."""
     gc.freeze()
     try:
         return {(s, m): run_cpu(runtime, s, m) for s, m in set(pairs)}

@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from killpoint.adapters.checkpoint_gates import CheckpointGates
 from killpoint.adapters.reference import ReferenceAdapter, ReferenceDriver
-from killpoint.checkpoint_gates import CheckpointGates
-from killpoint.modes import RUNS, TOOL, TOOL_BATCH, Mode
+from killpoint.values.modes import RUNS, TOOL, TOOL_BATCH, Mode
 
 
 class NeverStartsDriver(ReferenceDriver):

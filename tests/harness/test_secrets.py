@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
 def killpoint(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "killpoint.cli", *args],
+        [sys.executable, "-m", "killpoint.cli.main", *args],
         cwd=cwd, capture_output=True, text=True, timeout=300,
         env={**os.environ, "PYTHONPATH": str(REPO), "SERVICE_API_TOKEN": TOKEN},
     )  # fmt: skip

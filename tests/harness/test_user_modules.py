@@ -41,7 +41,7 @@ def test_the_command_names_the_module_and_what_it_raised(
 ) -> None:
     write_modules(tmp_path)
     result = subprocess.run(
-        [sys.executable, "-m", "killpoint.cli", "matrix", option, value,
+        [sys.executable, "-m", "killpoint.cli.main", "matrix", option, value,
          "--json", str(tmp_path / "m.json"), "--report", str(tmp_path / "m.html")],
         cwd=tmp_path, capture_output=True, text=True, timeout=120,
         env={**os.environ, "PYTHONPATH": str(REPO)},

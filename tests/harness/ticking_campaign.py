@@ -54,7 +54,7 @@ class TickingCampaign:
         os.mkfifo(fifo)
         self.fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "killpoint.cli", "matrix", "--scenarios", TICKING,
+            [sys.executable, "-m", "killpoint.cli.main", "matrix", "--scenarios", TICKING,
              "--modes", "tool", "--workers", "2",
              "--json", str(self.json), "--report", str(self.html), *extra],
             cwd=REPO, env={**os.environ, **(env or {}), "KILLPOINT_TEST_TICKS": str(fifo)},

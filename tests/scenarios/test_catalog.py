@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from killpoint import scenarios
-from killpoint.cli import main
+from killpoint.cli.main import main
 from killpoint.scenarios.builtin import long_chain
 
 NAMES = [

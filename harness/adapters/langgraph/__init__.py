@@ -18,11 +18,13 @@ findings follow from that design.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from ...adapter import RuntimeAdapter
-from ...checkpoint_gates import CheckpointGates
-from ...modes import Mode
+from killpoint.adapters.checkpoint_gates import CheckpointGates
+from killpoint.adapters.protocol import RuntimeAdapter
+from killpoint.values.findings import Finding
+from killpoint.values.modes import Mode
 
 # What the comparison leaves out: ids that are fresh per run (message ids are uuid4s
 # LangGraph gives every message; call ids are the model's, excluded as in every adapter).
@@ -101,7 +103,7 @@ class LangGraphAdapter(RuntimeAdapter):
     def instrument(self, checkpoints: CheckpointGates) -> None:
         """Gate LangGraph's two durable writes (savers.instrument): a checkpoint (`aput`)
         and a task's pending writes (`aput_writes`), each counted in the same transaction."""
-        from .savers import instrument
+        from killpoint.adapters.langgraph.savers import instrument
 
         instrument(checkpoints)
 
@@ -109,7 +111,7 @@ class LangGraphAdapter(RuntimeAdapter):
         self, scenario: Any, store_url: str, mode: str, ledger: Any, *, lease_seconds: float
     ) -> Any:
         # LangGraph has no lease: a run has no owner, so lease_seconds has nothing to set.
-        from .agent import LangGraphDriver
+        from killpoint.adapters.langgraph.agent import LangGraphDriver
 
         durability, send = _durability(mode)
         return LangGraphDriver(scenario, store_url, durability, ledger, send=send)
@@ -131,21 +133,21 @@ class LangGraphAdapter(RuntimeAdapter):
     # -- reading back -------------------------------------------------------------------
 
     def progress(self, store_url: str, session_id: str) -> int:
-        from .reading import reader
+        from killpoint.adapters.langgraph.reading import reader
 
         with reader(store_url) as r:
             return r.landed(session_id)
 
     def read_session(self, store_url: str, session_id: str) -> Any:
-        from .normal import session
-        from .reading import reader
+        from killpoint.adapters.langgraph.normal import session
+        from killpoint.adapters.langgraph.reading import reader
 
         with reader(store_url) as r:
             return session(r, session_id)
 
-    def inspect(self, store_url: str, session_id: str) -> list[str]:
-        from .normal import invariants
-        from .reading import reader
+    def inspect(self, store_url: str, session_id: str) -> Sequence[str | Finding]:
+        from killpoint.adapters.langgraph.normal import invariants
+        from killpoint.adapters.langgraph.reading import reader
 
         with reader(store_url) as r:
             return invariants(r, session_id)

@@ -27,10 +27,9 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, Send, interrupt
 
+from killpoint.adapters.langgraph.savers import open_saver, setup
 from killpoint.scenarios import Ledger, RunResult, Scenario, ToolEnv
 from killpoint.scenarios.tooling import IDEMPOTENCY_KEY
-
-from .savers import open_saver, setup
 
 SCRIPTED_API_KEY = "sk-killpoint-scripted-model"
 MODEL_ID = "gpt-4.1-mini"

@@ -1,4 +1,4 @@
-"""A LangGraph thread in killpoint's normal form (killpoint.normal_form), and the
+"""A LangGraph thread in killpoint's normal form (killpoint.values.normal_form), and the
 invariants its checkpoints must keep.
 
 LangGraph keeps no run record: a thread is a tree of checkpoints, each the whole graph
@@ -25,8 +25,8 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .agent import RUN_KEY
-from .reading import Node, Reader
+from killpoint.adapters.langgraph.agent import RUN_KEY
+from killpoint.adapters.langgraph.reading import Node, Reader
 
 ERROR, INTERRUPT, RESUME = "__error__", "__interrupt__", "__resume__"
 SPECIAL = frozenset({ERROR, INTERRUPT, RESUME, "__scheduled__"})

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...per_url import PerUrl
-from .savers import COUNTER_TABLE, conninfo, is_postgres, sqlite_path
+from killpoint.adapters.langgraph.savers import COUNTER_TABLE, conninfo, is_postgres, sqlite_path
+from killpoint.stores.per_url import PerUrl
 
 TABLES = ("checkpoints", "writes", "checkpoint_writes", "checkpoint_blobs", COUNTER_TABLE)
 
@@ -67,7 +67,7 @@ class Reader:
             f"SELECT n, kind, checkpoint_id, task_id FROM {COUNTER_TABLE} "
             "WHERE thread_id = ? ORDER BY n"
         )
-        return [tuple(r) for r in self._rows(sql, (thread_id,))]  # type: ignore[misc]
+        return [tuple(r) for r in self._rows(sql, (thread_id,))]
 
     def tree(self, thread_id: str) -> list[Node]:
         """Every checkpoint of the thread (root namespace), oldest first: LangGraph's ids

@@ -25,7 +25,7 @@ from typing import Any
 
 from sqlalchemy.engine import make_url
 
-from ...checkpoint_gates import CheckpointGates
+from killpoint.adapters.checkpoint_gates import CheckpointGates
 
 COUNTER_TABLE = "killpoint_checkpoints"
 CREATE_COUNTER = (
@@ -60,7 +60,7 @@ def conninfo(store_url: str) -> str:
         "dbname": url.database,
         **{k: str(v) for k, v in url.query.items()},
     }
-    return make_conninfo(**{k: v for k, v in parts.items() if v is not None})
+    return make_conninfo("", **{k: v for k, v in parts.items() if v is not None})
 
 
 @contextlib.asynccontextmanager
@@ -76,7 +76,8 @@ async def open_saver(store_url: str) -> AsyncIterator[Any]:
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     path, timeout = sqlite_path(store_url)
-    async with aiosqlite.connect(path, **({"timeout": timeout} if timeout else {})) as conn:
+    connect = aiosqlite.connect(path, timeout=timeout) if timeout else aiosqlite.connect(path)
+    async with connect as conn:
         yield AsyncSqliteSaver(conn)
 
 
@@ -92,11 +93,12 @@ async def setup(saver: Any) -> None:
     if not isinstance(saver, AsyncPostgresSaver):
         await saver.setup()
         return
-    await saver.conn.execute("SET lock_timeout = 0")
+    conn: Any = saver.conn  # one connection (open_saver), never a pool
+    await conn.execute("SET lock_timeout = 0")
     try:
         await saver.setup()
     finally:
-        await saver.conn.execute("RESET lock_timeout")
+        await conn.execute("RESET lock_timeout")
 
 
 # -- instrumentation --------------------------------------------------------------------------

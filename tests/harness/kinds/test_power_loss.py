@@ -22,15 +22,16 @@ import psutil
 import pytest
 
 from killpoint import kinds
-from killpoint.campaign import Campaign
-from killpoint.cell import Cell, CellResult
-from killpoint.engine import Engine, EngineConfig
-from killpoint.options import CampaignConfig, parse_points
-from killpoint.points import CrashPoint
+from killpoint.engine.campaign import Campaign
+from killpoint.engine.cell_host import EngineConfig
+from killpoint.engine.engine import Engine
+from killpoint.engine.options import CampaignConfig, parse_points
 from killpoint.powerloss.availability import NO_FUSE_ENV
-from killpoint.report import build_view, render_report
+from killpoint.report.html import build_view, render_report
+from killpoint.values.cell import Cell, CellResult
+from killpoint.values.points import CrashPoint
+from tests.harness.live_workers import assert_no_worker_alive, worker_pids
 from tests.harness.powerloss.conftest import REQUIRE_FUSE_ENV, mounts_under
-from tests.harness.workers import assert_no_worker_alive, worker_pids
 
 pytest_plugins = ["pytester"]
 
@@ -102,7 +103,7 @@ class TestGroundTruth:
             wal = cut_of(r)["files"]["store.db-wal"]
             assert 0 == wal["lost_bytes"] and wal["synced_bytes"] > 0, r.id
         codes = {r.schedule[0]: r.exit_codes[0] for r in results}
-        last = max(CrashPoint.parse(p).k for p in codes)
+        last = max(kinds.parse_point(p).k for p in codes)
         assert -9 == codes["power-loss:1"] == codes[f"power-loss-mid-commit:{last}"]
         assert 0 == codes[f"power-loss:{last}"]  # the end: the worker returned and exited
         assert_no_worker_alive(worker_pids(results))
@@ -158,7 +159,7 @@ class TestWithoutFuse:
     def test_replay_says_skipped(self, tmp_path: Path) -> None:
         """`killpoint replay` of a power-loss cell without FUSE: one line, exit 0, no run."""
         done = subprocess.run(
-            [sys.executable, "-m", "killpoint.cli", "replay",
+            [sys.executable, "-m", "killpoint.cli.main", "replay",
              "reference/research/tool-batch/sqlite/power-loss:2", "--work-dir", str(tmp_path)],
             cwd=REPO, capture_output=True, text=True, timeout=120,
             env={**os.environ, NO_FUSE_ENV: "1"},
@@ -259,7 +260,7 @@ def test_the_command(tmp_path: Path, fuse: None) -> None:
     tag = uuid.uuid4().hex
     out = tmp_path / "m.json"
     done = subprocess.run(
-        [sys.executable, "-m", "killpoint.cli", "matrix", "--points", "power-loss",
+        [sys.executable, "-m", "killpoint.cli.main", "matrix", "--points", "power-loss",
          "--scenarios", "research", "--modes", "tool-batch", "--json", str(out),
          "--report", str(tmp_path / "m.html"), "--work-dir", str(tmp_path)],
         cwd=REPO, capture_output=True, text=True, timeout=300,

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from killpoint.adapter import load_adapter
+from killpoint.adapters.registry import load_adapter
 from killpoint.powerloss import PowerLossFS
 
 # Runs the scenario to its end, printing each status the runtime returns, then parks.
@@ -27,7 +27,7 @@ CHILD = textwrap.dedent(
     import asyncio, json, sys
     from pathlib import Path
     from killpoint import scenarios
-    from killpoint.adapter import load_adapter
+    from killpoint.adapters.registry import load_adapter
     from killpoint.scenarios import Ledger, ScriptedModel, drive
 
     runtime, url, work = sys.argv[1:4]

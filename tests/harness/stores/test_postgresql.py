@@ -12,8 +12,9 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import OperationalError
 
-from killpoint.cell import Cell
-from killpoint.engine import Engine, EngineConfig
+from killpoint import kinds
+from killpoint.engine.cell_host import EngineConfig
+from killpoint.engine.engine import Engine
 from killpoint.stores.postgresql import KEPT_NOTE, PREFIX, PostgresStores, schema_of, schema_url
 from tests.helpers import REPO_ROOT
 
@@ -99,7 +100,7 @@ def test_a_kept_cells_schema_stays_and_its_folder_names_it(
     never the password); a cell not kept leaves no schema."""
     engine = Engine(EngineConfig(store=pg_url, work_root=tmp_path / "work", keep=keep))
     result = engine.run_cell(
-        Cell.parse("reference/research/tool-batch/postgresql/after-checkpoint:1")
+        kinds.parse_cell("reference/research/tool-batch/postgresql/after-checkpoint:1")
     )
     assert "ok" == result.verdict, result.detail
     left = schemas(pg_url)

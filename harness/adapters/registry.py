@@ -1,0 +1,161 @@
+"""The built-in runtimes, and finding an adapter by name or import path.
+
+This is the one place that names the built-in runtimes: the loader, the forkserver's
+warm-up, the versions a report records and both faces' help texts read it. A new
+built-in runtime is a package under `killpoint.adapters` and one entry here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from killpoint.adapters.protocol import MEMBERS, AdapterError, RuntimeAdapter
+from killpoint.values.modes import Mode
+
+
+@dataclass(frozen=True)
+class Builtin:
+    name: str
+    # The adapter's module: imported on load, and what the warm-up looks for among the
+    # forkserver's preloaded modules.
+    module: str
+    factory: str  # the adapter class in `module`
+    # What the runtime needs, and the command that installs it, said when the adapter's
+    # library cannot be imported.
+    needs: str = ""
+    install: str = ""
+    # Distributions whose versions a report records for this runtime.
+    distributions: tuple[str, ...] = ()
+    # `module:function` that runs the runtime once in the forkserver (None: none).
+    warm: str | None = None
+
+
+BUILTINS: dict[str, Builtin] = {
+    b.name: b
+    for b in (
+        Builtin(
+            "reference",
+            "killpoint.adapters.reference",
+            "ReferenceAdapter",
+            distributions=("openai", "SQLAlchemy", "psycopg", "respx"),
+            warm="killpoint.adapters.reference_warm:warm_up",
+        ),
+        Builtin(
+            "agno",
+            "killpoint.adapters.agno",
+            "AgnoAdapter",
+            needs="agno 3.1",
+            install="pip install killpoint[agno]",
+            distributions=("agno",),
+            warm="killpoint.adapters.agno.warm:warm_up",
+        ),
+        Builtin(
+            "langgraph",
+            "killpoint.adapters.langgraph",
+            "LangGraphAdapter",
+            needs="LangGraph 1.2 and its SQLite and PostgreSQL savers",
+            install="pip install killpoint[langgraph]",
+            # The savers and their drivers: a lagging or lost write can be theirs, so the
+            # report names them beside the graph library.
+            distributions=(
+                "langgraph",
+                "langgraph-checkpoint",
+                "langgraph-checkpoint-sqlite",
+                "langgraph-checkpoint-postgres",
+                "aiosqlite",
+            ),
+            warm="killpoint.adapters.langgraph.warm:warm_up",
+        ),
+    )
+}
+
+RUNTIME_HELP = ", ".join(BUILTINS) + ", or package.module:adapter (a class, factory or instance)"
+
+
+def _load_builtin(builtin: Builtin) -> RuntimeAdapter:
+    # Each adapter imports its library lazily and says what is missing (import_problem).
+    module = importlib.import_module(builtin.module)
+    problem: Callable[[], str | None] | None = getattr(module, "import_problem", None)
+    found = problem() if problem is not None else None
+    if found is not None:
+        raise AdapterError(
+            f"killpoint: runtime {builtin.name!r} needs {builtin.needs}, which cannot be "
+            f"imported ({found}); install with `{builtin.install}`"
+        )
+    adapter: RuntimeAdapter = getattr(module, builtin.factory)()
+    return adapter
+
+
+def warm_loaded() -> list[str]:
+    """Run once each built-in runtime whose adapter the forkserver preloaded (the
+    reference runtime always): the names of those whose warm-up raised. A failed warm-up costs speed, never
+    correctness."""
+    failed = []
+    for builtin in BUILTINS.values():
+        if builtin.warm is None:
+            continue
+        if builtin.name != "reference" and builtin.module not in sys.modules:
+            continue
+        module, _, function = builtin.warm.partition(":")
+        try:
+            getattr(importlib.import_module(module), function)()
+        except Exception:
+            failed.append(builtin.name)
+    return failed
+
+
+def load_adapter(spec: str) -> RuntimeAdapter:
+    """A built-in name, or `package.module:factory` (a callable returning an adapter, or one)."""
+    if spec in BUILTINS:
+        return _load_builtin(BUILTINS[spec])
+    if ":" not in spec:
+        raise AdapterError(
+            f"killpoint: unknown runtime {spec!r}; choose from {', '.join(BUILTINS)} "
+            "or give an import path 'package.module:adapter'"
+        )
+    module_name, _, attr = spec.partition(":")
+    try:
+        obj: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        raise AdapterError(f"killpoint: runtime {spec!r} cannot be imported: {exc}") from None
+    # A class is instantiated (a class passes the Protocol's isinstance check too).
+    if isinstance(obj, type) or (callable(obj) and not isinstance(obj, RuntimeAdapter)):
+        obj = obj()
+    adapter = obj
+    if not isinstance(adapter, RuntimeAdapter):
+        missing = [m for m in MEMBERS if not hasattr(adapter, m)]
+        raise AdapterError(
+            f"killpoint: runtime {spec!r} gave {adapter!r}, which is not a RuntimeAdapter "
+            f"(missing: {', '.join(missing)}); subclass killpoint.RuntimeAdapter to inherit "
+            "the optional members"
+        )
+    check_declarations(spec, adapter)
+    return adapter
+
+
+def check_declarations(spec: str, adapter: RuntimeAdapter) -> None:
+    """The declared members have the declared shapes (an adapter written out by hand may
+    have a tuple of names where Modes belong, say)."""
+    modes = adapter.modes
+    if not modes or not all(isinstance(m, Mode) for m in modes):
+        raise AdapterError(
+            f"killpoint: runtime {spec!r} declares modes {modes!r}; give a sequence of "
+            "killpoint.Mode (name, meaning, persists_mid_run, results_per_call, writes_lag)"
+        )
+    names = [m.name for m in modes]
+    if len(set(names)) != len(names):
+        raise AdapterError(f"killpoint: runtime {spec!r} declares a mode twice: {names}")
+    if not any(m.runnable for m in modes):
+        raise AdapterError(f"killpoint: runtime {spec!r} declares no mode it can run")
+    for attr in ("excluded", "preload_modules"):
+        value = getattr(adapter, attr, ())
+        if isinstance(value, str) or not all(isinstance(v, str) for v in value):
+            raise AdapterError(
+                f"killpoint: runtime {spec!r}: {attr} should be a sequence of names, got {value!r}"
+            )

@@ -1,0 +1,81 @@
+"""`killpoint demo`: the classic story, told step by step from one real cell's evidence."""
+
+from __future__ import annotations
+
+from killpoint.adapters.registry import load_adapter
+from killpoint.engine.campaign import CampaignConfig, ConfigError
+from killpoint.engine.cell_host import EngineConfig
+from killpoint.engine.engine import SESSION_ID, Engine
+from killpoint.values.cell import Cell
+from killpoint.values.modes import find
+from killpoint.values.points import CrashPoint, Schedule
+
+
+def run_demo(*, mode: str | None = None, store: str = "sqlite", runtime: str = "reference") -> int:
+    """One cell of `research`: in `mode`, or the runtime's first mode that persists mid-run."""
+    try:
+        config = CampaignConfig(
+            runtime=runtime, scenarios=("research",), modes=(mode,) if mode else (), store=store
+        )
+        config.validate()
+    except ConfigError as exc:
+        print(exc)
+        return 2
+    modes = load_adapter(runtime).modes
+    chosen = find(modes, mode) if mode else next((m for m in modes if m.persists_mid_run), None)
+    chosen = chosen or next(m for m in modes if m.runnable)
+    if chosen.unavailable:
+        print(
+            f"killpoint: runtime {runtime!r} cannot run mode {chosen.name!r}: {chosen.unavailable}"
+        )
+        return 2
+    mode = chosen.name
+    engine = Engine(EngineConfig(store=store, keep="none"))
+    # A mode that writes only at the end has no boundary mid-run: crash mid-run instead,
+    # to show the loss.
+    point = (
+        CrashPoint("after-checkpoint", 1) if chosen.persists_mid_run else CrashPoint("mid-model", 2)
+    )
+    cell = Cell(runtime, "research", mode, engine.stores.kind, Schedule((point,)))
+
+    say = print
+    say(f"killpoint demo — scenario 'research' on the {runtime} runtime, mode {mode!r}\n")
+    say("1. Baseline: the scenario runs once without faults (twice, to prove it is deterministic).")
+    base = engine.baseline(cell.row)
+    if base.problem or base.nondeterministic:
+        say(f"   the baseline failed: {base.problem or base.nondeterministic}")
+        return 1
+    run = next(iter((base.session or {}).get("runs", {}).values()))
+    say(
+        f"   {run['status']} with {len(run['messages'])} messages, {base.checkpoints} checkpoint(s), "
+        f"{sum(base.effects.values())} tool executions.\n"
+    )
+    say(f"2. Start a worker and stop it at {point}: a gate parks it there, the store is polled")
+    say("   to confirm the checkpoint landed, then its whole process group gets SIGKILL.")
+    result = engine.run_cell(cell)
+    for event in result.timeline:
+        say(f"   {event.t * 1000:8.1f} ms  {event.text}")
+    say("")
+    say("3. The store right after the kill:")
+    crash = result.store_at_crash or {}
+    if "session" in crash and crash["session"] is None:
+        say(f"   no session row and no run row; checkpoints: {crash.get('checkpoints')}")
+    elif not crash.get("runs"):
+        say(
+            f"   no run row (session {SESSION_ID!r} exists); checkpoints: {crash.get('checkpoints')}"
+        )
+    for r in crash.get("runs", []):
+        say(
+            f"   run {r['run']}: status {r['status']}, {r['messages']} messages, "
+            f"last_checkpoint_at_message_index {r['last_checkpoint_at_message_index']}, "
+            f"{r['tool_executions']} tool executions"
+        )
+    say("")
+    say("4. Verdict, after continuing in place in a fresh worker and comparing with the baseline:")
+    say(f"   {result.verdict} ({'expected' if result.expected else 'UNEXPECTED'})")
+    if result.detail:
+        say(f"   {result.detail}")
+    say(f"   duplicate side effects: {result.duplicates} (bound for this crash: {result.bound})")
+    say(f"   worker exit codes: {result.exit_codes}")
+    say(f"\nReplay this cell: {result.replay}")
+    return 0 if result.expected else 1

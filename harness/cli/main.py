@@ -1,0 +1,238 @@
+"""The `killpoint` command: its parser, the small commands, and how the process ends.
+
+`matrix` lives in cli_matrix.py, `replay` in cli_replay.py, `check-adapter` in cli_check.py, what is printed in
+cli_output.py; the exit statuses in exit_codes.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from killpoint.adapters.registry import RUNTIME_HELP
+from killpoint.cli import check as cli_check
+from killpoint.cli import matrix as cli_matrix
+from killpoint.cli import output as cli_output
+from killpoint.cli import replay as cli_replay
+from killpoint.cli.exit_codes import EXIT_USAGE, interrupted_status
+
+WORK_DIR_HELP = (
+    "where to make this run's folder for the cells' stores, ledgers and logs "
+    "(default: /dev/shm, or TMPDIR when set or /dev/shm is small)"
+)
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP (a CI job cancelled, a terminal closed): the Ctrl-C path, with the
+    signal's own exit status."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _fail(message: str) -> int:
+    cli_output.plain(cli_output.stderr(), message)
+    return EXIT_USAGE
+
+
+# -- scenarios ----------------------------------------------------------------------------
+
+
+def _cmd_scenarios(args: argparse.Namespace) -> int:
+    from killpoint import scenarios
+
+    out = cli_output.stdout()
+    width = max(len(name) for name, _ in scenarios.describe())
+    for name, description in scenarios.describe():
+        cli_output.plain(out, f"{name:<{width}}  {description}")
+    return 0
+
+
+# -- demo ---------------------------------------------------------------------------------
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from killpoint.cli.demo import run_demo
+
+    return run_demo(mode=args.mode, store=args.store, runtime=args.runtime)
+
+
+# -- search -------------------------------------------------------------------------------
+
+
+def _cmd_search(args: argparse.Namespace) -> int:
+    from killpoint.engine.cell_host import EngineConfig
+    from killpoint.engine.engine import Engine
+    from killpoint.engine.options import CampaignConfig, ConfigError, OptionError
+    from killpoint.engine.search import search
+
+    try:
+        config = CampaignConfig.from_options(
+            runtime=args.runtime,
+            scenarios=(args.scenario,),
+            modes=(args.mode,),
+            store=args.store,
+            timeout=args.timeout,
+            seed=args.seed,
+        )
+        config.check()
+    except OptionError as exc:
+        return _fail(exc.text())
+    except ConfigError as exc:
+        return _fail(str(exc))
+    engine = Engine(EngineConfig(store=config.store, timeout=config.timeout))
+    row = (config.runtime, args.scenario, args.mode, engine.stores.kind)
+    out = cli_output.stdout()
+    cli_output.plain(out, f"searching {'/'.join(row)} (depth {args.depth}, seed {config.seed}) ...")
+    found = search(
+        engine, row, depth=args.depth, max_examples=args.max_examples, seed=config.seed or 0
+    )
+    cli_output.plain(out, f"ran {len(found.tried)} schedules")
+    if found.minimal is None:
+        cli_output.plain(out, "no schedule gave an unexpected verdict")
+        return 0
+    m = found.minimal
+    cli_output.plain(out, f"minimal failing schedule: {'+'.join(m.schedule)}")
+    cli_output.plain(out, f"  {m.verdict}: {cli_output.cut(m.detail)}")
+    cli_output.plain(out, f"  replay: {m.replay}")
+    return 1
+
+
+# -- report -------------------------------------------------------------------------------
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from killpoint.report.document import ReportError, read_json
+    from killpoint.report.html import render_report
+    from killpoint.report.redact import redact
+    from killpoint.report.targets import Target, TargetError, same_file
+
+    source = Path(args.results)
+    out = Path(args.output) if args.output else source.with_suffix(".html")
+    if same_file(source, out):
+        return _fail(f"killpoint: -o {str(out)!r} is the report's own JSON; give another path")
+    try:
+        document = read_json(source)
+    except ReportError as exc:
+        return _fail(str(exc))
+    target = Target(out)
+    try:
+        target.check()
+        target.write(redact(render_report(document)))
+    except TargetError as exc:
+        return _fail(f"killpoint: {exc}")
+    except OSError as exc:
+        return _fail(f"killpoint: cannot write {str(out)!r}: {exc.strerror or exc}")
+    cli_output.plain(cli_output.stdout(), str(out.absolute()))
+    return 0
+
+
+# -- parser -------------------------------------------------------------------------------
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="killpoint",
+        description="Crash-consistency harness for durable agent runtimes.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("scenarios", help="list the built-in scenarios, one line each")
+    p.set_defaults(func=_cmd_scenarios)
+
+    cli_matrix.add_parser(sub, WORK_DIR_HELP, _positive_int)
+    cli_replay.add_parser(sub, WORK_DIR_HELP)
+    cli_check.add_parser(sub, WORK_DIR_HELP)
+
+    p = sub.add_parser("demo", help="the classic story: start, crash, inspect, continue, compare")
+    p.add_argument(
+        "--mode", help="a checkpoint mode of the runtime (default: its first that persists mid-run)"
+    )
+    p.add_argument("--store", default="sqlite", help="sqlite, or a postgresql+psycopg:// URL")
+    p.add_argument("--runtime", default="reference", help=RUNTIME_HELP)
+    p.set_defaults(func=_cmd_demo)
+
+    p = sub.add_parser("search", help="search crash schedules with hypothesis; shrink a failure")
+    p.add_argument("--runtime", default="reference", help=RUNTIME_HELP)
+    p.add_argument("--scenario", default="research")
+    p.add_argument("--mode", default="tool-batch", help="a checkpoint mode of the runtime")
+    p.add_argument("--store", default="sqlite")
+    p.add_argument("--depth", type=_positive_int, default=2, help="most crashes per schedule")
+    p.add_argument("--max-examples", type=_positive_int, default=30)
+    p.add_argument("--seed", default="0")
+    p.add_argument("--timeout", default="30")
+    p.set_defaults(func=_cmd_search)
+
+    p = sub.add_parser("report", help="render a saved JSON as the HTML crash-matrix report")
+    p.add_argument("results", help="a matrix JSON")
+    p.add_argument("-o", "--output", help="where the HTML goes (default: beside the JSON, .html)")
+    p.set_defaults(func=_cmd_report)
+    return parser
+
+
+def _raise_stopped(signum: int, frame: FrameType | None) -> None:
+    raise Stopped(signum)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    # The user's own modules (adapters, scenarios) import from the current folder, in
+    # this process and in every worker forked for it; last on the path, so that a
+    # project's own `runtime/` or `scenarios/` never stands in for an installed module.
+    if os.getcwd() not in sys.path:
+        sys.path.append(os.getcwd())
+    previous: dict[signal.Signals, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        # SIGTERM and SIGHUP take the Ctrl-C path: raised in the main thread, where the
+        # campaign waits, they kill every worker and write what finished.
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            previous[signum] = signal.signal(signum, _raise_stopped)
+    try:
+        args = build_parser().parse_args(argv)
+        return int(args.func(args))
+    except KeyboardInterrupt as exc:
+        # Before or after the campaign's own handling (start-up, writing): quietly.
+        from killpoint.workers.processes import kill_all
+
+        kill_all()
+        return interrupted_status(getattr(exc, "signum", None))
+    finally:
+        for stopped, handler in previous.items():
+            signal.signal(stopped, handler)
+
+
+def entry() -> None:
+    """The `killpoint` command: main(), then, as this process ends here, stop the
+    forkserver its workers came from (main() called from Python keeps it for the next
+    campaign). A command that started no worker never imported the module."""
+    try:
+        code = main()
+    finally:
+        processes = sys.modules.get("killpoint.workers.processes")
+        if processes is not None:
+            processes.stop_forkserver()
+        mounts = sys.modules.get("killpoint.powerloss.mount")
+        if mounts is not None:  # the helper that forks power-loss mount servers
+            mounts.stop_helper()
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    entry()

@@ -1,0 +1,261 @@
+"""`killpoint matrix`: the main job, from options to written reports and an exit status.
+
+Everything that can be checked is checked before the first worker starts (options, the
+runtime, the store, the work folder, the report targets, an accepted-findings file, a
+report to rerun); then the campaign runs, and what finished is written, whatever ended it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from killpoint.adapters.registry import RUNTIME_HELP
+from killpoint.cli import output as cli_output
+from killpoint.cli.exit_codes import (
+    EXIT_NOT_WRITTEN,
+    EXIT_UNEXPECTED,
+    EXIT_USAGE,
+    interrupted_status,
+)
+from killpoint.engine.cell_log import heads
+from killpoint.engine.options import CampaignConfig, ConfigError, OptionError
+from killpoint.report.targets import Target, TargetError, default_paths, same_file
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from killpoint.engine.campaign import Campaign, CampaignResult
+
+
+def fail(message: str) -> int:
+    cli_output.plain(cli_output.stderr(), message)
+    return EXIT_USAGE
+
+
+def config_from(args: argparse.Namespace) -> CampaignConfig:
+    return CampaignConfig.from_options(
+        runtime=args.runtime,
+        scenarios=args.scenarios,
+        modes=args.modes,
+        points=args.points,
+        depth=args.depth,
+        seed=args.seed,
+        store=args.store,
+        workers=args.workers,
+        timeout=args.timeout,
+        keep=args.keep,
+        work_parent=args.work_dir,
+    )
+
+
+def rerun(config: CampaignConfig, path: str) -> tuple[CampaignConfig, list[str]]:
+    """The failed cells of an earlier report: its runtime, those cells only."""
+    from killpoint.report.document import read_json
+
+    document = read_json(Path(path))
+    failed = [
+        c["id"]
+        for c in document["cells"]
+        # A cell that killpoint's own store or disk failed was never judged: rerun it too.
+        if (not c.get("expected") and not c.get("accepted")) or c.get("verdict") == "unavailable"
+    ]
+    runtime = str(document.get("runtime") or config.runtime)
+    # The options are parsed already; only the runtime changes (re-parsing would refuse
+    # the empty lists that mean "every one").
+    return dataclasses.replace(config, runtime=runtime), failed
+
+
+def run(args: argparse.Namespace) -> int:
+    from killpoint.judge.groups import AcceptError, read_accepted
+    from killpoint.report.document import ReportError
+
+    try:
+        config = config_from(args)
+        cells: list[str] | None = None
+        if args.rerun_failed:
+            config, cells = rerun(config, args.rerun_failed)
+            if not cells:
+                cli_output.plain(
+                    cli_output.stdout(),
+                    f"no unexpected cell in {args.rerun_failed}: nothing to rerun",
+                )
+                return 0
+        config.check()
+    except OptionError as exc:
+        return fail(exc.text())
+    except (ConfigError, ReportError) as exc:
+        return fail(str(exc))
+    default_json, default_html = default_paths(config.runtime)
+    json_target = Target(Path(args.json) if args.json else default_json)
+    html_target = Target(Path(args.report) if args.report else default_html)
+    if same_file(json_target.path, html_target.path):
+        return fail(
+            f"killpoint: --json and --report both name {str(json_target.path)!r}; give two paths"
+        )
+    accepted = {}
+    try:
+        if args.accept:
+            accepted = read_accepted(Path(args.accept))
+        for target in (json_target, html_target):
+            target.check()
+            target.lock()
+    except (TargetError, AcceptError) as exc:
+        for target in (json_target, html_target):
+            target.close()
+        message = str(exc)
+        return fail(message if message.startswith("killpoint:") else f"killpoint: {message}")
+    try:
+        return campaign(config, args, json_target, html_target, accepted, cells)
+    finally:
+        for target in (json_target, html_target):
+            target.close()
+
+
+def campaign(
+    config: CampaignConfig,
+    args: argparse.Namespace,
+    json_target: Target,
+    html_target: Target,
+    accepted: dict[str, Any],
+    cells: list[str] | None,
+) -> int:
+    from killpoint.engine.campaign import Campaign
+    from killpoint.judge.groups import fixed
+    from killpoint.report.redact import redact
+    from killpoint.stores import shown
+
+    err, out = cli_output.stderr(), cli_output.stdout()
+    camp = Campaign(config, accepted=accepted, cells=cells)
+    cli_output.plain(
+        err,
+        f"killpoint matrix runtime={config.runtime} store={redact(shown(config.store))} "
+        f"points={config.points} depth={config.depth} seed={camp.seed} workers={config.workers}"
+        + (f" rerun={len(cells)} cell(s)" if cells is not None else ""),
+    )
+    result = with_progress(camp, err)
+    not_written = write_reports(result, json_target, html_target, out, err)
+    groups = result.groups()
+    cli_output.summary(result, out, groups)
+    cli_output.show_fixed(fixed(groups, accepted), out)
+    cli_output.plain(out, f"seed {camp.seed}")
+    unjudged = sum(1 for c in heads(result.cells) if c.verdict == "unavailable")
+    if unjudged:
+        cli_output.plain(
+            err,
+            f"killpoint: {unjudged} cell(s) could not be judged: the store server or the work "
+            "folder failed under them (their findings say how); rerun them with "
+            "--rerun-failed and the JSON",
+        )
+    if result.interrupted:
+        cli_output.plain(err, "interrupted: the report holds the cells that finished")
+        return interrupted_status(result.signal)
+    if not_written:
+        return EXIT_NOT_WRITTEN
+    return EXIT_UNEXPECTED if result.unexpected else 0
+
+
+def write_reports(
+    result: CampaignResult, json_target: Target, html_target: Target, out: Console, err: Console
+) -> bool:
+    """Write the JSON, then the HTML; a path that fails gets a fallback (named). True when
+    something could not be written where asked."""
+    from killpoint.report.document import dumps, to_document, write
+    from killpoint.report.html import render_report
+    from killpoint.report.redact import redact
+
+    document = to_document(result)
+    written: list[str] = []
+    missed = False
+    for target, make in (
+        (json_target, lambda: dumps(document)),
+        (html_target, lambda: redact(render_report(document))),
+    ):
+        try:
+            fallback = write(target, make())
+        except OSError as exc:
+            cli_output.plain(
+                err, f"killpoint: could not write {str(target.path)!r} nor a fallback: {exc}"
+            )
+            missed = True
+            continue
+        if fallback is not None:
+            missed = True
+            cli_output.plain(
+                err, f"killpoint: cannot write {str(target.path)!r}; written to {fallback} instead"
+            )
+            written.append(str(fallback))
+        else:
+            written.append(str(target.path.absolute()))
+    if written:
+        cli_output.plain(out, f"written: {', '.join(written)}")
+    return missed
+
+
+def with_progress(camp: Campaign, err: Console) -> CampaignResult:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[bad]} unexpected"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=False,
+    ) as progress:
+        task = progress.add_task("baselines", total=None, bad=0)
+        bad = 0
+
+        def planned(n: int) -> None:
+            progress.update(task, description="cells", total=n, completed=0)
+
+        def cell_done(r: Any) -> None:
+            nonlocal bad
+            bad += 1 if r.failing else 0
+            progress.update(task, advance=1, bad=bad)
+
+        return camp.run(on_planned=planned, on_cell=cell_done)
+
+
+def add_parser(sub: Any, work_dir_help: str, positive_int: Any) -> None:
+    from killpoint.engine.options import default_workers
+
+    p = sub.add_parser("matrix", help="run the crash matrix (the main job)")
+    p.add_argument("--runtime", default="reference", help=RUNTIME_HELP)
+    p.add_argument("--scenarios", help="comma-separated scenario names (default: all built-ins)")
+    p.add_argument(
+        "--modes",
+        help="comma-separated checkpoint modes of the runtime (default: every mode it can run; "
+        "the reference runtime's: runs,tool-batch,tool)",
+    )
+    p.add_argument(
+        "--points",
+        default="all",
+        help="boundaries | kills | faults | all | power-loss | random:N | kinds or points, comma-separated",
+    )
+    p.add_argument("--depth", default="1", help="1, or 2: crash the resumed run too")
+    p.add_argument("--seed", help="seed for random sampling (printed when chosen)")
+    p.add_argument("--store", default="sqlite", help="sqlite, or a postgresql+psycopg:// URL")
+    p.add_argument(
+        "--workers", default=str(default_workers()), help="cells at once (default: twice the cores)"
+    )
+    p.add_argument("--timeout", default="30", help="seconds per worker before 'hung'")
+    p.add_argument("--keep", default="failed", help="keep work dirs: none, failed (default) or all")
+    p.add_argument("--work-dir", help=work_dir_help)
+    p.add_argument("--json", help="where the JSON goes (default: reports/RUNTIME-matrix.json)")
+    p.add_argument("--report", help="where the HTML goes (default: reports/RUNTIME-matrix.html)")
+    p.add_argument(
+        "--accept", help="a TOML file of accepted finding groups: shown, counted apart, not failing"
+    )
+    p.add_argument(
+        "--rerun-failed",
+        metavar="REPORT.json",
+        help="rerun only the unexpected cells of an earlier report (its runtime)",
+    )
+    p.set_defaults(func=run)
+
+
+__all__ = ["add_parser", "run"]

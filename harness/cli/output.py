@@ -1,0 +1,104 @@
+"""What the `killpoint` command prints: progress on stderr, results on stdout.
+
+The table, the groups of findings and the `written:` line go to standard output, so that
+`killpoint matrix > log` and `| tee` keep them; progress and notes go to standard error.
+Run content (a runtime's error message, a scenario's name) is printed as text, never as
+rich markup; without a terminal, lines are not wrapped and names are not cut.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from killpoint.engine.cell_log import heads
+from killpoint.report.text import cut
+
+if TYPE_CHECKING:
+    from killpoint.engine.campaign import CampaignResult
+    from killpoint.judge.groups import Accepted, Group
+
+WIDE = 200  # columns when the output is not a terminal: a log keeps every line whole
+SHOWN_GROUPS = 30
+
+
+def console(stream: Any) -> Console:
+    terminal = hasattr(stream, "isatty") and stream.isatty()
+    return Console(file=stream, width=None if terminal else WIDE, soft_wrap=not terminal)
+
+
+def stdout() -> Console:
+    return console(sys.stdout)
+
+
+def stderr() -> Console:
+    return console(sys.stderr)
+
+
+def plain(out: Console, text: str, style: str | None = None) -> None:
+    """Text as it is: brackets in it are not markup."""
+    out.print(text, markup=False, highlight=False, style=style)
+
+
+def summary(result: CampaignResult, out: Console, groups: list[Group]) -> None:
+    table = Table(title="crash matrix", show_lines=False)
+    for name in ("scenario", "mode", "cells", "ok", "lost (expected)", "unexpected", "dups"):
+        table.add_column(name, justify="left" if name in ("scenario", "mode") else "right")
+    rows: dict[tuple[str, str], list[int]] = {}
+    for c in heads(result.cells):
+        r = rows.setdefault((c.scenario, c.mode), [0, 0, 0, 0, 0])
+        r[0] += 1
+        r[1] += c.verdict == "ok"
+        r[2] += c.verdict == "lost" and c.expected
+        r[3] += c.failing
+        r[4] += c.duplicates
+    for (scenario, mode), r in rows.items():
+        table.add_row(escape(scenario), escape(mode), *map(str, r), style="red" if r[3] else None)
+    out.print(table)
+    for s in result.skipped:
+        plain(out, f"skipped {s.scenario}/{s.mode}: {cut(s.reason)}")
+    for b in result.baselines:
+        if b.trace_note:
+            plain(out, f"note {b.scenario}/{cut(b.trace_note)}")
+    figures = result.summary()
+    plain(
+        out,
+        f"{figures['cells']} cells, {figures['unexpected']} unexpected"
+        + (f" in {figures['groups']} group(s)" if figures["unexpected"] else "")
+        + (f", {figures['accepted']} accepted" if figures["accepted"] else "")
+        + (f", {figures['errors']} killpoint error(s)" if figures["errors"] else "")
+        + f", {figures['expected_losses']} expected losses, {figures['duplicates']} duplicates, "
+        f"{figures['seconds']} s ({figures['cells_per_second']} cells/s)",
+    )
+    show_groups(groups, out)
+
+
+def show_groups(groups: list[Group], out: Console) -> None:
+    """Each cause once: count, explanation, one example and its replay."""
+    failing = [g for g in groups if g.verdict != "ok" and not g.accepted]
+    for n, g in enumerate(failing[:SHOWN_GROUPS], start=1):
+        where = f" ({g.tool})" if g.tool else ""
+        plain(out, f"{n}. {g.kind}{where}: {len(g.cells)} cell(s), {g.verdict}", style="red")
+        plain(out, f"   {cut(g.meaning)}")
+        plain(out, f"   e.g. {g.example_cell}: {cut(g.example)}")
+        plain(out, f"   replay: {g.replay}")
+    if len(failing) > SHOWN_GROUPS:
+        plain(out, f"... and {len(failing) - SHOWN_GROUPS} more group(s) in the JSON")
+    low = [g for g in groups if g.verdict == "ok"]
+    for g in low:
+        plain(out, f"low: {g.kind}: {len(g.cells)} cell(s): {cut(g.example)}")
+    for g in groups:
+        if g.accepted:
+            plain(out, f"accepted: {g.key}: {len(g.cells)} cell(s): {cut(g.accepted)}")
+
+
+def show_fixed(fixed: list[Accepted], out: Console) -> None:
+    for a in fixed:
+        plain(out, f"fixed? the accepted group {a.group} did not occur ({cut(a.reason)})")
+
+
+__all__ = ["console", "cut", "plain", "show_fixed", "show_groups", "stderr", "stdout", "summary"]

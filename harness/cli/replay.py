@@ -1,0 +1,161 @@
+"""`killpoint replay CELL`: rerun one cell and say whether it reproduced.
+
+With `--json REPORT` the new result is compared with the recorded one: "reproduced" when
+the verdict and the finding groups are the same, "did not reproduce" with the difference
+otherwise. `--repeat N` runs the cell N times and counts how often it reproduced (a cell
+that does not always is flaky, and says so).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from killpoint import kinds
+from killpoint.cli import output as cli_output
+from killpoint.cli.exit_codes import EXIT_UNEXPECTED, EXIT_USAGE
+from killpoint.engine.options import CampaignConfig, ConfigError, OptionError
+
+
+def fail(message: str) -> int:
+    cli_output.plain(cli_output.stderr(), message)
+    return EXIT_USAGE
+
+
+def signature(cell: dict[str, Any]) -> tuple[str, frozenset[str]]:
+    """What "the same result" means: the verdict and the groups of the unexpected findings."""
+    groups = frozenset(
+        str(f.get("group"))
+        for f in cell.get("findings") or []
+        if not f.get("expected") and f.get("verdict") != "ok"
+    )
+    return str(cell.get("verdict")), groups
+
+
+def compare(recorded: dict[str, Any], now: dict[str, Any]) -> str:
+    """'' when the same; else what differs, in one line."""
+    (v1, g1), (v2, g2) = signature(recorded), signature(now)
+    parts = []
+    if v1 != v2:
+        parts.append(f"verdict {v1} recorded, {v2} now")
+    if g2 - g1:
+        parts.append("new: " + ", ".join(sorted(g2 - g1)))
+    if g1 - g2:
+        parts.append("gone: " + ", ".join(sorted(g1 - g2)))
+    return "; ".join(parts)
+
+
+def run(args: argparse.Namespace) -> int:
+    from killpoint.engine.cell_host import EngineConfig
+    from killpoint.engine.engine import Engine
+    from killpoint.report.document import ReportError, read_json
+    from killpoint.stores import StoreError, store_kind
+    from killpoint.values.points import PointError
+
+    try:
+        cell = kinds.parse_cell(args.cell)
+    except PointError as exc:
+        return fail(str(exc))
+    store = args.store or "sqlite"
+    try:
+        kind = store_kind(store)
+    except StoreError as exc:
+        return fail(str(exc))
+    if kind != cell.store:
+        return fail(
+            f"killpoint: cell {cell.id!r} ran on {cell.store}; give --store "
+            + ("sqlite" if cell.store == "sqlite" else "a postgresql+psycopg:// URL")
+        )
+    recorded = None
+    if args.json:
+        try:
+            document = read_json(Path(args.json))
+        except ReportError as exc:
+            return fail(str(exc))
+        recorded = next((c for c in document["cells"] if c["id"] == cell.id), None)
+        if recorded is None:
+            return fail(f"killpoint: cell {cell.id!r} is not in {args.json!r}")
+    try:
+        repeat = int(args.repeat)
+        if repeat < 1:
+            raise ValueError
+    except ValueError:
+        return fail(f"killpoint: --repeat={args.repeat!r}: give a whole number, at least 1")
+    work_parent = Path(args.work_dir) if args.work_dir else None
+    try:
+        config = CampaignConfig.from_options(
+            runtime=cell.runtime,
+            scenarios=(cell.scenario,),
+            modes=(cell.mode,),
+            store=store,
+            work_parent=work_parent,
+        )
+        config.check()
+    except OptionError as exc:
+        return fail(exc.text())
+    except ConfigError as exc:
+        return fail(str(exc))
+    skip = kinds.unavailable([p.kind for p in cell.schedule], kind)
+    if skip:  # never failed, never passed: said, and nothing runs
+        for name, why in skip.items():
+            line = f"{cell.id}: skipped, {name} points cannot run here: {why}"
+            cli_output.plain(cli_output.stdout(), line)
+        return 0
+    engine = Engine(
+        EngineConfig(store=store, keep="all" if args.keep else "failed", work_parent=work_parent)
+    )
+    base = engine.baseline(cell.row)
+    if base.problem is None and base.nondeterministic is None:
+        for point in cell.schedule:
+            try:
+                kinds.plan(base, point)
+            except PointError as exc:
+                return fail(f"killpoint: cell {cell.id!r}: {str(exc).removeprefix('killpoint: ')}")
+    out = cli_output.stdout()
+    results = [engine.run_cell(cell) for _ in range(repeat)]
+    same = 0
+    for n, result in enumerate(results, start=1):
+        now = result.to_json()
+        head = f"{cell.id}: {result.verdict} ({'expected' if result.expected else 'UNEXPECTED'})"
+        cli_output.plain(out, head if repeat == 1 else f"run {n}: {head}")
+        for line in [f.get("sentence", "") for f in result.findings][:8]:
+            cli_output.plain(out, f"  {cli_output.cut(line)}")
+        if repeat == 1:
+            for event in result.timeline:
+                cli_output.plain(out, f"  {event.t:8.4f}s  {event.text}")
+        if recorded is not None:
+            difference = compare(recorded, now)
+            same += not difference
+            cli_output.plain(
+                out, "reproduced" if not difference else f"did not reproduce: {difference}"
+            )
+        if result.kept:
+            cli_output.plain(out, f"kept: {result.kept} (store, ledger, worker logs)")
+    if repeat > 1:
+        verdicts = sorted({r.verdict for r in results})
+        line = f"{repeat} runs: verdicts {', '.join(verdicts)}"
+        if recorded is not None:
+            line += f"; reproduced {same} of {repeat}"
+            if 0 < same < repeat:
+                line += " (flaky)"
+        elif len(verdicts) > 1:
+            line += " (flaky)"
+        cli_output.plain(out, line)
+    return 0 if all(r.expected for r in results) else EXIT_UNEXPECTED
+
+
+def add_parser(sub: Any, work_dir_help: str) -> None:
+    p = sub.add_parser("replay", help="rerun one cell of a report; say whether it reproduced")
+    p.add_argument(
+        "cell", help="cell id, e.g. reference/research/tool-batch/sqlite/after-checkpoint:2"
+    )
+    p.add_argument("--json", help="the report it comes from: say whether the result reproduced")
+    p.add_argument("--store", help="sqlite (default) or the PostgreSQL URL the cell ran on")
+    p.add_argument("--repeat", default="1", help="run it N times and count the reproductions")
+    p.add_argument("--keep", action="store_true", help="keep the store, ledger and worker logs")
+    p.add_argument("--work-dir", help=work_dir_help)
+    p.set_defaults(func=run)
+
+
+__all__ = ["add_parser", "compare", "run"]

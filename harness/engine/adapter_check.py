@@ -1,0 +1,485 @@
+"""`killpoint check-adapter`: what the engine assumes of an adapter, checked on one row
+before a user runs the matrix on it.
+
+A scenario's baseline runs twice with every gate traced, its store kept for a moment:
+- baseline: it ends as the scenario expects, and every status the driver returned is in
+  the store (an acknowledgement is durable);
+- normal form: `read_session` returns the documented shape (killpoint.values.normal_form);
+- checkpoint gates: `instrument` numbers durable writes 1, 2, ... and each lands;
+- progress: `progress()` counts exactly the checkpoints whose `landed` gate passed;
+- mode: what the mode declares (persists mid-run or not) is what the trace shows;
+- deterministic: the two runs give the same session (after `excluded`), effects and gates;
+- resume: a kill at the first boundary (right after checkpoint 1) resumes to the baseline.
+
+A check whose premise failed is skipped (the resume of a nondeterministic row proves
+nothing), so each defect is reported once, by the check that names it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from killpoint import kinds
+from killpoint.engine.cell_host import EngineConfig, Row
+from killpoint.engine.cell_run import log_tail
+from killpoint.engine.engine import SESSION_ID, Engine
+from killpoint.judge import contract
+from killpoint.judge.baseline import Baseline, effects
+from killpoint.judge.oracle import comparable, first_difference
+from killpoint.scenarios import Scenario, gates
+from killpoint.scenarios import ledger as ledger_mod
+from killpoint.values.cell import Cell
+from killpoint.values.modes import Mode, find
+from killpoint.values.normal_form import NormalFormError, exclude, validate_session
+from killpoint.values.points import CrashPoint, Schedule
+from killpoint.workers.processes import Outcome, Worker
+from killpoint.workers.worker import LEDGER
+
+PASS, FAIL, SKIP = "pass", "fail", "skip"
+NAMES = (
+    "baseline",
+    "normal form",
+    "checkpoint gates",
+    "progress",
+    "mode",
+    "deterministic",
+    "resume",
+)
+GUIDE = "docs/adapters.md"
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: str  # pass | fail | skip
+    detail: str
+    hint: str = ""
+
+
+@dataclass
+class TracedRun:
+    """One baseline run, its store still there to be read."""
+
+    work: Path
+    url: str
+    outcome: Outcome
+    trace: list[str]
+    acks: list[dict[str, Any]]
+    raw: Any = None  # read_session's value, unchecked
+    read_error: str | None = None
+    progress: int | None = None
+    progress_error: str | None = None
+    effects: Counter[tuple[str, str]] = field(default_factory=Counter)
+
+
+def run_checks(
+    engine: Engine, row: Row, scenario: Scenario, mode: Mode, *, log_lines: int = 12
+) -> list[Check]:
+    runtime = row[0]
+    adapter = engine.adapter(runtime)
+    checks: dict[str, Check] = {}
+
+    def add(name: str, status: str, detail: str, hint: str = "") -> None:
+        checks[name] = Check(name, status, detail, hint)
+
+    def skip(name: str, why: str) -> None:
+        add(name, SKIP, why)
+
+    first = _traced(engine, row, "first")
+    try:
+        second = _traced(engine, row, "second")
+        try:
+            _baseline(add, first, second, scenario, log_lines)
+            if checks["baseline"].status != PASS:
+                for name in NAMES[1:]:
+                    skip(name, "needs a baseline that runs")
+                return [checks[n] for n in NAMES]
+            session = _normal_form(add, first, second, adapter.excluded)
+            landed = _checkpoint_gates(add, first.trace)
+            if landed is None:
+                skip("progress", "needs checkpoint gates")
+                skip("mode", "needs checkpoint gates")
+            else:
+                _progress(add, first, landed)
+                _mode(add, first.trace, mode)
+            if session is None:
+                skip("deterministic", "needs the normal form")
+            else:
+                _deterministic(add, first, second, adapter.excluded, mode)
+            failed = [n for n in NAMES[:-1] if checks[n].status == FAIL]
+            if failed:
+                skip("resume", f"needs {', '.join(failed)} to pass")
+            elif landed is None:
+                skip("resume", "needs checkpoint gates")
+            else:
+                base = _as_baseline(row, first, session, mode)
+                engine.adopt_baseline(base)
+                _resume(add, engine, row, base)
+        finally:
+            _forget(engine, second)
+    finally:
+        _forget(engine, first)
+    return [checks[n] for n in NAMES]
+
+
+# -- running and reading ----------------------------------------------------------------------
+
+
+def _traced(engine: Engine, row: Row, label: str) -> TracedRun:
+    runtime = row[0]
+    work = engine.work_dir(f"check-{label}")
+    url = engine.stores.fresh(work)
+    worker = Worker(
+        engine.worker_spec(row, url, work, trace=True, log_name="baseline"),
+        [],
+        time.monotonic(),
+        engine.stopping,
+    )
+    outcome = worker.join(time.monotonic() + engine.config.timeout)
+    run = TracedRun(work, url, outcome, list(worker.trace), list(worker.acks))
+    adapter = engine.adapter(runtime)
+    try:
+        run.raw = adapter.read_session(url, SESSION_ID)
+    except Exception as exc:
+        run.read_error = f"{type(exc).__name__}: {exc}"
+    try:
+        run.progress = adapter.progress(url, SESSION_ID)
+    except Exception as exc:
+        run.progress_error = f"{type(exc).__name__}: {exc}"
+    run.effects = effects(ledger_mod.read(work / LEDGER))
+    return run
+
+
+def _forget(engine: Engine, run: TracedRun) -> None:
+    engine.forget_store(run.url)
+    engine.settle_folder(run.work, keep=False)
+
+
+# -- the checks ---------------------------------------------------------------------------------
+
+
+def _baseline(add: Any, first: TracedRun, second: TracedRun, scenario: Scenario, n: int) -> None:
+    for label, run in (("first", first), ("second", second)):
+        if run.outcome.kind != "done":
+            add(
+                "baseline",
+                FAIL,
+                f"the {label} baseline run failed ({run.outcome.kind}): {run.outcome.detail}"
+                + log_tail(run.work, "baseline", n),
+                "the driver raised or hung: run `killpoint replay` of any cell with --keep "
+                "and read baseline.log; a store error must propagate, but a run of a built-in "
+                "scenario should not meet one",
+            )
+            return
+    ended = [r["status"] for r in first.outcome.results]
+    wanted = [e.status for e in scenario.expected]
+    # A session stops at its first run that does not complete: compare what ran.
+    stopped_early = len(ended) < len(wanted) and ended[-1:] != ["COMPLETED"]
+    if ended != (wanted[: len(ended)] if stopped_early else wanted):
+        add(
+            "baseline",
+            FAIL,
+            f"the runs ended {ended}; scenario {scenario.name!r} expects "
+            f"{[e.status for e in scenario.expected]}",
+            "RunResult.status is the runtime's status of the run as stored: one of "
+            "PENDING, RUNNING, PAUSED, COMPLETED, ERROR, CANCELLED",
+        )
+        return
+    if first.raw is not None and first.read_error is None:
+        try:
+            validate_session(first.raw)
+        except NormalFormError:
+            pass  # the normal form check says so
+        else:
+            lost = contract.acknowledged(first.acks, first.raw)
+            if lost:
+                add(
+                    "baseline",
+                    FAIL,
+                    "; ".join(f.sentence for f in lost),
+                    "any status a driver returns (ERROR included) is an acknowledgement: "
+                    "write it durably before start() or resume() returns it",
+                )
+                return
+    runs = len(ended)
+    add("baseline", PASS, f"{runs} run(s) ended {', '.join(ended)}, every acknowledgement stored")
+
+
+def _normal_form(
+    add: Any, first: TracedRun, second: TracedRun, excluded: Any
+) -> dict[str, Any] | None:
+    hint = f"read_session returns the normal form: see killpoint.values.normal_form and {GUIDE}"
+    for run in (first, second):
+        if run.read_error is not None:
+            add("normal form", FAIL, f"read_session raised {run.read_error}", hint)
+            return None
+        if run.raw is None:
+            add(
+                "normal form",
+                FAIL,
+                "read_session returned None after the run ended (None means no session)",
+                "read the session by the session_id the engine passes to driver().start",
+            )
+            return None
+        try:
+            validate_session(run.raw)
+        except NormalFormError as exc:
+            add("normal form", FAIL, str(exc).removeprefix("killpoint: "), hint)
+            return None
+    acked = list(dict.fromkeys(a["run_id"] for a in first.acks))
+    stored = list(first.raw["runs"])
+    if stored != acked:
+        add(
+            "normal form",
+            FAIL,
+            f"the session's runs are {stored}; the driver ran {acked}",
+            "key each run by the run_id driver().start was given, in the order runs started",
+        )
+        return None
+    messages = sum(len(r["messages"]) for r in first.raw["runs"].values())
+    add("normal form", PASS, f"{len(stored)} run(s), {messages} message(s)")
+    checked: dict[str, Any] | None = exclude(first.raw, excluded)
+    return checked
+
+
+def _landed(trace: list[str]) -> list[int]:
+    found = []
+    for name in trace:
+        gate = gates.parse(name)
+        if gate and gate.kind == "checkpoint" and gate.phase == "landed" and gate.occurrence == 1:
+            found.append(gate.number or 0)
+    return found
+
+
+def _checkpoint_gates(add: Any, trace: list[str]) -> int | None:
+    landed = _landed(trace)
+    hint = (
+        "instrument() must send every durable write of a checkpoint through the "
+        "CheckpointGates it is given (wrap, write/awrite) and watch the driver's commits"
+    )
+    if not landed:
+        add("checkpoint gates", FAIL, "no checkpoint:N:landed gate in the baseline's trace", hint)
+        return None
+    if sorted(landed) != list(range(1, len(landed) + 1)):
+        add("checkpoint gates", FAIL, f"checkpoints landed as {landed}; expected 1, 2, ...", hint)
+        return None
+    committing = sum(1 for n in trace if n.startswith("checkpoint:") and ":committing" in n)
+    detail = f"{len(landed)} checkpoint(s) landed"
+    if committing == 0:
+        detail += " (no committing gate: mid-commit points are not planned)"
+    add("checkpoint gates", PASS, detail)
+    return len(landed)
+
+
+def _progress(add: Any, run: TracedRun, landed: int) -> None:
+    hint = (
+        "progress(store_url, session_id) counts the checkpoints in the store: one per "
+        "landed gate, none for a write that failed, 0 for an absent session"
+    )
+    if run.progress_error is not None:
+        add("progress", FAIL, f"progress() raised {run.progress_error}", hint)
+        return
+    if run.progress != landed:
+        add(
+            "progress",
+            FAIL,
+            f"progress() said {run.progress} after the baseline; {landed} checkpoint(s) landed",
+            hint,
+        )
+        return
+    add("progress", PASS, f"{landed} checkpoint(s), as the gates say")
+
+
+def mid_run_checkpoints(trace: list[str], lagging: bool = False) -> int:
+    """Checkpoints that landed right after a tool call finished: a batch's (or a call's)
+    results made durable while the run goes on. A checkpoint after a model turn is the
+    run coming to rest (COMPLETED, ERROR, PAUSED for a confirmation), which a mode that
+    persists only at the end writes too. A mode whose writes lag the run lands them later,
+    while the next model turn runs: for it, every checkpoint landed after the first tool
+    call finished and before the last model turn began counts."""
+    parsed = [g for name in trace if (g := gates.parse(name)) is not None]
+    if lagging:
+        finished = [i for i, g in enumerate(parsed) if g.kind == "tool" and g.phase == "finished"]
+        models = [i for i, g in enumerate(parsed) if g.kind == "model"]
+        if not finished or not models:
+            return 0
+        window = parsed[finished[0] + 1 : models[-1]]
+        return sum(1 for g in window if g.kind == "checkpoint" and g.phase == "landed")
+    found, after_tool = 0, False
+    for gate in parsed:
+        if gate.kind == "checkpoint":
+            if gate.phase == "landed" and after_tool:
+                found += 1
+        else:
+            after_tool = gate.kind == "tool" and gate.phase == "finished"
+    return found
+
+
+def _mode(add: Any, trace: list[str], mode: Mode) -> None:
+    mid_run = mid_run_checkpoints(trace, lagging=mode.writes_lag)
+    has_batches = any((g := gates.parse(name)) and g.kind == "tool" for name in trace)
+    declared = f"mode {mode.name!r} declares persists_mid_run={mode.persists_mid_run}"
+    hint = "declare the Mode as the runtime behaves: the engine plans its points from it"
+    if mode.persists_mid_run and not mid_run:
+        if not has_batches:
+            add("mode", SKIP, "the scenario has no tool call, so nothing happens mid-run")
+            return
+        add("mode", FAIL, f"{declared}, but no checkpoint landed after a tool call", hint)
+        return
+    if not mode.persists_mid_run and mid_run:
+        add(
+            "mode",
+            FAIL,
+            f"{declared}, but {mid_run} checkpoint(s) landed after a tool call, the run going on",
+            hint,
+        )
+        return
+    add("mode", PASS, declared)
+
+
+def _skeleton(trace: list[str], *, checkpoints: bool = True) -> tuple[list[str], Counter[str]]:
+    """Run, model (and checkpoint) gates in order; tool gates counted (a batch's calls run
+    concurrently, their gates interleave as they please)."""
+    ordered = [
+        n
+        for n in trace
+        if not n.startswith("tool:") and (checkpoints or not n.startswith("checkpoint:"))
+    ]
+    return ordered, Counter(n for n in trace if n.startswith("tool:"))
+
+
+def _gate_difference(one: list[str], two: list[str]) -> str:
+    at = next((i for i, (a, b) in enumerate(zip(one, two, strict=False)) if a != b), None)
+    if at is not None:
+        return f"gate {at + 1}: {one[at]!r} vs {two[at]!r}"
+    return f"{len(one)} vs {len(two)} gates"
+
+
+def _deterministic(
+    add: Any, first: TracedRun, second: TracedRun, excluded: Any, mode: Mode
+) -> None:
+    one, two = exclude(first.raw, excluded), exclude(second.raw, excluded)
+    diff = first_difference(comparable(one), comparable(two))
+    if diff is not None:
+        add(
+            "deterministic",
+            FAIL,
+            f"two runs stored different sessions: {diff}",
+            "a key that differs between two runs by construction (an id, a timestamp) "
+            "belongs in the adapter's `excluded`",
+        )
+        return
+    if first.effects != second.effects:
+        add(
+            "deterministic",
+            FAIL,
+            f"side effects differ: {dict(first.effects)} vs {dict(second.effects)}",
+            "every tool call goes through scenario.build_tools(ToolEnv(ledger)), once per call",
+        )
+        return
+    (order1, tools1), (order2, tools2) = _skeleton(first.trace), _skeleton(second.trace)
+    if order1 == order2 and tools1 == tools2:
+        add("deterministic", PASS, f"the same session, effects and {len(first.trace)} gates twice")
+        return
+    # Checkpoints written behind the run land at different places from one run to the next.
+    (loose1, _), (loose2, _) = (
+        _skeleton(first.trace, checkpoints=False),
+        _skeleton(second.trace, checkpoints=False),
+    )
+    same_count = len(_landed(first.trace)) == len(_landed(second.trace))
+    if tools1 != tools2:
+        where = f"tool gates {sorted((tools1 - tools2) + (tools2 - tools1))[:3]}"
+    elif loose1 != loose2 or not same_count:
+        where = _gate_difference(loose1, loose2) if loose1 != loose2 else "checkpoint counts"
+    elif getattr(mode, "writes_lag", False):
+        add(
+            "deterministic",
+            PASS,
+            "the same session, effects, model turns and checkpoint count twice; the "
+            "checkpoints landed at different places, as the mode's writes_lag declares",
+        )
+        return
+    else:
+        add(
+            "deterministic",
+            FAIL,
+            "the same session and model turns twice, but the checkpoints landed at different "
+            f"places ({_gate_difference(order1, order2)})",
+            "a runtime that writes checkpoints in the background, behind the run, declares "
+            "the mode with writes_lag=True",
+        )
+        return
+    add(
+        "deterministic",
+        FAIL,
+        f"the two runs passed different gates ({where})",
+        "the same scenario must make the same model turns and tool calls every time",
+    )
+
+
+def _as_baseline(row: Row, run: TracedRun, session: Any, mode: Mode) -> Baseline:
+    base = Baseline(
+        *row,
+        session=session,
+        effects=run.effects,
+        trace=run.trace,
+        results=run.outcome.results,
+        per_call=mode.results_per_call,
+    )
+    base.analyse()
+    return base
+
+
+def first_kill(base: Baseline) -> CrashPoint | None:
+    """The first boundary (a kill right after a checkpoint that is not the last), or when
+    there is none the first kill the baseline offers."""
+    groups = kinds.groups()
+    points = kinds.points_of(base, groups["boundaries"]) or kinds.points_of(base, groups["kills"])
+    return points[0] if points else None
+
+
+def _resume(add: Any, engine: Engine, row: Row, base: Baseline) -> None:
+    point = first_kill(base)
+    if point is None:
+        add("resume", SKIP, "the baseline offers no point to kill it at")
+        return
+    result = engine.run_cell(Cell(*row, schedule=Schedule([point])))
+    if result.expected:
+        add("resume", PASS, f"killed at {point}: {result.verdict}, as expected")
+        return
+    sentences = [f.get("sentence", "") for f in result.findings if not f.get("expected")]
+    add(
+        "resume",
+        FAIL,
+        f"killed at {point}, the cell ended {result.verdict}: " + "; ".join(sentences[:3]),
+        "resume(run_id) continues the stored run from its last checkpoint; if the adapter "
+        "does what the runtime documents, this is a finding about the runtime itself. Rerun "
+        f"the cell with `{result.replay} --keep` and read its worker logs",
+    )
+
+
+def default_mode(modes: tuple[Mode, ...] | list[Mode]) -> Mode | None:
+    """The first runnable mode that persists mid-run (the one with the most to check)."""
+    runnable = [m for m in modes if m.runnable]
+    return next((m for m in runnable if m.persists_mid_run), runnable[0] if runnable else None)
+
+
+def engine_for(store: str, timeout: float, work_parent: Path | None) -> Engine:
+    return Engine(EngineConfig(store=store, timeout=timeout, keep="none", work_parent=work_parent))
+
+
+__all__ = [
+    "FAIL",
+    "NAMES",
+    "PASS",
+    "SKIP",
+    "Check",
+    "default_mode",
+    "engine_for",
+    "find",
+    "run_checks",
+]

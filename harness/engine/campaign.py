@@ -1,0 +1,321 @@
+"""A campaign: the crash matrix of one configuration, planned from baselines and run in parallel."""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import random
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+from killpoint import kinds, scenarios
+from killpoint.adapters.protocol import RuntimeAdapter
+from killpoint.engine.cell_host import EngineConfig
+from killpoint.engine.cell_log import CellLog, heads, select
+from killpoint.engine.engine import Engine, Interrupted
+from killpoint.engine.heap_trim import HeapTrimmer
+from killpoint.engine.options import CampaignConfig, ConfigError, OptionError, default_workers
+from killpoint.judge.baseline import Baseline
+from killpoint.judge.groups import Accepted, Group, apply_accepted, group_findings
+from killpoint.values.cell import Cell, CellResult
+from killpoint.values.modes import find
+from killpoint.values.points import CrashPoint, PointError, Schedule
+from killpoint.values.scenario_refs import resolve_scenario
+from killpoint.workers.processes import kill_all
+
+# The reference runtime's modes come first in reports, in this order; others by name.
+MODES = ("runs", "tool-batch", "tool")
+
+
+@dataclass
+class Skipped:
+    runtime: str
+    scenario: str
+    mode: str
+    reason: str
+    point: str | None = None  # an explicit point this row lacks; None: the whole row
+
+
+@dataclass
+class CampaignResult:
+    config: CampaignConfig
+    seed: int
+    # Finished cells; a campaign keeps them as a CellLog (evidence compressed).
+    cells: Sequence[CellResult] = field(default_factory=CellLog)
+    skipped: list[Skipped] = field(default_factory=list)
+    baselines: list[Baseline] = field(default_factory=list)
+    seconds: float = 0.0
+    interrupted: bool = False
+    signal: int | None = None  # what interrupted it (SIGINT, SIGTERM, SIGHUP)
+    planned: int = 0
+
+    accepted: dict[str, Accepted] = field(default_factory=dict)  # --accept
+
+    @property
+    def unexpected(self) -> list[CellResult]:
+        """The cells that fail the run: unexpected and not accepted."""
+        return select(self.cells, lambda c: c.failing)
+
+    def groups(self) -> list[Group]:
+        return group_findings(heads(self.cells))
+
+    def summary(self) -> dict[str, Any]:
+        cells = heads(self.cells)
+        by: dict[str, int] = {}
+        for c in cells:
+            by[c.verdict] = by.get(c.verdict, 0) + 1
+        groups = self.groups()
+        return {
+            "cells": len(cells),
+            "planned": self.planned,
+            "unexpected": sum(1 for c in cells if c.failing),
+            "accepted": sum(1 for c in cells if c.accepted),
+            "errors": by.get("error", 0),
+            "groups": sum(1 for g in groups if g.verdict != "ok" and not g.accepted),
+            "findings": sum(len(c.findings) for c in cells),
+            "expected_losses": sum(1 for c in cells if c.verdict == "lost" and c.expected),
+            "duplicates": sum(c.duplicates for c in cells),
+            "duplicates_beyond_bound": sum(max(0, c.duplicates - c.bound) for c in cells),
+            "by_verdict": by,
+            "missed": by.get("missed", 0),
+            "seconds": round(self.seconds, 3),
+            "cells_per_second": round(len(self.cells) / self.seconds, 2) if self.seconds else 0.0,
+        }
+
+
+class Campaign:
+    """One campaign. `accepted`: finding groups that do not fail it; `cells`: only these
+    cell ids (a rerun of failed cells), else every cell the configuration plans."""
+
+    def __init__(
+        self,
+        config: CampaignConfig,
+        *,
+        accepted: dict[str, Accepted] | None = None,
+        cells: list[str] | None = None,
+    ) -> None:
+        self.config = config
+        self.accepted = accepted or {}
+        self.trimmer = HeapTrimmer()
+        self.only = None if cells is None else [kinds.parse_cell(c) for c in cells]
+        self.seed = config.seed if config.seed is not None else secrets.randbelow(2**31)
+        self.engine = Engine(
+            EngineConfig(
+                store=config.store,
+                timeout=config.timeout,
+                keep=config.keep,
+                work_root=config.work_root,
+                work_parent=config.work_parent,
+            )
+        )
+        self.store_kind = self.engine.stores.kind
+        self.point_skips: list[Skipped] = []  # explicit points a row's baseline lacks
+        # Points of kinds that cannot run here (no FUSE for power loss): one per row and kind.
+        self.skipped_points: list[Skipped] = []
+
+    def rows(self) -> tuple[list[tuple[str, str, str, str]], list[Skipped]]:
+        if self.only is not None:
+            return list(dict.fromkeys(c.row for c in self.only)), []
+        adapter = self.engine.adapter(self.config.runtime)
+        rows, skipped = [], []
+        for name in self.config.scenario_names():
+            scenario = resolve_scenario(name)
+            for mode in self.config.mode_names():
+                why = skip_reason(self.config.runtime, adapter, scenario, mode)
+                if why is None:
+                    rows.append((self.config.runtime, name, mode, self.store_kind))
+                else:
+                    skipped.append(Skipped(self.config.runtime, name, mode, why))
+        return rows, skipped
+
+    def cells_for(self, base: Baseline) -> list[Cell]:
+        row = (base.runtime, base.scenario, base.mode, base.store)
+        if self.only is not None:
+            only = [c for c in self.only if c.row == row]
+            skip = self.skip_kinds(base, [p.kind for c in only for p in c.schedule])
+            return [c for c in only if not any(p.kind in skip for p in c.schedule)]
+        selection = self.config.points
+        chosen, sample, explicit = selection.kinds, selection.sample, list(selection.explicit)
+        skip = self.skip_kinds(base, [*chosen, *(p.kind for p in explicit)])
+        chosen = tuple(k for k in chosen if k not in skip)
+        explicit = [p for p in explicit if p.kind not in skip]
+        if base.problem or base.nondeterministic:
+            # The row cannot be planned; one cell carries its failure into the matrix.
+            return [Cell(*row, schedule=Schedule((explicit or [CrashPoint("mid-model", 1)])[:1]))]
+        offered = [p for p in explicit if self._offered(base, p)]
+        points = offered + kinds.points_of(base, chosen)
+        if sample is not None:
+            rng = random.Random(f"{self.seed}/{'/'.join(row)}")
+            points = sorted(rng.sample(points, min(sample, len(points))), key=kinds.point_order)
+        schedules: list[tuple[CrashPoint, ...]] = [(p,) for p in points]
+        if self.config.depth == 2:
+            for p in points:
+                if not kinds.is_kill(p):
+                    continue
+                try:
+                    held = kinds.plan(base, p).checkpoints
+                except PointError:
+                    continue
+                schedules += [
+                    (p, CrashPoint("after-checkpoint", j))
+                    for j in range(held + 1, base.checkpoints)
+                ]
+        return [Cell(*row, schedule=Schedule(s)) for s in schedules]
+
+    def _offered(self, base: Baseline, point: CrashPoint) -> bool:
+        """Whether the row's baseline has an explicit point (`lock-held:2` of a row with one
+        checkpoint does not): a point it lacks is skipped with the reason, not run as a
+        `missed` cell."""
+        try:
+            kinds.plan(base, point)
+        except PointError as exc:
+            why = str(exc).removeprefix("killpoint: ")
+            self.point_skips.append(
+                Skipped(
+                    base.runtime,
+                    base.scenario,
+                    base.mode,
+                    f"point {point} is not in this row ({base.checkpoints} checkpoint(s) in "
+                    f"its baseline): {why}",
+                    point=str(point),
+                )
+            )
+            return False
+        return True
+
+    def skip_kinds(self, base: Baseline, names: list[str]) -> set[str]:
+        """The kinds among `names` that cannot run here; their points in this row are
+        skipped with the reason (never failed, never passed)."""
+        found = kinds.unavailable(names, self.store_kind)
+        by_reason: dict[str, list[str]] = {}
+        for name, why in found.items():
+            by_reason.setdefault(why, []).append(name)
+        for why, named in by_reason.items():
+            self.skipped_points.append(
+                Skipped(base.runtime, base.scenario, base.mode, f"{', '.join(named)} points: {why}")
+            )
+        return set(found)
+
+    def run(
+        self,
+        on_planned: Callable[[int], None] = lambda n: None,
+        on_cell: Callable[[CellResult], None] = lambda r: None,
+    ) -> CampaignResult:
+        t0 = time.monotonic()
+        cells_done = CellLog()
+        result = CampaignResult(self.config, self.seed, cells_done, accepted=self.accepted)
+        rows, result.skipped = self.rows()
+        pool = ThreadPoolExecutor(max_workers=self.config.workers, thread_name_prefix="cell")
+        # Each cell's thread records its own result: an interrupt is raised in the main
+        # thread only, so between a cell's end and its record there is no moment where
+        # it could be lost (or counted twice). The main thread only reports progress.
+        recorded = threading.Lock()
+        news: queue.SimpleQueue[CellResult] = queue.SimpleQueue()
+
+        def run_one(cell: Cell) -> None:
+            r = self.engine.run_cell(cell)
+            apply_accepted([r], self.accepted)
+            with recorded:
+                cells_done.append(r)
+            news.put(r)
+
+        def report_news() -> None:
+            while True:
+                try:
+                    on_cell(news.get_nowait())
+                except queue.Empty:
+                    return
+
+        try:
+            baselines = list(pool.map(self.engine.baseline, rows))
+            result.baselines = baselines
+            cells = [c for b in baselines for c in self.cells_for(b)]
+            result.skipped += self.point_skips
+            result.skipped += self.skipped_points
+            result.planned = len(cells)
+            on_planned(len(cells))
+            pending: set[Future[None]] = {pool.submit(run_one, c) for c in cells}
+            while pending:
+                done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+                for f in done:
+                    with contextlib.suppress(Interrupted):
+                        f.result()
+                report_news()
+                self.trimmer.maybe_trim()
+        except KeyboardInterrupt as exc:
+            result.interrupted = True
+            result.signal = getattr(exc, "signum", None)
+            self.engine.stopping.set()
+            kill_all()
+            pool.shutdown(wait=True, cancel_futures=True)
+            kill_all()
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+            # Every cell has ended and killed its workers: whatever folder none of them
+            # kept or removed goes now.
+            self.engine.sweep()
+        cells_done.sort(key=cell_order)
+        result.seconds = time.monotonic() - t0
+        return result
+
+
+def skip_reason(
+    runtime: str, adapter: RuntimeAdapter, scenario: scenarios.Scenario, mode_name: str
+) -> str | None:
+    """Why a row is not run (the runtime's own reason when it gives one), or None."""
+    mode = find(adapter.modes, mode_name)
+    if mode is None:
+        return f"runtime {runtime!r} does not offer mode {mode_name!r}"
+    if mode.unavailable is not None:
+        return f"runtime {runtime!r} cannot run mode {mode_name!r}: {mode.unavailable}"
+    if scenario.mid_run_only and not mode.persists_mid_run:
+        return (
+            f"scenario {scenario.name!r} runs only in modes that persist mid-run; "
+            f"{mode_name!r} writes at the end"
+        )
+    return adapter.unsupported(scenario, mode_name)
+
+
+def _sort_key(point: str) -> tuple[int, int, int]:
+    try:
+        return kinds.point_order(kinds.parse_point(point))
+    except PointError:
+        return (len(kinds.REGISTRY), 0, 0)  # a kind this version does not know: last
+
+
+def cell_order(c: CellResult) -> tuple[Any, ...]:
+    """Where a cell goes in a report: by row (the reference modes in their order), then
+    by its points in the registry's order."""
+    points = [_sort_key(p) for p in c.schedule]
+    return (
+        c.runtime,
+        c.scenario,
+        MODES.index(c.mode) if c.mode in MODES else len(MODES),
+        c.mode,
+        c.store,
+        points,
+    )
+
+
+def sorted_cells(cells: Iterable[CellResult]) -> list[CellResult]:
+    return sorted(cells, key=cell_order)
+
+
+__all__ = [
+    "MODES",
+    "Campaign",
+    "CampaignConfig",
+    "CampaignResult",
+    "ConfigError",
+    "OptionError",
+    "Skipped",
+    "cell_order",
+    "default_workers",
+    "skip_reason",
+    "sorted_cells",
+]

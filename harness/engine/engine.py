@@ -1,0 +1,316 @@
+"""The crash engine: baselines (each row run twice, cached), then cells, each run by a
+CellRun through its crash-point kind, its findings turned into a verdict.
+
+The engine does not know pytest exists; the CLI and the pytest plugin share it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from killpoint.adapters.factory import agent_adapter
+from killpoint.adapters.protocol import RuntimeAdapter
+from killpoint.adapters.registry import load_adapter
+from killpoint.engine.cell_host import EngineConfig, Row
+from killpoint.engine.cell_run import CellRun, log_tail
+from killpoint.engine.work_root import make_work_root
+from killpoint.judge.baseline import Baseline, effects
+from killpoint.judge.contract import acknowledged
+from killpoint.judge.oracle import comparable, first_difference
+from killpoint.kinds import one_trace_only
+from killpoint.scenarios import ledger as ledger_mod
+from killpoint.stores import backend_for, per_url
+from killpoint.stores.outage import Watch
+from killpoint.values.cell import Cell, CellResult
+from killpoint.values.findings import Finding
+from killpoint.values.modes import find
+from killpoint.values.normal_form import NormalFormError, exclude, validate_session
+from killpoint.values.points import PointError
+from killpoint.values.timeline import Event
+from killpoint.workers.processes import Interrupted, Outcome, Worker, context
+from killpoint.workers.worker import LEDGER, WorkerSpec
+
+SESSION_ID = "killpoint-session"
+
+
+class Engine:
+    session_id = SESSION_ID
+
+    def __init__(self, config: EngineConfig) -> None:
+        self.config = config
+        self.stores = backend_for(config.store)
+        self.work_root = config.work_root or make_work_root(self, config.work_parent)
+        self.work_root.mkdir(parents=True, exist_ok=True)
+        self._baselines: dict[Row, Baseline] = {}
+        self._locks: dict[Row, threading.Lock] = {}
+        self._lock = threading.Lock()
+        self._adapters: dict[str, RuntimeAdapter] = {}
+        self.stopping = threading.Event()
+        self._serial = 0
+        # Folders work_dir made whose fate is not settled yet (kept, or removed for good):
+        # what sweep() removes once no worker runs.
+        self._unsettled: set[Path] = set()
+
+    # -- runtimes and stores --------------------------------------------------------------
+
+    def adapter(self, runtime: str) -> RuntimeAdapter:
+        with self._lock:
+            if runtime not in self._adapters:
+                adapter = self._adapters[runtime] = load_adapter(runtime)
+                # Before any worker starts: the forkserver then preloads this runtime.
+                context(adapter.preload_modules)
+            return self._adapters[runtime]
+
+    def read_session(self, runtime: str, url: str) -> dict[str, Any] | None:
+        """The session in the normal form, checked, without the adapter's excluded keys."""
+        adapter = self.adapter(runtime)
+        session = adapter.read_session(url, SESSION_ID)
+        validate_session(session, f"runtime {runtime!r}: read_session")
+        checked: dict[str, Any] | None = exclude(session, adapter.excluded)
+        return checked
+
+    def keep_store(self, url: str, work: Path) -> None:
+        """A kept cell's store stays: the engine's connections to it close, and a store
+        outside the folder is named in it (StoreBackend.keep)."""
+        per_url.release(url)
+        try:
+            self.stores.keep(url, work)
+        except OSError:
+            # The folder cannot name it (its disk is full): a store named nowhere would be
+            # left on the server for good, so it goes, and the folder keeps the rest.
+            self.stores.drop(url)
+
+    def forget_store(self, url: str) -> None:
+        """A baseline or cell is done with its store: remove it (a PostgreSQL schema; a
+        SQLite file goes with its folder), after every connection the engine holds to it."""
+        per_url.release(url)
+        self.stores.drop(url)
+
+    def work_dir(self, label: str) -> Path:
+        with self._lock:
+            self._serial += 1
+            serial = self._serial
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in label)[:120]
+        path = self.work_root / f"{serial:05d}-{safe}"
+        path.mkdir(parents=True)
+        with self._lock:
+            self._unsettled.add(path)
+        return path
+
+    def settle_folder(self, path: Path, keep: bool) -> None:
+        """A folder from work_dir is done with: kept, or removed. One that is still there
+        after its removal (a file landed in it meanwhile) stays unsettled for sweep()."""
+        if not keep:
+            shutil.rmtree(path, ignore_errors=True)
+            if path.exists():
+                return
+        with self._lock:
+            self._unsettled.discard(path)
+
+    def sweep(self) -> None:
+        """Once no worker of this engine runs (a campaign's end, interrupted or not):
+        remove every folder it made that was neither kept nor removed, whatever cut its
+        cell short. A campaign leaves only the folders its results name."""
+        with self._lock:
+            left, self._unsettled = self._unsettled, set()
+        for path in left:
+            shutil.rmtree(path, ignore_errors=True)
+
+    def worker_spec(self, row: Row, url: str, work: Path, **kwargs: Any) -> WorkerSpec:
+        runtime, scenario, mode, _ = row
+        self.adapter(runtime)  # loaded before its first worker forks (see adapter())
+        kwargs.setdefault("lease_seconds", self.config.lease_seconds)
+        return WorkerSpec(
+            runtime=runtime,
+            scenario=scenario,
+            mode=mode,
+            store_url=url,
+            work_dir=str(work),
+            session_id=SESSION_ID,
+            **kwargs,
+        )
+
+    # -- baselines ------------------------------------------------------------------------
+
+    def baseline(self, row: Row) -> Baseline:
+        """Run once per row (cached), twice over: two baselines that differ fail the row."""
+        with self._lock:
+            lock = self._locks.setdefault(row, threading.Lock())
+        with lock:
+            if row not in self._baselines:
+                watch = self.watch()
+                try:
+                    base = self._make_baseline(row)
+                except Interrupted:
+                    raise
+                except Exception as exc:
+                    # killpoint's own failure (the store server gone, the disk full): the
+                    # row's cells say so, and the campaign goes on.
+                    base = Baseline(*row)
+                    base.problem = (
+                        f"killpoint could not run the baseline: {type(exc).__name__}: {exc}"
+                    )
+                    base.problem_kind = "error"
+                settled = watch.settle([], base.problem or "")
+                if settled:
+                    # A dependency failed under it: not cached, the next cell tries again.
+                    base.problem, base.problem_kind = settled[0].sentence, settled[0].kind
+                    return base
+                if base.problem_kind == "error":
+                    return base  # not cached either
+                self._baselines[row] = base
+            return self._baselines[row]
+
+    def watch(self) -> Watch:
+        """The store server and the work folder, watched over one cell or baseline."""
+        return Watch(self.stores, self.work_root, self.config.timeout, self.stopping)
+
+    def adopt_baseline(self, base: Baseline) -> None:
+        """Use a baseline made by another process (the pytest-xdist controller) for its row."""
+        row = (base.runtime, base.scenario, base.mode, base.store)
+        with self._lock:
+            self._baselines[row] = base
+
+    def _make_baseline(self, row: Row) -> Baseline:
+        t0 = time.monotonic()
+        first = self._run_baseline(row)
+        second = self._run_baseline(row)
+        base = first
+        if base.problem is None and second.problem is None:
+            diff = first_difference(comparable(first.session), comparable(second.session))
+            diff_text: str | None
+            if diff is None and first.effects != second.effects:
+                diff_text = f"side effects differ: {dict(first.effects)} vs {dict(second.effects)}"
+            else:
+                diff_text = str(diff) if diff else None
+            if diff_text:
+                base.nondeterministic = f"scenario is not deterministic: {diff_text}"
+        elif base.problem is None:
+            base.problem, base.problem_kind = second.problem, second.problem_kind
+        base.seconds = time.monotonic() - t0
+        base.analyse()
+        if base.problem is None and second.problem is None:
+            base.other_trace = second.trace
+            base.trace_note = trace_note(base)
+        return base
+
+    def _run_baseline(self, row: Row) -> Baseline:
+        runtime, scenario, mode, store = row
+        mode_info = find(self.adapter(runtime).modes, mode)
+        base = Baseline(
+            runtime,
+            scenario,
+            mode,
+            store,
+            per_call=bool(mode_info and mode_info.results_per_call),
+            writes_lag=bool(mode_info and mode_info.writes_lag),
+        )
+        work = self.work_dir(f"baseline-{runtime}-{scenario}-{mode}")
+        url = self.stores.fresh(work)
+        timeline: list[Event] = []
+        try:
+            w = Worker(
+                self.worker_spec(row, url, work, trace=True, log_name="baseline"),
+                timeline,
+                time.monotonic(),
+                self.stopping,
+            )
+            out = w.join(time.monotonic() + self.config.timeout)
+            base.trace = w.trace
+            base.results = out.results
+            if out.kind != "done":
+                base.problem = f"the baseline run failed ({out.kind}): {out.detail}" + log_tail(
+                    work, "baseline"
+                )
+                base.problem_kind = "hung" if out.kind == "timeout" else "missed"
+                return base
+            try:
+                base.session = self.read_session(runtime, url)
+            except NormalFormError as exc:
+                base.problem = str(exc)
+                return base
+            base.effects = effects(ledger_mod.read(work / LEDGER))
+            base.tables = self.stores.tables(url)
+            problems = acknowledged(w.acks, base.session)
+            if problems:
+                base.problem = "the baseline acknowledged what its store does not hold: " + (
+                    "; ".join(p.sentence for p in problems)
+                )
+                base.problem_kind = "acknowledged-lost"
+            return base
+        finally:
+            if self.config.keep == "all":
+                self.keep_store(url, work)
+            else:
+                self.forget_store(url)
+            self.settle_folder(work, keep=self.config.keep == "all")
+
+    # -- cells ----------------------------------------------------------------------------
+
+    def run_cell(self, cell: Cell) -> CellResult:
+        """One cell, to its verdict. Whatever goes wrong inside becomes the cell's finding:
+        a harness error is this cell's result (with its traceback), never the campaign's end."""
+        watch = self.watch()
+        base = self.baseline(cell.row)
+        run = CellRun(self, cell, base)
+        try:
+            if watch.cause is not None:
+                pass  # the store server is down: settled below, nothing to run
+            elif base.problem:
+                run.add(Finding(base.problem_kind, base.problem, expected=base.outage))
+            elif base.nondeterministic:
+                run.add(Finding("nondeterministic", base.nondeterministic))
+            else:
+                run.execute()
+        except Interrupted:
+            # A cell cut short is in no report: its folder would be named nowhere.
+            run.cleanup(expected=True, cut_short=True)
+            raise
+        except (PointError, NormalFormError) as exc:
+            run.add(Finding("missed", str(exc)))
+        except Exception as exc:
+            run.add(
+                Finding(
+                    "error",
+                    f"killpoint failed on this cell: {type(exc).__name__}: {exc}",
+                    evidence=tuple(traceback.format_exc().splitlines()[-30:]),
+                )
+            )
+        try:
+            run.finish()
+        except Exception as exc:
+            run.add(
+                Finding("error", f"counting the cell's effects failed: {type(exc).__name__}: {exc}")
+            )
+        if self.stopping.is_set():
+            # Interrupted while it ran (its workers were killed under it): not a result.
+            run.cleanup(expected=True, cut_short=True)
+            raise Interrupted()
+        seen = "".join(log_tail(run.work, w.spec.log_name) for w in run.workers)
+        run.findings = watch.settle(run.findings, seen, run.url)
+        result = run.result()
+        kept = run.cleanup(result.expected)
+        result.seconds = round(time.monotonic() - run.t0, 4)
+        result.kept = str(kept) if kept else None
+        return result
+
+
+def trace_note(base: Baseline) -> str | None:
+    """The row's note when its two baseline traces offer different points (a mode whose
+    writes race the run): not a verdict; only the points both offer are planned."""
+    only = one_trace_only(base)
+    if not only:
+        return None
+    shown = ", ".join(str(p) for p in only[:6]) + (", ..." if len(only) > 6 else "")
+    return (
+        f"{base.mode}: baseline traces differ: {len(only)} point(s) offered by one trace only "
+        f"({shown}); not planned"
+    )
+
+
+__all__ = ["SESSION_ID", "Engine", "EngineConfig", "Interrupted", "Outcome", "agent_adapter"]

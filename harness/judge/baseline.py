@@ -1,0 +1,208 @@
+"""The baseline: a scenario run without faults, and what its trace says.
+
+A baseline worker runs with every gate traced (none armed), so its trace is the
+ordered list of points the run passed: run starts, model turns, tool calls,
+checkpoints writing, committing and landed. This module reads the trace (how many
+checkpoints landed before a point, which run was in flight, the tool batches and
+their calls); each crash-point kind (killpoint.kinds) plans its points from that.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from killpoint.scenarios import gates
+from killpoint.scenarios.conversation import canonical_arguments
+from killpoint.scenarios.ledger import Entry
+from killpoint.values.points import PointError
+
+
+def _is(event: str, kind: str, phase: str | None = None) -> gates.Gate | None:
+    """The parsed gate when `event` is a `kind` gate (of `phase`), else None."""
+    gate = gates.parse(event)
+    if gate is None or gate.kind != kind or (phase is not None and gate.phase != phase):
+        return None
+    return gate
+
+
+def _landed(event: str) -> bool:
+    gate = _is(event, "checkpoint", "landed")
+    return gate is not None and gate.occurrence == 1
+
+
+def effects(entries: list[Entry]) -> Counter[tuple[str, str]]:
+    """Effective executions per (tool, canonical arguments)."""
+    return Counter(e.signature for e in entries if e.phase == "started" and e.effect)
+
+
+def durable_results(session: dict[str, Any] | None) -> Counter[tuple[str, str]]:
+    """Tool results the store holds, per (tool, canonical arguments)."""
+    found: Counter[tuple[str, str]] = Counter()
+    for run in (session or {}).get("runs", {}).values():
+        for e in run["tool_executions"]:
+            found[(e["name"], canonical_arguments(e["arguments"]))] += 1
+    return found
+
+
+@dataclass(frozen=True)
+class Call:
+    tool: str
+    arguments: str  # canonical JSON
+    started: str  # full gate names, with the occurrence suffix the trace gave them
+    finished: str
+    occurrence: int  # how many executions of (tool, arguments) up to and including this one
+
+
+@dataclass(frozen=True)
+class Batch:
+    number: int  # 1-based, over the session
+    turn: int  # the model turn that asked for it
+    calls: tuple[Call, ...]
+    first_index: int  # where in the trace its first call started
+
+
+@dataclass
+class Baseline:
+    runtime: str
+    scenario: str
+    mode: str
+    store: str
+    session: dict[str, Any] | None = None
+    effects: Counter[tuple[str, str]] = field(default_factory=Counter)
+    trace: list[str] = field(default_factory=list)
+    results: list[dict[str, Any]] = field(default_factory=list)
+    problem: str | None = None  # the baseline itself failed
+    problem_kind: str = "missed"  # the finding it makes: "hung", "acknowledged-lost", "error"
+    nondeterministic: str | None = None  # two baselines differ: where
+    seconds: float = 0.0
+    per_call: bool = False  # the mode makes each tool result durable on its own
+    writes_lag: bool = False  # the mode's writes land behind the run (Mode.writes_lag)
+    # The second baseline run's trace: points are planned only where both traces offer
+    # them, and `trace_note` says how many one trace offered alone.
+    other_trace: list[str] = field(default_factory=list)
+    trace_note: str | None = None
+    batches: list[Batch] = field(default_factory=list)
+    tables: tuple[str, ...] = ()  # the store's tables after the run (StoreBackend.tables)
+
+    # -- analysis -----------------------------------------------------------------------
+
+    def analyse(self) -> None:
+        self.batches = self._batches()
+
+    def position(self, name: str) -> int:
+        """Where the trace first passed gate `name`; PointError if it never did."""
+        try:
+            return self.trace.index(name)
+        except ValueError:
+            raise PointError(f"killpoint: the baseline never passed {name!r}") from None
+
+    def passed(self, name: str) -> bool:
+        return name in self.trace
+
+    def landed_before(self, index: int) -> int:
+        return sum(1 for e in self.trace[:index] if _landed(e))
+
+    @property
+    def outage(self) -> bool:
+        """A dependency of killpoint failed under it (not the runtime's doing)."""
+        return self.problem_kind in ("store-unavailable", "disk-full")
+
+    @property
+    def checkpoints(self) -> int:
+        return self.landed_before(len(self.trace))
+
+    @property
+    def turns(self) -> list[int]:
+        return sorted({g.number for e in self.trace if (g := _is(e, "model")) and g.number})
+
+    def run_at(self, index: int) -> tuple[int, int]:
+        """(0-based run in flight at trace position `index`, checkpoints when it started)."""
+        run, started = 0, 0
+        for n, e in enumerate(self.trace[:index]):
+            gate = _is(e, "run")
+            if gate is not None and gate.number is not None:
+                run, started = gate.number - 1, self.landed_before(n)
+        return run, started
+
+    def _messages_batches(self) -> list[list[tuple[str, str]]]:
+        batches: list[list[tuple[str, str]]] = []
+        for run in (self.session or {}).get("runs", {}).values():
+            for m in run["messages"]:
+                if m["role"] == "assistant" and m["tool_calls"]:
+                    batches.append(
+                        [(c["name"], canonical_arguments(c["arguments"])) for c in m["tool_calls"]]
+                    )
+        return batches
+
+    def _batches(self) -> list[Batch]:
+        # A segment: the tool calls that started after one model request, before the next.
+        segments: list[tuple[int, list[str], int]] = []
+        for n, e in enumerate(self.trace):
+            model = _is(e, "model")
+            if model is not None and model.number is not None:
+                segments.append((model.number, [], -1))
+            elif _is(e, "tool", "started") and segments:
+                turn, started, first = segments[-1]
+                segments[-1] = (turn, [*started, e], n if first < 0 else first)
+        segments = [s for s in segments if s[1]]
+        seen: Counter[tuple[str, str]] = Counter()
+        batches: list[Batch] = []
+        for number, (calls, (turn, started, first)) in enumerate(
+            zip(self._messages_batches(), segments, strict=False), start=1
+        ):
+            free = list(started)
+            planned: list[Call] = []
+            for tool, args in calls:
+                base = gates.tool_gate(tool, args, "started")
+                match = next((s for s in free if gates.base_name(s) == base), None)
+                if match is None:
+                    continue  # not executed (a rejected confirmation): no gate to arm
+                free.remove(match)
+                seen[(tool, args)] += 1
+                planned.append(
+                    Call(
+                        tool=tool,
+                        arguments=args,
+                        started=match,
+                        finished=gates.tool_gate(tool, args, "finished")
+                        + match[len(base) :],  # the same occurrence suffix
+                        occurrence=seen[(tool, args)],
+                    )
+                )
+            batches.append(Batch(number=number, turn=turn, calls=tuple(planned), first_index=first))
+        return batches
+
+    def other(self) -> Baseline | None:
+        """The same baseline as the second run's trace tells it (None without one)."""
+        if not self.other_trace:
+            return None
+        other = replace(self, trace=self.other_trace, other_trace=[], batches=[])
+        other.analyse()
+        return other
+
+    def returned_at(self) -> set[int]:
+        """Checkpoints landed when a run had returned: at the start of each later run and at
+        the end. Every mode's run returns after its writes have landed, so these counts are
+        the same in every run of the scenario, whatever order the writes land in."""
+        counts = {self.checkpoints}
+        for n, e in enumerate(self.trace):
+            gate = _is(e, "run", "start")
+            if gate is not None and gate.number is not None and gate.number > 1:
+                counts.add(self.landed_before(n))
+        return counts
+
+    def in_flight_after(self, k: int) -> bool:
+        """Whether a run is in flight once checkpoint k has landed (something to take over
+        or resume). Read from where k lands in the trace; in a mode whose writes lag, from
+        the store's count (the trace's order is one run's race)."""
+        if self.writes_lag:
+            return k not in self.returned_at()
+        return not self.between_runs(self.position(gates.checkpoint_gate(k, "landed")))
+
+    def between_runs(self, index: int) -> bool:
+        """Whether trace position `index` falls after a run returned and before the next
+        began: nothing is in flight there, so there is nothing to take over or resume."""
+        after = [e for e in self.trace[index + 1 :] if not _is(e, "checkpoint")]
+        return not after or _is(after[0], "run") is not None

@@ -1,0 +1,195 @@
+"""The contract: what must hold whatever the baseline did.
+
+The baseline is the runtime's own uninterrupted run, so a defect it shares is invisible to
+a comparison with it. These checks hold every run to the promise itself:
+- what the runtime acknowledged (a status it returned) is durable;
+- a terminal status, once durable, never changes;
+- a cancel requested while step t is in flight stops the run at the boundary after it: no
+  model turn after t is requested, by the worker or by any that resumes the run;
+- a confirmation is applied or refused, never dropped;
+- a session-state update a tool makes is applied exactly once (the scenario's invariant);
+- a tool that takes an idempotency key never runs the same call again under a new key.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from killpoint.scenarios import Scenario
+from killpoint.scenarios.conversation import canonical_arguments
+from killpoint.scenarios.ledger import Entry
+from killpoint.values.findings import Finding
+
+TERMINAL = ("COMPLETED", "CANCELLED")
+
+
+def acknowledged(
+    acks: Iterable[Mapping[str, Any]], session: Mapping[str, Any] | None
+) -> list[Finding]:
+    """Every status a worker returned to its caller must be in the store."""
+    runs = (session or {}).get("runs", {})
+    found = []
+    for ack in acks:
+        run_id, status = ack["run_id"], ack["status"]
+        stored = runs.get(run_id)
+        if stored is None:
+            found.append(
+                Finding(
+                    "acknowledged-lost",
+                    f"run {run_id} returned {status} but is not in the store",
+                    path=f"runs[{run_id!r}]",
+                    expected_value=status,
+                )
+            )
+        elif status in TERMINAL and stored["status"] != status:
+            found.append(
+                Finding(
+                    "acknowledged-lost",
+                    f"run {run_id} returned {status} but the store says {stored['status']}",
+                    path=f"runs[{run_id!r}].status",
+                    expected_value=status,
+                    actual_value=stored["status"],
+                )
+            )
+    return found
+
+
+def regressed(
+    terminal: Mapping[str, str], session: Mapping[str, Any] | None, when: str
+) -> dict[str, Finding]:
+    """Runs that were durably COMPLETED or CANCELLED (`terminal`: run id -> status) and
+    are not so in `session` any more, each with its finding."""
+    after = (session or {}).get("runs", {})
+    found = {}
+    for run_id, status in terminal.items():
+        now = after.get(run_id, {}).get("status")
+        if now != status:
+            found[run_id] = Finding(
+                "status-regressed",
+                f"run {run_id} was durably {status}; {when} the store says {now}",
+                path=f"runs[{run_id!r}].status",
+                expected_value=status,
+                actual_value=now,
+            )
+    return found
+
+
+def cancel_ignored(scenario: Scenario, turns: Sequence[int]) -> list[Finding]:
+    """`turns`: the model turns requested over the whole cell, by every worker."""
+    at = scenario.cancel_at_turn
+    if at is None:
+        return []
+    beyond = sorted({t for t in turns if t > at})
+    if not beyond:
+        return []
+    return [
+        Finding(
+            "cancel-ignored",
+            f"a cancel was requested during model turn {at}, yet model turn(s) "
+            f"{', '.join(map(str, beyond))} were requested",
+            path="model",
+            expected_value=at,
+            actual_value=beyond,
+        )
+    ]
+
+
+def confirmations(
+    scenario: Scenario, session: Mapping[str, Any] | None, entries: Sequence[Entry]
+) -> list[Finding]:
+    """In a finished run, every call of a tool that needs confirmation was applied (its
+    effect is in the ledger and it was not answered as rejected) when the scenario
+    confirms it, and had no effect when it refuses."""
+    if not scenario.confirm or session is None:
+        return []
+    effects = {e.signature for e in entries if e.phase == "started" and e.effect}
+    found = []
+    for run_id, run in session["runs"].items():
+        if run["status"] != "COMPLETED":
+            continue
+        executed = {(e["turn"], e["call_index"]): e for e in run["tool_executions"]}
+        turn = 0
+        for m in run["messages"]:
+            if m["role"] != "assistant":
+                continue
+            turn += 1
+            for index, call in enumerate(m["tool_calls"]):
+                answer = scenario.confirm.get(call["name"])
+                if answer is None:
+                    continue
+                signature = (call["name"], canonical_arguments(call["arguments"]))
+                execution = executed.get((turn, index))
+                rejected = execution is not None and execution.get("status") == "rejected"
+                # Applied: its effect happened (the ledger). A missing execution record
+                # alone is the store's bookkeeping (tool-executions-lost), not a drop.
+                if answer and (rejected or signature not in effects):
+                    found.append(
+                        Finding(
+                            "confirmation-dropped",
+                            f"run {run_id} completed "
+                            + ("rejecting" if rejected else "without applying")
+                            + f" the confirmed call {call['name']} of turn {turn}",
+                            path=f"runs[{run_id!r}].tool_executions",
+                            tool=call["name"],
+                        )
+                    )
+                elif not answer and signature in effects:
+                    found.append(
+                        Finding(
+                            "confirmation-dropped",
+                            f"run {run_id} ran {call['name']} of turn {turn} although the "
+                            "confirmation refused it",
+                            path=f"runs[{run_id!r}].tool_executions",
+                            tool=call["name"],
+                        )
+                    )
+    return found
+
+
+def state_once(scenario: Scenario, session: Mapping[str, Any] | None) -> list[Finding]:
+    """The scenario's own rule for its session state (e.g. a counter equals the number of
+    counting calls the store holds)."""
+    if scenario.state_invariant is None or session is None:
+        return []
+    return [
+        Finding("state-not-once", problem, path="state", actual_value=session.get("state"))
+        for problem in scenario.state_invariant(session)
+    ]
+
+
+def idempotency(entries: Sequence[Entry], baseline: Mapping[tuple[str, str], int]) -> list[Finding]:
+    """A call (tool, arguments) of a tool that was given idempotency keys must keep its key:
+    more effective executions under distinct keys than the baseline made of that call
+    repeat the effect the key exists to prevent, whatever the duplicate bound allows a
+    tool without keys."""
+    keys: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for e in entries:
+        if e.phase == "started" and e.effect and e.key is not None:
+            keys[e.signature].append(e.key)
+    found = []
+    for (tool, arguments), seen in keys.items():
+        distinct = list(dict.fromkeys(seen))
+        if len(distinct) > max(1, baseline.get((tool, arguments), 0)):
+            found.append(
+                Finding(
+                    "idempotency-key-changed",
+                    f"{tool}({arguments}) had its effect {len(seen)} times under "
+                    f"{len(distinct)} different idempotency keys",
+                    path="ledger",
+                    tool=tool,
+                    actual_value=distinct,
+                )
+            )
+    return found
+
+
+__all__ = [
+    "acknowledged",
+    "cancel_ignored",
+    "confirmations",
+    "idempotency",
+    "regressed",
+    "state_once",
+]

@@ -1,0 +1,171 @@
+"""Findings grouped by cause across the cells of a campaign, and the accepted ones.
+
+A campaign reads as a short list of problems: each group is one cause (a finding kind, the
+tool, the path with its numbers made `*`), with how many cells show it, one plain
+explanation, one example and its replay command. A project may commit a file of accepted
+findings (by group, with a reason and a link): cells whose unexpected findings are all
+accepted are shown and counted apart and do not fail; an accepted group that no longer
+occurs is reported as fixed.
+
+The file is TOML:
+
+    [[accept]]
+    group = "tool-executions-lost:-:runs[*].tool_executions"
+    reason = "agno 3.1 keeps only the last leg's tool executions"
+    link = "https://github.com/agno-agi/agno/issues/0000"   # optional
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from killpoint.errors import KillpointError
+from killpoint.values.findings import KINDS, RANK, SEVERITIES, Finding
+
+
+class AcceptError(KillpointError, ValueError):
+    """An accepted-findings file that cannot be read; names the file and the fix."""
+
+
+@dataclass(frozen=True)
+class Accepted:
+    group: str
+    reason: str
+    link: str = ""
+
+
+def read_accepted(path: Path) -> dict[str, Accepted]:
+    """The accepted groups of a TOML file ({group key: entry})."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise AcceptError(f"killpoint: cannot read {str(path)!r}: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise AcceptError(f"killpoint: {str(path)!r} is not TOML: {exc}") from None
+    entries = data.get("accept")
+    if not isinstance(entries, list):
+        raise AcceptError(
+            f"killpoint: {str(path)!r} holds no [[accept]] entries; each needs `group` and "
+            "`reason` (the group keys are in the report and the JSON)"
+        )
+    found: dict[str, Accepted] = {}
+    for n, entry in enumerate(entries, start=1):
+        group, reason = entry.get("group"), entry.get("reason")
+        if not isinstance(group, str) or not isinstance(reason, str) or not reason.strip():
+            raise AcceptError(
+                f"killpoint: {str(path)!r}, entry {n}: give `group` (a finding group key) "
+                "and `reason` (why it is accepted), both as text"
+            )
+        kind = group.split(":", 1)[0]
+        if kind not in KINDS:
+            raise AcceptError(
+                f"killpoint: {str(path)!r}, entry {n}: {group!r} names no finding kind "
+                f"({kind!r}); copy the group key from the report"
+            )
+        found[group] = Accepted(group, reason.strip(), str(entry.get("link", "")))
+    return found
+
+
+def apply_accepted(cells: Iterable[Any], accepted: Mapping[str, Accepted]) -> None:
+    """Mark each cell whose unexpected findings all belong to accepted groups."""
+    for cell in cells:
+        open_ = [f for f in cell.findings if not f.get("expected") and f.get("verdict") != "ok"]
+        for f in open_:
+            if f.get("group") in accepted:
+                f["accepted"] = accepted[f["group"]].reason
+        cell.accepted = bool(open_) and all("accepted" in f for f in open_)
+
+
+@dataclass
+class Group:
+    """One cause across cells."""
+
+    key: str
+    kind: str
+    tool: str | None
+    pattern: str
+    severity: str
+    verdict: str
+    cells: list[str] = field(default_factory=list)
+    example: str = ""  # the first cell's sentence
+    example_cell: str = ""
+    replay: str = ""
+    accepted: str | None = None
+
+    @property
+    def meaning(self) -> str:
+        return KINDS[self.kind].meaning
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "kind": self.kind,
+            "tool": self.tool,
+            "path": self.pattern,
+            "severity": self.severity,
+            "verdict": self.verdict,
+            "meaning": self.meaning,
+            "count": len(self.cells),
+            "cells": self.cells,
+            "example": self.example,
+            "example_cell": self.example_cell,
+            "replay": self.replay,
+            "accepted": self.accepted,
+        }
+
+
+def group_findings(cells: Iterable[Any], *, include_expected: bool = False) -> list[Group]:
+    """Groups of the cells' findings, most severe and most frequent first. Expected
+    findings (allowed repeats, expected losses) are left out unless asked for; low
+    ones (inconsistencies) are kept: they are shown, they just do not fail."""
+    groups: dict[str, Group] = {}
+    for cell in cells:
+        seen: set[str] = set()
+        for data in cell.findings:
+            if data.get("expected") and not include_expected:
+                continue
+            finding = Finding.from_json(data)
+            key = data.get("group") or finding.group_key
+            if key in seen:
+                continue  # a cell counts once per group
+            seen.add(key)
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = Group(
+                    key=key,
+                    kind=finding.kind,
+                    tool=None if key.split(":", 2)[1] == "-" else key.split(":", 2)[1],
+                    pattern=key.split(":", 2)[2],
+                    severity=finding.severity,
+                    verdict=finding.verdict,
+                    example=finding.sentence,
+                    example_cell=cell.id,
+                    replay=cell.replay,
+                    accepted=data.get("accepted"),
+                )
+            group.cells.append(cell.id)
+    return sorted(
+        groups.values(),
+        key=lambda g: (RANK[g.verdict], SEVERITIES.index(g.severity), -len(g.cells), g.key),
+    )
+
+
+def fixed(groups: Iterable[Group], accepted: Mapping[str, Accepted]) -> list[Accepted]:
+    """Accepted groups this campaign did not meet: fixed, or not exercised."""
+    met = {g.key for g in groups}
+    return [a for key, a in accepted.items() if key not in met]
+
+
+__all__ = [
+    "AcceptError",
+    "Accepted",
+    "Group",
+    "apply_accepted",
+    "fixed",
+    "group_findings",
+    "read_accepted",
+]

@@ -1,0 +1,1 @@
+"""The pytest face: the crash-matrix items, the `crash` fixture, and their settings."""

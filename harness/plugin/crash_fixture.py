@@ -1,0 +1,220 @@
+"""The `crash` fixture's work: run the crash matrix of a user's own runtime and scenarios
+inside a test, and say which cells went wrong.
+
+The fixture itself is registered by killpoint.plugin.hooks (pytest finds fixtures in the
+plugin module); this module is what it returns.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from killpoint.engine.options import split_list
+from killpoint.plugin.failure_messages import finding_lines
+from killpoint.plugin.keys import MARKER, RESULTS_KEY, SESSION_KEY
+
+if TYPE_CHECKING:
+    from killpoint.engine.campaign import CampaignConfig
+    from killpoint.values.cell import CellResult
+
+_CHECK_KEYS = ("modes", "points", "depth", "store", "keep", "timeout", "seed", "scenarios")
+
+
+@dataclass
+class CrashResults:
+    """What one `crash.check` found: every cell's result, and what kept cells from running."""
+
+    runtime: str
+    scenarios: tuple[str, ...]
+    seed: int
+    cells: list[CellResult]
+    problems: list[str] = field(default_factory=list)  # baselines that could not run
+    skipped: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    work_root: Path | None = None
+
+    @property
+    def unexpected(self) -> list[CellResult]:
+        """The cells that fail the check: unexpected and not accepted."""
+        return [c for c in self.cells if c.failing]
+
+    @property
+    def ok(self) -> bool:
+        """Every cell's verdict was expected, every baseline ran, and there were cells."""
+        return bool(self.cells) and not self.unexpected and not self.problems
+
+    def verdicts(self) -> dict[str, str]:
+        return {c.id: c.verdict for c in self.cells}
+
+    def __iter__(self) -> Iterator[CellResult]:
+        return iter(self.cells)
+
+    def __len__(self) -> int:
+        return len(self.cells)
+
+    def __str__(self) -> str:
+        by: dict[str, int] = {}
+        for c in self.cells:
+            by[c.verdict] = by.get(c.verdict, 0) + 1
+        counts = ", ".join(f"{n} {v}" for v, n in sorted(by.items())) or "no cells"
+        return (
+            f"killpoint: {self.runtime} on {', '.join(self.scenarios)}: {len(self.cells)} "
+            f"cells ({counts}), {len(self.unexpected)} unexpected, seed {self.seed}"
+        )
+
+    def failure_message(self) -> str:
+        lines = [str(self)]
+        if not self.cells and not self.problems:
+            lines.append("  no cells: the selection planned nothing (check points= and modes=)")
+        for p in self.problems:
+            lines.append(f"  baseline failed: {p}")
+        for c in self.unexpected:
+            lines.append(f"  {c.verdict:<11} {c.id}")
+            lines += [line[:320] for line in finding_lines(c, " " * 14, limit=4)]
+            lines.append(f"              replay: {c.replay}")
+        if self.unexpected or self.problems:
+            lines.append(f"  rerun with --crash-seed {self.seed}")
+            if self.work_root is not None:
+                lines.append(f"  kept cells (store, ledger, worker logs) under {self.work_root}")
+        return "\n".join(lines)
+
+
+class Crash:
+    """The `crash` fixture: run the crash matrix of your own runtime and scenarios.
+
+    `check()` fails the test, listing each unexpected cell with its replay command;
+    `run()` only returns the results. Arguments default to the test's `killpoint` marker,
+    then to the --crash-... options and ini values.
+    """
+
+    def __init__(self, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+        self.request = request
+        self.tmp_path = tmp_path
+        self.state = request.config.stash[SESSION_KEY]
+        self._runs = 0
+
+    @property
+    def store(self) -> str:
+        """The store this process runs cells on (under xdist: this worker's database)."""
+        return self.state.store_url()
+
+    def check(self, runtime: Any = None, scenario: Any = None, **options: Any) -> CrashResults:
+        __tracebackhide__ = True
+        results = self.run(runtime, scenario, **options)
+        if not results.ok:
+            pytest.fail(results.failure_message(), pytrace=False)
+        return results
+
+    def run(self, runtime: Any = None, scenario: Any = None, **options: Any) -> CrashResults:
+        __tracebackhide__ = True
+        from killpoint.engine.campaign import Campaign
+        from killpoint.engine.options import ConfigError, OptionError
+
+        problem = None
+        try:
+            config = self._config(runtime, scenario, options)
+            config.check()
+        except OptionError as exc:
+            key = "scenario" if exc.option == "scenarios" else exc.option
+            problem = exc.text(f"crash.check {key}")
+        except ConfigError as exc:
+            problem = f"{exc} (in crash.check)"
+        if problem is not None:
+            # Outside the except clause: the failure is one line, without the option
+            # error chained to it as "During handling of the above exception".
+            pytest.fail(problem, pytrace=False)
+        campaign = Campaign(config, accepted=self.state.accepted())
+        outcome = campaign.run()
+        if outcome.interrupted:
+            raise KeyboardInterrupt
+        results = CrashResults(
+            runtime=config.runtime,
+            scenarios=config.scenario_names(),
+            seed=campaign.seed,
+            cells=list(outcome.cells),
+            problems=[
+                f"{b.runtime}/{b.scenario}/{b.mode}: {b.problem}"
+                for b in outcome.baselines
+                if b.problem
+            ],
+            skipped=[f"{s.scenario}/{s.mode}: {s.reason}" for s in outcome.skipped],
+            seconds=outcome.seconds,
+            work_root=config.work_root if config.keep != "none" else None,
+        )
+        node = self.request.node
+        node.stash.setdefault(RESULTS_KEY, []).extend(results.cells)
+        node.user_properties += [
+            ("killpoint_cells", len(results.cells)),
+            ("killpoint_unexpected", len(results.unexpected)),
+            ("killpoint_seed", results.seed),
+        ]
+        node.user_properties += [
+            (f"killpoint {c.id}", f"{c.verdict}; replay: {c.replay}") for c in results.unexpected
+        ]
+        return results
+
+    def _config(self, runtime: Any, scenario: Any, options: dict[str, Any]) -> CampaignConfig:
+        from killpoint.engine.options import ConfigError
+
+        marker_args: dict[str, Any] = {}
+        for mark in reversed(list(self.request.node.iter_markers(MARKER))):
+            positional = dict(zip(("runtime", "scenario"), mark.args, strict=False))
+            marker_args.update(positional, **mark.kwargs)
+        merged = {**marker_args, **{k: v for k, v in options.items() if v is not None}}
+        if runtime is not None:
+            merged["runtime"] = runtime
+        if scenario is not None:
+            merged["scenario"] = scenario
+        unknown = sorted(set(merged) - {"runtime", "scenario", *_CHECK_KEYS})
+        if unknown:
+            raise ConfigError(
+                f"killpoint: crash.check got unknown option(s) {', '.join(unknown)}; "
+                f"choose from runtime, scenario, {', '.join(_CHECK_KEYS)}"
+            )
+        overrides: dict[str, Any] = {}
+        if "runtime" in merged:
+            overrides["runtime"] = self._reference(merged["runtime"], "runtime")
+        names: list[Any] = []
+        if "scenario" in merged:
+            names.append(merged["scenario"])
+        if "scenarios" in merged:
+            given = merged["scenarios"]
+            names += split_list(given) if isinstance(given, str) else list(given)
+        if names:
+            overrides["scenarios"] = tuple(self._reference(n, "scenario") for n in names)
+        for key in ("modes", "points", "depth", "keep", "timeout", "seed"):
+            if key in merged:
+                overrides[key] = merged[key]
+        store = merged.get("store")
+        overrides["store"] = self.state.store_url() if store is None else store
+        self._runs += 1
+        overrides["work_root"] = self.tmp_path / f"killpoint-{self._runs}"
+        overrides["workers"] = self.state.parallel()
+        return self.state.campaign_config(**overrides)
+
+    def _reference(self, obj: Any, kind: str) -> str:
+        """An import path for `obj` (workers import runtimes and scenarios by name)."""
+        if isinstance(obj, str):
+            return obj
+        # Where it is defined first (an adapter's factory, a scenario's script), the test
+        # module last: the path should read like the user's own code.
+        inner = [getattr(obj, attr, None) for attr in ("factory", "script", "tools")]
+        names = [getattr(o, "__module__", "") for o in (*inner, obj)]
+        candidates = [sys.modules.get(n or "") for n in names] + [self.request.module]
+        for module in filter(None, candidates):
+            for name, value in vars(module).items():
+                if value is obj and not name.startswith("_"):
+                    return f"{module.__name__}:{name}"
+        raise TypeError(
+            f"killpoint: cannot find {obj!r} at the top level of a module; pass the {kind} as "
+            "an import path 'package.module:name' (worker processes import it by name)"
+        )
+
+
+__all__ = ["Crash", "CrashResults"]

@@ -1,0 +1,47 @@
+"""What a failed crash cell says: verdict, first difference, replay command and seed.
+
+Shared by the matrix items and the `crash` fixture, so a cell reads the same whichever
+ran it. No pytest here: these are strings.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from killpoint.values.cell import CellResult
+
+
+def finding_lines(result: CellResult, indent: str = "  ", limit: int = 8) -> list[str]:
+    """One line per finding that is not allowed here, most severe first."""
+    shown = [f for f in result.findings if not f.get("expected") and f.get("verdict") != "ok"]
+    lines = [f"{indent}{f.get('kind')}: {f.get('sentence')}" for f in shown[:limit]]
+    if len(shown) > limit:
+        lines.append(f"{indent}... and {len(shown) - limit} more finding(s) in the JSON")
+    return lines
+
+
+def cell_failure(result: CellResult, seed: int) -> str:
+    lines = [
+        f"killpoint: {result.id}",
+        f"  verdict:          {result.verdict} (unexpected for {result.mode} at "
+        f"{'+'.join(result.schedule)})",
+        f"  detail:           {result.detail or '-'}",
+        "  findings:",
+        *finding_lines(result, "    "),
+        f"  duplicates:       {result.duplicates} (bound {result.bound})",
+        f"  replay:           {result.replay}",
+        f"  seed:             {seed} (--crash-seed {seed})",
+    ]
+    if result.kept:
+        lines.append(f"  kept:             {result.kept} (store, ledger, worker logs)")
+    if result.timeline:
+        lines.append("  timeline:")
+        lines += [f"    {e.t:8.4f}s  {e.text}" for e in result.timeline[-15:]]
+    if result.stderr_tail.strip():
+        lines.append("  worker stderr (tail):")
+        lines += [f"    {line}" for line in result.stderr_tail.strip().splitlines()[-20:]]
+    return "\n".join(lines)
+
+
+__all__ = ["cell_failure", "finding_lines"]

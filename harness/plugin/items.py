@@ -1,0 +1,127 @@
+"""The crash matrix as pytest items: one collector, an item per cell, an item per
+row that could not be planned."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from killpoint import kinds
+from killpoint.engine.matrix_plan import MatrixPlan
+from killpoint.plugin.failure_messages import cell_failure
+from killpoint.plugin.keys import (
+    MATRIX,
+    MATRIX_MARKER,
+    RESULTS_KEY,
+    SESSION_KEY,
+)
+
+if TYPE_CHECKING:
+    from killpoint.values.cell import CellResult
+
+# -- the matrix as items --------------------------------------------------------------------
+
+
+class CrashMatrix(pytest.Collector):
+    """The parent of every cell item (node id `killpoint`); collects the plan's items."""
+
+    def __init__(self, *, plan: MatrixPlan, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.plan = plan
+
+    def collect(self) -> list[pytest.Item]:
+        plan = self.plan
+        items: list[pytest.Item] = []
+        if plan.error:
+            items.append(RowItem.from_parent(self, name="planning", why=plan.error, skip=False))
+        items += [RowItem.from_parent(self, name=r, why=why, skip=True) for r, why in plan.skipped]
+        items += [
+            RowItem.from_parent(self, name=f"{row}/baseline", why=why, skip=False)
+            for row, why in plan.broken
+        ]
+        items += [CellItem.from_parent(self, name=cell_id) for cell_id in plan.cells]
+        for item in items:
+            item.add_marker(MATRIX_MARKER)
+            if isinstance(item, RowItem) and item.skip:
+                # Reported at the item's own location, with the reason.
+                item.add_marker(pytest.mark.skip(reason=item.why))
+        return items
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, "killpoint crash matrix"
+
+
+def matrix_items(session: pytest.Session, plan: MatrixPlan) -> list[pytest.Item]:
+    """Collect the matrix as pytest collects a file: reports, counts and errors included."""
+    matrix = CrashMatrix.from_parent(session, name=MATRIX, nodeid=MATRIX, plan=plan)
+    session.ihook.pytest_collectstart(collector=matrix)
+    report = session.ihook.pytest_make_collect_report(collector=matrix)
+    report.__dict__.pop("call", None)
+    session.ihook.pytest_collectreport(report=report)
+    items = [x for x in (report.result or []) if isinstance(x, pytest.Item)]
+    for item in items:
+        session.ihook.pytest_itemcollected(item=item)
+    return items
+
+
+class CellFailed(Exception):
+    """A cell whose verdict is unexpected for its mode and crash point."""
+
+    def __init__(self, result: CellResult, seed: int) -> None:
+        super().__init__(result.id)
+        self.result = result
+        self.seed = seed
+
+
+class CellItem(pytest.Item):
+    """One cell: (runtime, scenario, mode, store, schedule) -> one verdict."""
+
+    def runtest(self) -> None:
+
+        state = self.config.stash[SESSION_KEY]
+        result = state.engine().run_cell(kinds.parse_cell(self.name))
+        self.stash[RESULTS_KEY] = [result]
+        self.user_properties += [
+            ("cell", result.id),
+            ("verdict", result.verdict),
+            ("expected", "yes" if result.expected else "no"),
+            ("schedule", "+".join(result.schedule)),
+            ("replay", result.replay),
+            ("seed", state.seed),
+        ]
+        from killpoint.judge.groups import apply_accepted
+
+        apply_accepted([result], state.accepted())
+        if result.accepted:
+            reasons = sorted({f["accepted"] for f in result.findings if "accepted" in f})
+            pytest.xfail(f"killpoint: accepted: {'; '.join(reasons)}")
+        if not result.expected:
+            raise CellFailed(result, state.seed)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, CellFailed):
+            return cell_failure(excinfo.value.result, excinfo.value.seed)
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, f"killpoint cell {self.name}"
+
+
+class RowItem(pytest.Item):
+    """A row that yields no cells: skipped (the mode is not offered), or failed (no baseline)."""
+
+    def __init__(self, *, why: str, skip: bool, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.why = why
+        self.skip = skip
+
+    def runtest(self) -> None:
+        pytest.fail(f"killpoint: {self.name}: {self.why}", pytrace=False)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, f"killpoint row {self.name}"
+
+
+# -- the `crash` fixture (its work: killpoint.plugin.crash_fixture) ----------------------------------

@@ -1,0 +1,1 @@
+"""What a campaign writes: the JSON document, the HTML report, redaction, and where files land."""

@@ -1,0 +1,143 @@
+"""The campaign's JSON document: built from a result, redacted, written whole or not at all,
+and read back (checked to be a killpoint report before anything uses it)."""
+
+from __future__ import annotations
+
+import json
+import platform
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from killpoint.adapters.registry import BUILTINS
+from killpoint.engine.campaign import CampaignResult
+from killpoint.errors import KillpointError
+from killpoint.report.redact import redact, redact_argv
+from killpoint.report.targets import Target, fallback_path, write_atomically
+from killpoint.values.cell import CellResult
+
+SCHEMA = "killpoint.matrix/2"
+READABLE = ("killpoint.matrix/1", "killpoint.matrix/2")
+
+
+class ReportError(KillpointError, ValueError):
+    """A file that is not a killpoint report; the message names it and what is wrong."""
+
+
+def versions(extra: tuple[str, ...] = ()) -> dict[str, str]:
+    found = {"python": platform.python_version()}
+    runtimes = (d for b in BUILTINS.values() for d in b.distributions)
+    for dist in dict.fromkeys(("killpoint", *runtimes, *extra)):
+        try:
+            found[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    return found
+
+
+def _excluded(runtime: str) -> list[str]:
+    from killpoint.adapters.registry import load_adapter
+
+    try:
+        return list(load_adapter(runtime).excluded)
+    except Exception:  # an adapter that cannot load has no exclusions to show
+        return []
+
+
+def to_document(result: CampaignResult, command: list[str] | None = None) -> dict[str, Any]:
+    config = result.config
+    store = "sqlite" if config.store == "sqlite" else "postgresql"
+    groups = result.groups()
+    return {
+        "schema": SCHEMA,
+        "command": " ".join(redact_argv(command if command is not None else sys.argv)),
+        "seed": result.seed,
+        "runtime": config.runtime,
+        "store": store,
+        "modes": list(config.mode_names()),
+        "points": str(config.points),
+        "depth": config.depth,
+        "versions": versions(),
+        "interrupted": result.interrupted,
+        "summary": result.summary(),
+        "excluded_from_comparison": _excluded(config.runtime),
+        "groups": [g.to_json() for g in groups],
+        "accepted": {k: {"reason": a.reason, "link": a.link} for k, a in result.accepted.items()},
+        "skipped": [{**vars(s), "store": store} for s in result.skipped],
+        "baselines": [
+            {
+                "runtime": b.runtime,
+                "scenario": b.scenario,
+                "mode": b.mode,
+                "store": b.store,
+                "checkpoints": b.checkpoints,
+                "seconds": round(b.seconds, 3),
+                "problem": b.problem,
+                "nondeterministic": b.nondeterministic,
+                "writes_lag": b.writes_lag,
+                "trace_note": b.trace_note,
+            }
+            for b in result.baselines
+        ],
+        "cells": [c.to_json() for c in result.cells],
+    }
+
+
+def dumps(document: dict[str, Any]) -> str:
+    """The document as JSON text, with every secret masked (the whole text, so that no
+    field can carry one past)."""
+    return redact(json.dumps(document, indent=1, ensure_ascii=True) + "\n")
+
+
+def write_json(document: dict[str, Any], path: Path) -> None:
+    write_atomically(path, dumps(document))
+
+
+def write(target: Target, text: str) -> Path | None:
+    """Write `text` to the target; on failure to a fallback file, whose path is returned
+    (None: written where asked). Raises only if the fallback fails too."""
+    try:
+        target.write(text)
+        return None
+    except OSError:
+        fallback = fallback_path(target.path)
+        write_atomically(fallback, text)
+        return fallback
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """A killpoint report's document; ReportError when the file is anything else."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            document = json.load(f)
+    except OSError as exc:
+        raise ReportError(f"killpoint: cannot read {str(path)!r}: {exc.strerror or exc}") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ReportError(f"killpoint: {str(path)!r} is not JSON ({exc})") from None
+    if not isinstance(document, dict) or document.get("schema") not in READABLE:
+        raise ReportError(
+            f"killpoint: {str(path)!r} is not a killpoint matrix report (no schema "
+            f"{' or '.join(READABLE)}); give a JSON written by `killpoint matrix`"
+        )
+    cells = document.get("cells")
+    if not isinstance(cells, list):
+        raise ReportError(f"killpoint: {str(path)!r} has no list of cells")
+    for n, cell in enumerate(cells):
+        try:
+            CellResult.from_json(cell)
+        except (ValueError, TypeError) as exc:
+            raise ReportError(f"killpoint: {str(path)!r}, cell {n}: {exc}") from None
+    return document
+
+
+__all__ = [
+    "SCHEMA",
+    "ReportError",
+    "dumps",
+    "read_json",
+    "to_document",
+    "versions",
+    "write",
+    "write_json",
+]

@@ -1,0 +1,68 @@
+"""Run content made safe to show: visible (no control characters, bidi overrides or lone
+surrogates), clipped to a size, or cut to one line. Shared by the HTML report, the
+terminal and the pytest plugin's summary."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+TEXT = 240  # characters of a one-line sentence before it is cut, with an ellipsis
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_BIDI = re.compile(r"[\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+_ANY = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def visible(value: Any) -> str:
+    """Text that shows what it holds: no control characters, bidi overrides or surrogates."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if not _ANY.search(text):
+        return text  # the common case: one scan instead of three substitutions
+    text = _SURROGATE.sub("\ufffd", text)
+    text = _BIDI.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
+    return _CONTROL.sub(_escape_control, text)
+
+
+def _escape_control(match: re.Match[str]) -> str:
+    char = match.group()
+    return "\\r" if char == "\r" else f"\\x{ord(char):02x}"
+
+
+def number(value: Any) -> int | float | str | None:
+    """A figure as it is; anything else in its place, as visible text."""
+    if value is None or (isinstance(value, int | float) and not isinstance(value, bool)):
+        return value
+    return visible(value)
+
+
+def as_float(value: Any) -> float:
+    try:
+        return float(value or 0)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def clip_tail(text: str, limit: int) -> tuple[str, int]:
+    """The last `limit` characters (from a line start when one is near); and the full length."""
+    if len(text) <= limit:
+        return text, 0
+    tail = text[-limit:]
+    cut = tail.find("\n")
+    if 0 <= cut < 200:
+        tail = tail[cut + 1 :]
+    return tail, len(text)
+
+
+def clip_head(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text)} chars)"
+
+
+def cut(text: str, limit: int = TEXT) -> str:
+    """One line of at most `limit` characters; a cut one ends with an ellipsis."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"

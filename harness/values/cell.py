@@ -1,0 +1,123 @@
+"""A cell of the crash matrix, and the evidence its run produces."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import shlex
+import site
+import sys
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from killpoint.values.points import Schedule
+from killpoint.values.timeline import Event, event_from_json
+
+
+@dataclass(frozen=True)
+class Cell:
+    runtime: str
+    scenario: str
+    mode: str
+    store: str  # "sqlite" | "postgresql"
+    schedule: Schedule
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.schedule, Schedule):
+            object.__setattr__(self, "schedule", Schedule(self.schedule))
+
+    @property
+    def id(self) -> str:
+        return "/".join((self.runtime, self.scenario, self.mode, self.store, str(self.schedule)))
+
+    @property
+    def row(self) -> tuple[str, str, str, str]:
+        return (self.runtime, self.scenario, self.mode, self.store)
+
+    def replay_command(self) -> str:
+        """The one command that reruns this cell, from any folder: PYTHONPATH names where
+        the user's own runtime or scenario module was imported from (a PostgreSQL cell
+        also needs its server URL, which is never written out)."""
+        text = shlex.join(["killpoint", "replay", self.id])
+        if self.store != "sqlite":
+            text += ' --store "$KILLPOINT_STORE"'
+        roots: list[str] = []
+        for ref in (self.runtime, self.scenario):
+            if ":" in ref and not ref.startswith("random:"):
+                root = import_root(ref.partition(":")[0])
+                if root is not None and root not in roots:
+                    roots.append(root)
+        if not roots:
+            return text
+        return f"PYTHONPATH={shlex.quote(os.pathsep.join(roots))} {text}"
+
+
+def import_root(module_name: str) -> str | None:
+    """The sys.path entry `module_name` was imported from, unless it is an installed one."""
+    try:
+        module = sys.modules.get(module_name) or importlib.import_module(module_name)
+    except Exception:
+        return None
+    filename = getattr(module, "__file__", None)
+    if not filename:
+        return None
+    path = Path(filename).resolve()
+    depth = module_name.count(".") + (1 if path.name == "__init__.py" else 0)
+    root = path.parents[depth]
+    installed = {Path(p).resolve() for p in (*site.getsitepackages(), site.getusersitepackages())}
+    return None if root in installed else str(root)
+
+
+@dataclass
+class CellResult:
+    id: str
+    runtime: str
+    scenario: str
+    mode: str
+    store: str
+    schedule: list[str]
+    verdict: str
+    expected: bool
+    duplicates: int = 0  # repeats of the baseline's effects, counted whatever the verdict
+    bound: int = 0  # repeats the crashes allowed (calls in flight)
+    seconds: float = 0.0
+    detail: str = ""  # the sentence of the finding that set the verdict
+    findings: list[dict[str, Any]] = field(default_factory=list)  # Finding.to_json()
+    sides: dict[str, str] = field(default_factory=dict)  # what was compared with what
+    diff: list[dict[str, Any]] = field(default_factory=list)  # every leaf that differs
+    store_at_crash: dict[str, Any] | None = None
+    stderr_tail: str = ""
+    timeline: list[Event] = field(default_factory=list)  # [t, text, kind, lane] in JSON
+    exit_codes: list[int | None] = field(default_factory=list)
+    replay: str = ""
+    kept: str | None = None  # work directory kept for inspection
+    accepted: bool = False  # every unexpected finding is in an accepted group
+
+    @property
+    def unexpected(self) -> bool:
+        return not self.expected
+
+    @property
+    def failing(self) -> bool:
+        """Unexpected, and not accepted: what fails a run."""
+        return not self.expected and not self.accepted
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["timeline"] = [list(e) for e in self.timeline]
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CellResult:
+        """A cell of a report's JSON; ValueError naming what is missing or wrong."""
+        if not isinstance(data, dict):
+            raise ValueError(f"a cell should be an object, got {type(data).__name__}")
+        known = {f.name for f in fields(cls)}
+        required = ("id", "runtime", "scenario", "mode", "store", "schedule", "verdict", "expected")
+        missing = [k for k in required if k not in data]
+        if missing:
+            raise ValueError(f"a cell lacks {', '.join(missing)}")
+        kept = {k: v for k, v in data.items() if k in known}
+        kept["timeline"] = [event_from_json(e) for e in data.get("timeline") or []]
+        return cls(**kept)

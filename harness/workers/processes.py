@@ -1,0 +1,324 @@
+"""Worker processes: started from a warm forkserver, watched over a pipe, killed for real.
+
+Every started worker is registered until it is reaped, so an interrupted campaign
+can kill whatever is still alive (`kill_all`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import multiprocessing
+import multiprocessing.connection
+import os
+import signal
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from multiprocessing import spawn
+from multiprocessing.context import ForkServerContext
+from typing import Any
+
+import psutil
+
+from killpoint.errors import KillpointError
+from killpoint.values.timeline import Event, gate_event
+from killpoint.workers.worker import WorkerSpec, worker_main
+
+# What every forkserver imports. A runtime adds its own modules (its adapter's
+# `preload_modules`) when it is the first to start workers in this process: agno, say,
+# is not imported for a reference-runtime campaign, since every worker pays to fork,
+# and to exit from, each page of the forkserver's heap.
+PRELOAD = [
+    "killpoint.workers.forkserver.signals",  # first: a Ctrl-C while it preloads is not its own
+    "killpoint.workers.forkserver.gc_off",  # no collection until warm.py freezes the heap
+    "killpoint.workers.forkserver.watch",  # exits, killing its workers, when its parent is gone
+    # The parent's main module, run once here instead of in every worker (see there).
+    # Needs the usual `if __name__ == "__main__":` guard.
+    "killpoint.workers.forkserver.main",
+    "killpoint.cli.main",
+    "killpoint.engine.campaign",
+    "killpoint.workers.worker",
+    "killpoint.adapters.reference",
+    "killpoint.runtime",
+    "killpoint.scenarios",
+    "openai",
+    "openai.types.responses",
+    "httpx2",
+    "respx",
+    "sqlalchemy",
+    "sqlalchemy.dialects.sqlite.pysqlite",
+    "sqlalchemy.dialects.postgresql.psycopg",
+    "psutil",
+]
+# Last: runs what has been imported once, to warm its lazy paths (see warm.py).
+WARM = "killpoint.workers.warm"
+# The main module the forkserver runs for its workers (harness/workers/forkserver/main.py).
+MAIN_ENV = "KILLPOINT_FORKSERVER_MAIN"
+MAX_SOCKET_PATH = 107  # sun_path is 108 bytes with its terminating NUL
+
+_ctx: ForkServerContext | None = None
+_ctx_lock = threading.Lock()
+_live: set[Worker] = set()
+_live_lock = threading.Lock()
+# A forkserver child's exit status is 8 bytes on a pipe, read once. Process.start() reads
+# those of every other finished child (multiprocessing.process._cleanup), so a start in one
+# thread and a join in another can both read one status: the loser meets EOF and records
+# 255 ("could not read"). Starts and status reads take turns under this lock.
+_status_lock = threading.Lock()
+
+
+def context(extra_preload: Sequence[str] = ()) -> ForkServerContext:
+    """The forkserver: modules imported once, every worker a fork of that warm process.
+
+    The first call fixes what it preloads; `extra_preload` of a later call is ignored
+    (its workers import those modules themselves: slower to start, nothing else)."""
+    global _ctx
+    with _ctx_lock:
+        if _ctx is None:
+            main = main_module(os.getpid())
+            if main is not None:
+                # Read by the forkserver when it starts (it inherits this environment).
+                os.environ[MAIN_ENV] = main
+            ctx = multiprocessing.get_context("forkserver")
+            ctx.set_forkserver_preload([*PRELOAD, *extra_preload, WARM])
+            _ctx = ctx
+        return _ctx
+
+
+def socket_problem() -> str | None:
+    """Why no forkserver can start in this process, or None: multiprocessing puts its
+    socket in the temporary folder, and an AF_UNIX path holds at most 107 bytes."""
+    from multiprocessing import connection
+
+    # Not in multiprocessing's stubs, but what its forkserver calls for its socket.
+    path = os.fsencode(connection.arbitrary_address("AF_UNIX"))  # type: ignore[attr-defined]
+    if path.startswith(b"\0") or len(path) <= MAX_SOCKET_PATH:
+        return None
+    return (
+        f"killpoint: the temporary folder {tempfile.gettempdir()!r} is too long for the "
+        f"forkserver's socket ({len(path)} bytes, at most {MAX_SOCKET_PATH}); "
+        "set TMPDIR to a shorter folder"
+    )
+
+
+def main_module(parent: int) -> str | None:
+    """MAIN_ENV's value for a process `parent` whose children will re-run its main
+    module; None when they will not (no main module, or a package's `__main__`)."""
+    data = spawn.get_preparation_data("worker")  # what each child would be given
+    if "init_main_from_name" in data:
+        name = data["init_main_from_name"]
+        if name.rpartition(".")[2] == "__main__":
+            return None  # multiprocessing never re-runs one of those
+        return json.dumps({"parent": parent, "name": name})
+    if "init_main_from_path" in data:
+        return json.dumps({"parent": parent, "path": data["init_main_from_path"]})
+    return None
+
+
+@dataclass
+class Outcome:
+    """What waiting on a worker ended with."""
+
+    kind: str  # "gates" | "done" | "error" | "died" | "timeout" | "interrupted"
+    detail: str = ""
+    results: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Interrupted(KillpointError):
+    """The campaign is stopping: no new worker may start."""
+
+
+class Worker:
+    def __init__(
+        self,
+        spec: WorkerSpec,
+        timeline: list[Event],
+        t0: float,
+        stop: threading.Event | None = None,
+    ) -> None:
+        self.spec = spec
+        self.timeline = timeline
+        self.t0 = t0
+        if stop is not None and stop.is_set():
+            raise Interrupted()
+        ctx = context()
+        self.conn, child = ctx.Pipe(duplex=True)
+        self.proc = ctx.Process(target=worker_main, args=(spec, child), daemon=False)
+        with _status_lock:
+            self.proc.start()
+        child.close()
+        self.pid: int = self.proc.pid  # type: ignore[assignment]
+        self.exitcode: int | None = None
+        with _live_lock:
+            _live.add(self)
+        # The race with an interrupt: kill_all() sets `stop` before it lists the live
+        # workers, so a worker registered after that list sees `stop` here and dies.
+        if stop is not None and stop.is_set():
+            self.kill()
+            raise Interrupted()
+        self.gates_hit: list[str] = []
+        self.trace: list[str] = []
+        self.acks: list[dict[str, Any]] = []
+        self.finished: Outcome | None = None
+        self.event(f"{spec.log_name} started (pid {self.pid})", "start")
+
+    def __repr__(self) -> str:
+        return f"Worker({self.spec.log_name!r}, pid={self.pid})"
+
+    def _now(self) -> float:
+        return round(time.monotonic() - self.t0, 4)
+
+    def event(self, text: str, kind: str) -> None:
+        """An event of this worker's own life, on its lane."""
+        self.timeline.append(Event(self._now(), text, kind, self.spec.log_name))
+
+    # -- waiting ------------------------------------------------------------------------
+
+    def wait(self, gates: frozenset[str], deadline: float) -> Outcome:
+        """Read the pipe until every gate in `gates` has been announced (kind "gates"),
+        or the worker ends, or the deadline passes. With no gates, wait for the end."""
+        pending = set(gates) - set(self.gates_hit)
+        while True:
+            if gates and not pending:
+                return Outcome("gates")
+            if self.finished is not None:
+                return self.finished
+            left = deadline - time.monotonic()
+            # poll() wakes on data or EOF: a dead worker closes its end of the pipe.
+            if left <= 0 or not self.conn.poll(left):
+                if time.monotonic() >= deadline:
+                    return Outcome(
+                        "timeout", f"no answer within the time limit ({self.spec.log_name})"
+                    )
+                continue
+            gate = self._receive()
+            if gate is not None:
+                pending.discard(gate)
+
+    def drain(self) -> None:
+        """Read what the worker has sent so far, without waiting for more."""
+        while self.finished is None and self.conn.poll(0):
+            self._receive()
+
+    def _receive(self) -> str | None:
+        """One message from the pipe, recorded; the gate's name when it announces one."""
+        try:
+            message = self.conn.recv()
+        except (EOFError, OSError):
+            self.finished = Outcome("died", "the worker closed its pipe without a result")
+            return None
+        kind = message[0]
+        if kind == "gate":
+            self.gates_hit.append(message[1])
+            self.timeline.append(gate_event(self._now(), message[1]))
+            return str(message[1])
+        if kind == "trace":
+            self.trace.append(message[1])
+        elif kind == "ack":
+            self.acks.append(message[1])
+            ack = f"acknowledged {message[1]['run_id']} {message[1]['status']}"
+            self.timeline.append(Event(self._now(), ack, "store", "store"))
+        elif kind == "done":
+            self.finished = Outcome("done", results=message[1])
+            self.event(f"{self.spec.log_name} done", "end")
+        elif kind == "error":
+            self.finished = Outcome("error", f"{message[1]}: {message[2]}")
+            self.event(f"{self.spec.log_name} raised {message[1]}", "fault")
+        return None
+
+    def join(self, deadline: float) -> Outcome:
+        """Wait for the worker's result and its exit; kill it if the deadline passes."""
+        outcome = self.wait(frozenset(), deadline)
+        if outcome.kind == "timeout":
+            self.kill()
+            return outcome
+        self._reap()
+        return outcome
+
+    def release(self, name: str) -> None:
+        """Let the worker past gate `name`. A worker that has already ended (its pipe
+        closed) has nothing to release: that is its outcome, read by the next wait."""
+        try:
+            self.conn.send(("release", name))
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            self.event(f"{self.spec.log_name} was gone before its release of {name}", "end")
+
+    # -- signals ------------------------------------------------------------------------
+
+    def kill(self) -> int | None:
+        """SIGKILL the worker's process group and every descendant, then reap it.
+
+        The worker called setsid() before it could announce anything, so its pgid is
+        its pid; descendants that left the group are found through psutil first, while
+        the parent still exists to list them.
+        """
+        try:
+            children = psutil.Process(self.pid).children(recursive=True)
+        except psutil.NoSuchProcess:
+            children = []
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            # Not yet a group leader (killed before its first line) or already gone.
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+        for child in children:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                child.kill()
+        self._reap()
+        self.event(f"{self.spec.log_name} killed (exit {self.exitcode})", "kill")
+        return self.exitcode
+
+    def stop(self) -> None:
+        os.killpg(self.pid, signal.SIGSTOP)
+        self.event(f"{self.spec.log_name} paused (SIGSTOP)", "pause")
+
+    def cont(self) -> None:
+        os.killpg(self.pid, signal.SIGCONT)
+        self.event(f"{self.spec.log_name} woken (SIGCONT)", "wake")
+
+    def _reap(self) -> None:
+        # The sentinel is readable once the forkserver has waited for the child and sent
+        # its real status; waiting for that needs no lock, reading it does.
+        multiprocessing.connection.wait([self.proc.sentinel])
+        with _status_lock:
+            self.proc.join()
+            self.exitcode = self.proc.exitcode
+        self.conn.close()
+        with _live_lock:
+            _live.discard(self)
+
+    @property
+    def alive(self) -> bool:
+        return self.exitcode is None
+
+
+def kill_all() -> int:
+    """Kill every worker that is still registered; returns how many there were."""
+    with _live_lock:
+        workers = list(_live)
+    for w in workers:
+        with contextlib.suppress(Exception):
+            w.kill()
+    return len(workers)
+
+
+def stop_forkserver(timeout: float = 10.0) -> None:
+    """Stop this process's forkserver and reap it: a command's last act, so that nothing
+    it started outlives it even for the moment the forkserver would take to notice its
+    parent is gone. No worker can start in this process afterwards."""
+    with _ctx_lock:
+        if _ctx is None:
+            return
+        for child in psutil.Process().children():
+            with contextlib.suppress(psutil.Error):
+                if "multiprocessing.forkserver" in " ".join(child.cmdline()):
+                    child.terminate()  # it forks nothing now: every worker is reaped
+                    try:
+                        child.wait(timeout)
+                    except psutil.TimeoutExpired:
+                        child.kill()
+                        child.wait(timeout)

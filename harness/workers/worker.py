@@ -1,0 +1,170 @@
+"""The worker: one process that runs (or continues) one scenario on one runtime.
+
+It runs in a child of the forkserver, in a session of its own so that the whole
+process group can be killed at once. It talks to the engine over one pipe:
+  worker -> engine  ("gate", name) ("trace", name) ("ack", result) ("done", results)
+                    ("error", kind, message)
+  engine -> worker  ("release", name)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+import signal
+import threading
+import traceback
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from killpoint.adapters.checkpoint_gates import CheckpointGates
+from killpoint.adapters.registry import load_adapter
+from killpoint.scenarios import Fault, Ledger, RunResult, ScriptedModel, drive, gates
+from killpoint.values.scenario_refs import resolve_scenario
+
+LEDGER = "ledger.jsonl"
+MODEL_STATE = "model"
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    runtime: str
+    scenario: str
+    mode: str
+    store_url: str
+    work_dir: str
+    session_id: str
+    log_name: str = "worker"
+    resume_at: int | None = None
+    start_at: int = 0
+    gates: tuple[str, ...] = ()
+    release: bool = False  # armed gates wait for ("release", name) instead of forever
+    trace: bool = False
+    # Send every checkpoint's `writing` and `landed` gate as a trace message (a mode whose
+    # writes lag: the engine confirms a point from what the worker says has landed).
+    checkpoint_trace: bool = False
+    checkpoint_offset: int = 0
+    lease_seconds: float = 30.0
+    faults: tuple[Fault, ...] = ()
+
+
+class _Channel:
+    """The worker's end of the pipe. Gates are hit from several threads at once."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self._send_lock = threading.Lock()
+        self._released: dict[str, threading.Event] = {}
+        self._events_lock = threading.Lock()
+
+    def send(self, message: tuple[Any, ...]) -> None:
+        with self._send_lock:
+            self.conn.send(message)
+
+    def announce(self, name: str) -> None:
+        self.send(("gate", name))
+
+    def trace(self, name: str) -> None:
+        self.send(("trace", name))
+
+    def ack(self, result: RunResult) -> None:
+        self.send(("ack", asdict(result)))
+
+    def _event(self, name: str) -> threading.Event:
+        with self._events_lock:
+            return self._released.setdefault(name, threading.Event())
+
+    def wait(self, name: str) -> None:
+        self._event(name).wait()
+
+    def listen(self) -> None:
+        """Read releases for as long as the engine holds the pipe open. When the pipe
+        closes, the engine is gone (killed, crashed): a worker parked at a gate would
+        wait forever, so it exits instead of outliving its engine."""
+        while True:
+            try:
+                kind, name = self.conn.recv()
+            except (EOFError, OSError):
+                os._exit(3)
+            if kind == "release":
+                self._event(name).set()
+
+
+def worker_main(spec: WorkerSpec, conn: Connection) -> None:
+    # The forkserver turned the collector off (killpoint.workers.forkserver.gc_off); the runtime under
+    # test gets it back.
+    gc.enable()
+    # A session of its own: the engine kills the process group, never a stray pid.
+    os.setsid()
+    # Out of the engine's group, no Ctrl-C meant for the engine reaches it: the runtime
+    # gets Python's usual handler back (killpoint.workers.forkserver.signals ignored it).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    work = Path(spec.work_dir)
+    log_fd = os.open(work / f"{spec.log_name}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    os.dup2(log_fd, 1)
+    os.dup2(log_fd, 2)
+    channel = _Channel(conn)
+    profile_dir = os.environ.get("KILLPOINT_PROFILE_DIR")
+    try:
+        if profile_dir:  # for performance work: one cProfile dump per worker
+            import cProfile
+
+            profiler = cProfile.Profile()
+            results = profiler.runcall(_run, spec, channel, work)
+            profiler.dump_stats(os.path.join(profile_dir, f"{spec.log_name}-{os.getpid()}.prof"))
+        else:
+            results = _run(spec, channel, work)
+    except BaseException as exc:
+        traceback.print_exc()
+        channel.send(("error", type(exc).__name__, str(exc)[:2000]))
+        os._exit(1)
+    channel.send(("done", [asdict(r) for r in results]))
+    os._exit(0)  # no atexit work: the engine has everything it needs
+
+
+def _run(spec: WorkerSpec, channel: _Channel, work: Path) -> list[RunResult]:
+    from killpoint.workers import warm  # noqa: F401  (a no-op when the forkserver preloaded it)
+
+    adapter = load_adapter(spec.runtime)
+    adapter.instrument(CheckpointGates(spec.checkpoint_offset))
+    scenario = resolve_scenario(spec.scenario)
+    threading.Thread(target=channel.listen, daemon=True).start()
+    gates.configure(
+        spec.gates,
+        announce=channel.announce,
+        wait=channel.wait if spec.release else None,
+        tracer=channel.trace if spec.trace else _writes(channel) if spec.checkpoint_trace else None,
+    )
+    model = ScriptedModel(
+        scenario.script, work / MODEL_STATE, faults=(*scenario.faults, *spec.faults)
+    )
+    ledger = Ledger(work / LEDGER, scenario.name)
+    driver = adapter.driver(
+        scenario, spec.store_url, spec.mode, ledger, lease_seconds=spec.lease_seconds
+    )
+    with model:
+        return asyncio.run(
+            drive(
+                scenario,
+                driver,
+                model,
+                session_id=spec.session_id,
+                resume_at=spec.resume_at,
+                start_at=spec.start_at,
+                on_result=channel.ack,
+            )
+        )
+
+
+def _writes(channel: _Channel) -> Callable[[str], None]:
+    """A tracer that sends only the gates where a checkpoint's write begins and lands."""
+
+    def trace(name: str) -> None:
+        if name.startswith("checkpoint:") and not gates.base_name(name).endswith(":committing"):
+            channel.trace(name)
+
+    return trace

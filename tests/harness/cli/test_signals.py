@@ -1,0 +1,155 @@
+"""How `killpoint matrix` ends when it is told to stop, or killed: real signals to a real
+process, and nothing it started may outlive it."""
+
+# ruff: noqa: SIM300
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.harness.ticking_campaign import TickingCampaign
+
+REPO = Path(__file__).resolve().parents[3]
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """A TMPDIR of the campaign's own (short: the forkserver's socket lives there), to see
+    that no killpoint-* or pymp-* folder is left in it."""
+    folder = Path(tempfile.mkdtemp(prefix="kps-", dir="/tmp"))
+    try:
+        yield folder
+    finally:
+        subprocess.run(["rm", "-rf", str(folder)], check=False)
+
+
+def campaign(tmp: Path, temp: Path, *extra: str) -> TickingCampaign:
+    """In a session of its own, as a shell with job control starts it, with its own TMPDIR."""
+    return TickingCampaign(
+        tmp, "--timeout", "60", *extra, env={"TMPDIR": str(temp)}, new_session=True
+    )
+
+
+def assert_gone(family: list[psutil.Process]) -> None:
+    _, alive = psutil.wait_procs(family, timeout=30)
+    assert [] == [(p.pid, p.status()) for p in alive if p.is_running()]
+
+
+@pytest.mark.parametrize(
+    ("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGINT, 130)]
+)
+def test_a_stopped_campaign_writes_what_finished_and_leaves_nothing(
+    tmp_path: Path, short_tmp: Path, signum: int, status: int
+) -> None:
+    """SIGTERM (a cancelled CI job), SIGHUP (a closed terminal), Ctrl-C (SIGINT to the
+    whole process group, as a terminal sends it): the status is 128 + the signal, the JSON
+    holds the cells that finished, no killpoint-* or pymp-* folder is left, every kept
+    folder is named in the JSON, no traceback, and no process of the campaign is left."""
+    run = campaign(tmp_path, short_tmp, "--points", "all", "--keep", "failed")
+    run.ticks(2 * 3 + 10)
+    family = run.family()
+    if signum == signal.SIGINT:
+        os.killpg(run.proc.pid, signum)
+    else:
+        run.proc.send_signal(signum)
+    _, err = run.finish()
+    assert status == run.proc.returncode, err
+    assert "Traceback" not in err, err
+    document = json.loads(run.json.read_text())
+    assert document["interrupted"] is True
+    assert 0 < len(document["cells"]) < document["summary"]["planned"]
+    kept = {c["kept"] for c in document["cells"] if c.get("kept")}
+    left = [
+        p for p in short_tmp.rglob("*") if p.parent == short_tmp or p.parent.parent == short_tmp
+    ]
+    # Everything under a folder nobody names, and the cells the JSON holds: what a
+    # failure needs to be read.
+    unnamed = [str(p) for p in short_tmp.rglob("*") if not any(str(p).startswith(k) for k in kept)]
+    cells = [(c["id"], c["verdict"]) for c in document["cells"]]
+    for path in left:
+        assert str(path) in kept or any(k.startswith(str(path)) for k in kept), (unnamed, cells)
+    assert not [p for p in short_tmp.iterdir() if p.name.startswith("pymp-")]
+    assert_gone(family)
+
+
+def test_no_queued_cell_starts_after_an_interrupt(tmp_path: Path, short_tmp: Path) -> None:
+    """With every cell's folder kept, the folders made are the cells that finished plus
+    at most the ones in flight (two workers): nothing queued started after Ctrl-C, and
+    the cells cut short left no folder."""
+    work = tmp_path / "work"
+    run = campaign(tmp_path, short_tmp, "--points", "all", "--keep", "all", "--work-dir", str(work))
+    run.ticks(2 * 3 + 6)
+    os.killpg(run.proc.pid, signal.SIGINT)
+    _, err = run.finish()
+    assert 130 == run.proc.returncode, err
+    cells = json.loads(run.json.read_text())["cells"]
+    folders = [p for p in work.glob("*/*") if "baseline" not in p.name]
+    assert sorted(str(p) for p in folders) == sorted(c["kept"] for c in cells)
+
+
+def test_sigkill_of_the_command_leaves_no_forkserver_nor_worker(
+    tmp_path: Path, short_tmp: Path
+) -> None:
+    """SIGKILL gives the command no chance to clean up: its forkserver sees its parent
+    gone and kills every worker it forked, a paused (SIGSTOPped) one included."""
+    run = campaign(tmp_path, short_tmp, "--points", "sigstop")
+    run.ticks(2 * 3 + 1)
+    paused: list[psutil.Process] = []
+    while not paused:  # a sigstop cell pauses its first worker: wait for that state
+        ready, _, _ = select.select([run.fd], [], [], 0.05)
+        if ready:
+            os.read(run.fd, 4096)
+        paused = [p for p in run.family() if p.status() == psutil.STATUS_STOPPED]
+        assert run.proc.poll() is None, "the campaign ended before a worker was paused"
+    family = run.family()
+    forkserver = [
+        p for p in family if p.ppid() == run.proc.pid and "forkserver" in " ".join(p.cmdline())
+    ]
+    assert forkserver
+    run.proc.send_signal(signal.SIGKILL)
+    run.finish()
+    assert_gone(family)
+
+
+def test_ctrl_c_during_start_up_exits_130_quietly(tmp_path: Path, short_tmp: Path) -> None:
+    """Ctrl-C while the user's runtime module is being imported (before any cell): exit
+    130, no traceback, nothing written."""
+    fifo = tmp_path / "importing"
+    os.mkfifo(fifo)
+    (tmp_path / "slow_runtime.py").write_text(
+        "import os, threading\n"
+        "with open(os.environ['KILLPOINT_TEST_FIFO'], 'w') as f:\n"
+        "    f.write('importing\\n')\n"
+        "threading.Event().wait()\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "killpoint.cli.main", "matrix", "--runtime", "slow_runtime:adapter",
+         "--json", str(tmp_path / "m.json"), "--report", str(tmp_path / "m.html")],
+        cwd=tmp_path, env={**os.environ, "KILLPOINT_TEST_FIFO": str(fifo), "TMPDIR": str(short_tmp),
+                           "PYTHONPATH": str(REPO)},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        with open(fifo) as f:
+            assert "importing\n" == f.readline()
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert 130 == proc.returncode, err
+    assert "" == err.strip()
+    assert not (tmp_path / "m.json").exists()

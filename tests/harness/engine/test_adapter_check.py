@@ -1,0 +1,132 @@
+"""`killpoint check-adapter`: each check catches its own broken adapter, and only that one."""
+
+# ruff: noqa: SIM300
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from killpoint.engine.adapter_check import (
+    FAIL,
+    NAMES,
+    PASS,
+    SKIP,
+    engine_for,
+    mid_run_checkpoints,
+    run_checks,
+)
+from killpoint.engine.options import runtime_adapter
+from killpoint.scenarios import gates
+from killpoint.values.modes import find
+from killpoint.values.scenario_refs import resolve_scenario
+
+REPO = Path(__file__).resolve().parents[3]
+BROKEN = "tests.harness.broken_adapters"
+
+pytestmark = pytest.mark.slow
+
+
+def statuses(runtime: str, tmp_path: Path, mode: str = "tool-batch") -> dict[str, str]:
+    engine = engine_for("sqlite", 30.0, tmp_path)
+    adapter = runtime_adapter(runtime)
+    row = (runtime, "research", mode, "sqlite")
+    checks = run_checks(engine, row, resolve_scenario("research"), find(adapter.modes, mode))
+    assert list(NAMES) == [c.name for c in checks]
+    for c in checks:
+        assert c.status in (PASS, FAIL, SKIP)
+        assert (c.status == FAIL) == bool(c.hint), c  # a failure always has its hint
+    return {c.name: c.status for c in checks}
+
+
+def test_the_reference_adapter_passes_every_check(tmp_path: Path) -> None:
+    assert {n: PASS for n in NAMES} == statuses("reference", tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("broken", "caught_by"),
+    [
+        ("Unnormal", "normal form"),
+        ("Ungated", "checkpoint gates"),
+        ("Overcounting", "progress"),
+        ("Misdeclared", "mode"),
+        ("Stamped", "deterministic"),
+        ("Unresumable", "resume"),
+    ],
+)
+def test_each_broken_adapter_fails_only_its_own_check(
+    broken: str, caught_by: str, tmp_path: Path
+) -> None:
+    found = statuses(f"{BROKEN}:{broken}", tmp_path)
+    assert [caught_by] == [n for n, s in found.items() if s == FAIL], found
+    # Checks before it passed; checks after it passed or were skipped for its sake.
+    before = NAMES[: NAMES.index(caught_by)]
+    assert all(found[n] == PASS for n in before if n != "resume"), found
+
+
+def test_a_baseline_that_cannot_run_skips_every_other_check(tmp_path: Path) -> None:
+    found = statuses(f"{BROKEN}:NeverStarts", tmp_path)
+    assert FAIL == found["baseline"]
+    assert {SKIP} == {found[n] for n in NAMES[1:]}
+
+
+def check_adapter(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "killpoint.cli.main", "check-adapter", *args],
+        cwd=REPO, capture_output=True, text=True, timeout=240, env=dict(os.environ),
+    )  # fmt: skip
+
+
+def test_the_command_prints_a_line_per_check_and_a_hint_per_failure() -> None:
+    result = check_adapter("--runtime", f"{BROKEN}:Overcounting")
+    assert 1 == result.returncode, result.stderr
+    lines = result.stdout.splitlines()
+    assert (
+        "checking tests.harness.broken_adapters:Overcounting/research/tool-batch/sqlite"
+        == (lines[0])
+    )
+    assert [n for n in NAMES] == [line[6:].split("  ")[0].strip() for line in lines if
+                                  line[:4] in ("PASS", "FAIL", "SKIP")]  # fmt: skip
+    failed = next(n for n, line in enumerate(lines) if line.startswith("FAIL"))
+    assert "progress() said 6 after the baseline; 5 checkpoint(s) landed" in lines[failed]
+    assert "hint: progress(store_url, session_id) counts" in lines[failed + 1]
+    assert "1 check(s) failed" == lines[-1]
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["--runtime", "kp_no_such_module:adapter"], "pythonpath = ."),
+        (["--runtime", "reference", "--mode", "fast"], "--mode='fast': not a mode"),
+        (["--runtime", "reference", "--scenario", "nope"], "--scenario='nope': unknown scenario"),
+        (["--runtime", "langgraph", "--scenario", "cancel"], "no run cancellation"),
+        (["--runtime", f"{BROKEN}:Ungated", "--timeout", "0"], "--timeout='0'"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args: list[str], named: str) -> None:
+    result = check_adapter(*args)
+    assert 2 == result.returncode
+    assert named in result.stderr
+    assert 1 == len(result.stderr.strip().splitlines()), result.stderr
+    assert "" == result.stdout
+
+
+def test_a_lagging_mode_counts_checkpoints_landed_while_the_next_turn_runs() -> None:
+    """LangGraph's async durability lands a batch's checkpoint while the next model turn
+    is already under way, never right after the tool call: declared `writes_lag`, that
+    is a mid-run checkpoint; a checkpoint landing only once the last turn began is not."""
+    fetch = gates.tool_gate("fetch", {"url": "a"}, "finished")
+    trace = [
+        gates.model_gate(1),
+        fetch,
+        gates.model_gate(2),
+        gates.checkpoint_gate(1, "landed"),
+        gates.model_gate(3),
+        gates.checkpoint_gate(2, "landed"),
+    ]
+    assert (0, 1) == (mid_run_checkpoints(trace), mid_run_checkpoints(trace, lagging=True))
+    at_rest_only = [gates.model_gate(1), fetch, gates.model_gate(2), *trace[-1:]]
+    assert 0 == mid_run_checkpoints(at_rest_only, lagging=True)

@@ -1,0 +1,187 @@
+"""The one option model: every option parsed and checked once, the same reason for the
+same bad value whichever front end was given it (the CLI, the plugin, `crash.check`)."""
+
+# ruff: noqa: SIM300
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from killpoint.engine.options import (
+    CampaignConfig,
+    OptionError,
+    parse_points,
+    runtime_adapter,
+    split_list,
+)
+
+pytest_plugins = ["pytester"]
+REPO = Path(__file__).resolve().parents[3]
+
+
+def build_agent(name: str) -> None:
+    """An Agent factory that was never wrapped in agent_adapter."""
+
+
+def refused(**given: object) -> OptionError:
+    with pytest.raises(OptionError) as info:
+        config = CampaignConfig.from_options(**given)
+        config.check()
+    return info.value
+
+
+class TestParsing:
+    def test_lists_take_commas_spaces_or_both(self) -> None:
+        assert ("tool-batch", "tool", "runs") == split_list(" tool-batch, tool\n runs,")
+        assert () == split_list("  ")
+
+    def test_defaults_parse_to_a_config(self) -> None:
+        config = CampaignConfig.from_options()
+        assert ("reference", (), 1, "all") == (
+            config.runtime,
+            config.modes,
+            config.depth,
+            str(config.points),
+        )
+
+    @pytest.mark.parametrize(
+        ("given", "option", "reason"),
+        [
+            ({"timeout": "nan"}, "timeout", "give a finite number of seconds above 0"),
+            ({"timeout": "inf"}, "timeout", "give a finite number of seconds above 0"),
+            ({"timeout": "0"}, "timeout", "give a finite number of seconds above 0"),
+            (
+                {"scenarios": ","},
+                "scenarios",
+                "names nothing; leave the option out to mean every one",
+            ),
+            ({"modes": " , "}, "modes", "names nothing; leave the option out to mean every one"),
+            (
+                {"points": ","},
+                "points",
+                "selects nothing; choose from boundaries, kills, faults, power-loss, restarts, all",
+            ),
+            ({"depth": "3"}, "depth", "give a whole number from 1 to 2"),
+            ({"workers": "0"}, "workers", "give a whole number at least 1"),
+            ({"seed": "x"}, "seed", "give a whole number"),
+            ({"keep": "some"}, "keep", "not a keep policy; choose from none, failed, all"),
+        ],
+    )
+    def test_a_bad_value_names_the_option_and_why(
+        self, given: dict[str, str], option: str, reason: str
+    ) -> None:
+        error = refused(**given)
+        assert (option, reason) == (error.option, error.reason[: len(reason)])
+
+    def test_a_point_selection_is_parsed_once_into_kinds_and_points(self) -> None:
+        selection = parse_points("boundaries,mid-model,mid-batch:1:0")
+        assert ("after-checkpoint", "mid-model") == selection.kinds
+        assert ["mid-batch:1:0"] == [str(p) for p in selection.explicit]
+        assert 20 == parse_points("random:20").sample
+
+
+class TestEnvironment:
+    def test_a_built_in_runtime_loads(self) -> None:
+        adapter = runtime_adapter("reference")
+        assert ("runs", "tool-batch", "tool") == tuple(m.name for m in adapter.modes)
+
+    def test_an_unknown_runtime_is_refused_with_the_choices(self) -> None:
+        error = refused(runtime="nope")
+        assert error.reason.startswith("unknown runtime 'nope'; choose from reference")
+
+    def test_a_missing_module_is_refused_with_the_hint_to_make_it_importable(self) -> None:
+        error = refused(runtime="kp_no_such_module:x")
+        assert "No module named 'kp_no_such_module'" in error.reason
+        assert "pythonpath = ." in error.reason
+        assert not error.text().count("killpoint:") > 1  # one prefix, never doubled
+
+    def test_a_module_that_raises_when_imported_is_named_with_what_it_raised(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        (tmp_path / "kp_raises.py").write_text("raise RuntimeError('no config file')\n")
+        (tmp_path / "kp_syntax.py").write_text("def broken(:\n")
+        monkeypatch.syspath_prepend(str(tmp_path))
+        assert "RuntimeError: no config file" in refused(runtime="kp_raises:adapter").reason
+        assert "SyntaxError" in refused(runtime="kp_syntax:adapter").reason
+        assert "RuntimeError: no config file" in refused(scenarios="kp_raises:FLOW").reason
+
+    def test_an_unwrapped_agent_factory_is_refused_with_the_fix(self) -> None:
+        error = refused(runtime=f"{__name__}:build_agent")
+        assert error.reason.startswith("loading it raised TypeError: ")
+        assert "decorate it with killpoint.agent_adapter" in error.reason
+
+    def test_a_mode_the_runtime_does_not_declare(self) -> None:
+        error = refused(modes="fast")
+        assert (
+            "modes",
+            "not a mode of runtime 'reference'; choose from runs, tool-batch, tool",
+        ) == (
+            error.option,
+            error.reason,
+        )
+
+
+# -- the same reason from each front end ----------------------------------------------------
+
+BAD = [
+    ("modes", "fast", "not a mode of runtime 'reference'; choose from runs, tool-batch, tool"),
+    ("points", "nowhere", "not a group (boundaries, kills, faults, power-loss, restarts, all)"),
+    ("runtime", "nosuch", "unknown runtime 'nosuch'; choose from reference"),
+    ("scenarios", "nosuch", "unknown scenario 'nosuch'"),
+    ("depth", "3", "give a whole number from 1 to 2"),
+    ("keep", "some", "not a keep policy; choose from none, failed, all"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("option", "value", "reason"), BAD)
+def test_cli_plugin_and_fixture_say_the_same(
+    pytester: pytest.Pytester, option: str, value: str, reason: str
+) -> None:
+    """For each option, the same bad value gets the same reason from the command line,
+    from pytest's option and from crash.check; each names the option its own way."""
+    cli = subprocess.run(
+        [sys.executable, "-m", "killpoint.cli.main", "matrix", f"--{option}", value,
+         "--json", str(pytester.path / "m.json"), "--report", str(pytester.path / "m.html")],
+        capture_output=True, text=True, timeout=120, cwd=REPO,
+    )  # fmt: skip
+    assert 2 == cli.returncode
+    assert f"killpoint: --{option}='{value}': {reason}" in cli.stderr
+
+    plugin = pytester.runpytest_subprocess("-p", "no:randomly", f"--crash-{option}={value}")
+    assert f"killpoint: --crash-{option}='{value}': {reason}" in plugin.stderr.str()
+
+    key = "scenario" if option == "scenarios" else option
+    pytester.makepyfile(
+        test_check=f"""
+        def test_check(crash):
+            crash.check({key}={value!r})
+        """
+    )
+    fixture = pytester.runpytest_subprocess("-p", "no:randomly", "test_check.py")
+    assert f"killpoint: crash.check {key}='{value}': {reason}" in fixture.stdout.str()
+
+
+@pytest.mark.slow
+def test_crash_check_of_a_module_that_is_not_importable_fails_in_one_line(
+    pytester: pytest.Pytester,
+) -> None:
+    """In a fresh project without `pythonpath = .`, crash.check("mypkg.mod:build") fails
+    the test with one line: the import error, one `killpoint:` prefix and the hint; no
+    traceback through killpoint's internals."""
+    (pytester.path / "tests").mkdir()
+    (pytester.path / "tests" / "test_mine.py").write_text(
+        "def test_mine(crash):\n    crash.check('mypkg.mod:build')\n"
+    )
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "tests")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    line = next(x for x in out.splitlines() if "crash.check runtime=" in x)
+    assert "No module named 'mypkg'" in line
+    assert "pythonpath = ." in line
+    assert 1 == line.count("killpoint:")
+    assert "During handling" not in out and "Traceback" not in out
+    assert "killpoint/options.py" not in out and "harness/engine/options.py" not in out

@@ -1,0 +1,105 @@
+"""What a `crash.check` reports: when it passes, its one-line summary, and the failure
+message that lists each unexpected cell with its replay command. (The fixture in a test
+run, markers and options included: test_pytest_plugin.py.)"""
+
+# ruff: noqa: SIM300
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from killpoint.plugin.crash_fixture import CrashResults
+from killpoint.values.cell import CellResult
+from killpoint.values.findings import Finding
+
+ROW = "shop.agents:build/shop.scenarios:REFUND/tool-batch/sqlite"
+OK = CellResult(
+    id=f"{ROW}/after-checkpoint:1",
+    runtime="shop.agents:build",
+    scenario="shop.scenarios:REFUND",
+    mode="tool-batch",
+    store="sqlite",
+    schedule=["after-checkpoint:1"],
+    verdict="ok",
+    expected=True,
+    replay=f"killpoint replay {ROW}/after-checkpoint:1",
+)
+DIVERGED = replace(
+    OK,
+    id=f"{ROW}/after-checkpoint:2",
+    schedule=["after-checkpoint:2"],
+    verdict="diverged",
+    expected=False,
+    detail="the resumed run ended RUNNING\nand more",
+    findings=[
+        Finding(
+            "status-differs", "runs[0] ends RUNNING resumed, COMPLETED in the baseline"
+        ).to_json()
+    ],
+    replay=f"killpoint replay {ROW}/after-checkpoint:2",
+)
+
+
+def results(*cells: CellResult, **fields: object) -> CrashResults:
+    values: dict[str, object] = {
+        "runtime": "shop.agents:build",
+        "scenarios": ("shop.scenarios:REFUND",),
+        "seed": 5,
+        "cells": list(cells),
+    }
+    values.update(fields)
+    return CrashResults(**values)  # type: ignore[arg-type]
+
+
+def test_ok_needs_cells_all_expected_and_every_baseline() -> None:
+    assert results(OK).ok
+    assert not results().ok  # a selection that planned nothing never passes
+    assert not results(OK, DIVERGED).ok
+    assert not results(OK, problems=["shop/REFUND/tool: boom"]).ok
+
+
+def test_cells_verdicts_and_the_unexpected_ones() -> None:
+    found = results(OK, DIVERGED)
+
+    assert [OK, DIVERGED] == list(found)
+    assert 2 == len(found)
+    assert [DIVERGED] == found.unexpected
+    assert {OK.id: "ok", DIVERGED.id: "diverged"} == found.verdicts()
+
+
+def test_the_summary_counts_verdicts() -> None:
+    assert (
+        "killpoint: shop.agents:build on shop.scenarios:REFUND: 3 cells "
+        "(1 diverged, 2 ok), 1 unexpected, seed 5"
+    ) == str(results(OK, OK, DIVERGED))
+    assert (
+        "killpoint: shop.agents:build on a, b: 0 cells (no cells), 0 unexpected, seed 5"
+    ) == str(results(scenarios=("a", "b")))
+
+
+def test_the_failure_message_lists_each_unexpected_cell_and_how_to_rerun() -> None:
+    found = results(OK, DIVERGED, problems=["shop/REFUND/runs: boom"], work_root=Path("/tmp/kp-1"))
+
+    assert [
+        str(found),
+        "  baseline failed: shop/REFUND/runs: boom",
+        f"  diverged    {DIVERGED.id}",
+        "              status-differs: runs[0] ends RUNNING resumed, COMPLETED in the baseline",
+        f"              replay: {DIVERGED.replay}",
+        "  rerun with --crash-seed 5",
+        "  kept cells (store, ledger, worker logs) under /tmp/kp-1",
+    ] == found.failure_message().splitlines()
+
+
+def test_every_finding_of_a_cell_is_listed_up_to_four() -> None:
+    many = [Finding("messages-differ", f"difference {n}").to_json() for n in range(6)]
+    lines = results(replace(DIVERGED, findings=many)).failure_message().splitlines()
+    assert "              messages-differ: difference 3" in lines
+    assert "              ... and 2 more finding(s) in the JSON" in lines
+
+
+def test_no_cells_says_why() -> None:
+    assert [
+        str(results()),
+        "  no cells: the selection planned nothing (check points= and modes=)",
+    ] == results().failure_message().splitlines()

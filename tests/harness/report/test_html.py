@@ -1,0 +1,1058 @@
+"""The HTML crash-matrix report, parsed: matrix rows and columns, verdict classes, filters,
+the header, missed cells, skipped rows, and every piece of run content escaped.
+
+The page is parsed with `html.parser` into a small element tree; text and attribute values
+come back unescaped, so run content that shows up as *text* was escaped in the source, and
+run content that became an *element* or an *attribute* was not.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import hashlib
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from killpoint import kinds
+from killpoint.cli.main import main as killpoint
+from killpoint.judge.groups import Accepted, apply_accepted, group_findings
+from killpoint.report.html import STDERR_CHARS, render_report, visible
+from killpoint.scenarios.builtin.hostile_content import PAYLOADS
+from killpoint.values.cell import CellResult
+from killpoint.values.findings import KINDS as FINDING_KINDS
+from killpoint.values.findings import RANK, VERDICTS, Finding
+from tests.benchmarks.report_size import SIZE_LIMIT, summary_of, synthetic_document
+
+VOID = {"meta", "input", "br", "img", "hr", "link", "area", "base", "col", "source", "wbr"}
+
+
+@dataclass
+class Element:
+    tag: str
+    attrs: dict[str, str]
+    children: list[Element | str] = field(default_factory=list)
+    parent: Element | None = None
+
+    @property
+    def text(self) -> str:
+        return "".join(c if isinstance(c, str) else c.text for c in self.children)
+
+    @property
+    def classes(self) -> set[str]:
+        return set(self.attrs.get("class", "").split())
+
+    def iter(self) -> Iterator[Element]:
+        yield self
+        for c in self.children:
+            if isinstance(c, Element):
+                yield from c.iter()
+
+    def find_all(self, tag: str | None = None, cls: str | None = None) -> list[Element]:
+        return [
+            e
+            for e in self.iter()
+            if (tag is None or e.tag == tag) and (cls is None or cls in e.classes)
+        ]
+
+    def by_id(self, ident: str) -> Element:
+        found = [e for e in self.iter() if e.attrs.get("id") == ident]
+        assert len(found) == 1, f"{len(found)} elements with id {ident!r}"
+        return found[0]
+
+
+class TreeBuilder(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.root = Element("#document", {})
+        self.current = self.root
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        element = Element(tag, {k: v or "" for k, v in attrs}, parent=self.current)
+        self.current.children.append(element)
+        if tag not in VOID:
+            self.current = element
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.current.children.append(Element(tag, {k: v or "" for k, v in attrs}, self.current))
+
+    def handle_endtag(self, tag: str) -> None:
+        node: Element | None = self.current
+        while node is not None and node.tag != tag:
+            node = node.parent
+        assert node is not None and node.parent is not None, f"stray </{tag}>"
+        self.current = node.parent
+
+    def handle_data(self, data: str) -> None:
+        self.current.children.append(data)
+
+
+def differs(path: Any, baseline: Any, actual: Any) -> list[dict[str, Any]]:
+    """The findings of a cell whose one difference is at `path`."""
+    return [
+        {"kind": "run-differs", "severity": "medium", "verdict": "diverged", "expected": False,
+         "sentence": f"{path} differs", "path": path, "tool": None, "expected_value": baseline,
+         "actual_value": actual, "evidence": [], "group": "run-differs:-:-"}
+    ]  # fmt: skip
+
+
+def parse(html: str) -> Element:
+    builder = TreeBuilder()
+    builder.feed(html)
+    builder.close()
+    return builder.root
+
+
+def data_of(page: Element) -> dict[str, Any]:
+    return json.loads(page.by_id("kp-data").text)
+
+
+# -- documents -------------------------------------------------------------------------------
+
+
+def cell(
+    scenario: str,
+    mode: str,
+    schedule: list[str],
+    verdict: str = "ok",
+    expected: bool = True,
+    **extra: Any,
+) -> dict[str, Any]:
+    cell_id = "/".join(("reference", scenario, mode, "sqlite", "+".join(schedule)))
+    base: dict[str, Any] = {
+        "id": cell_id,
+        "runtime": "reference",
+        "scenario": scenario,
+        "mode": mode,
+        "store": "sqlite",
+        "schedule": schedule,
+        "verdict": verdict,
+        "expected": expected,
+        "duplicates": 0,
+        "bound": 1,
+        "seconds": 0.25,
+        "detail": "",
+        "findings": [],
+        "store_at_crash": None,
+        "stderr_tail": "",
+        "timeline": [
+            [0.001, "worker started (pid 10)", "start", "worker"],
+            [0.1, "worker killed (exit -9)", "kill", "worker"],
+        ],
+        "exit_codes": [-9, 0],
+        "replay": f"killpoint replay {cell_id}",
+        "kept": None,
+    }
+    base.update(extra)
+    return base
+
+
+def document(cells: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "schema": "killpoint.matrix/1",
+        "command": "killpoint matrix --scenarios research,parallel-fetch --seed 42",
+        "seed": 42,
+        "runtime": "reference",
+        "store": "sqlite",
+        "modes": ["runs", "tool-batch", "tool"],
+        "points": "all",
+        "depth": 2,
+        "versions": {"python": "3.11.7", "killpoint": "0.1.0", "openai": "3.57.0"},
+        "interrupted": False,
+        "summary": summary_of(cells, 12.5),
+        "excluded_from_comparison": ["run_id", "created_at"],
+        "skipped": [],
+        "baselines": [],
+        "cells": cells,
+    }
+    doc.update(extra)
+    return doc
+
+
+@pytest.fixture
+def small() -> dict[str, Any]:
+    return document(
+        [
+            # out of column order on purpose: the report orders them
+            cell("research", "tool-batch", ["sigstop:1"], "duplicated", False, duplicates=2),
+            cell("research", "tool-batch", ["after-checkpoint:2"]),
+            cell("research", "tool-batch", ["mid-batch:1:0"], duplicates=1),
+            cell("research", "tool-batch", ["after-checkpoint:1"], "diverged", False),
+            cell("research", "tool-batch", ["after-checkpoint:2", "mid-model:1"]),
+            cell("research", "runs", ["after-checkpoint:1"], "lost", True),
+            cell("research", "runs", ["model-500:1"]),
+            cell("research", "runs", ["mid-commit:1"], "missed", False),
+            cell("parallel-fetch", "tool", ["after-checkpoint:1"], "corrupt", False),
+            cell("parallel-fetch", "tool", ["mid-model:2"], "unresumable", False),
+            cell("parallel-fetch", "tool", ["double-resume:1"], "hung", False),
+        ],
+        skipped=[
+            {"runtime": "reference", "scenario": "parallel-fetch", "mode": "runs", "reason": "no"}
+        ],
+    )
+
+
+# -- the matrix ------------------------------------------------------------------------------
+
+
+def test_columns_are_boundaries_then_in_step_points_then_faults_then_depth_two(small) -> None:
+    page = parse(render_report(small))
+    matrix = page.by_id("matrix")
+    columns = [th.attrs["title"] for th in matrix.find_all("th", "col")]
+    assert columns == [
+        "after-checkpoint:1",
+        "after-checkpoint:2",
+        "mid-batch:1:0",
+        "mid-model:2",
+        "mid-commit:1",
+        "sigstop:1",
+        "double-resume:1",
+        "model-500:1",
+        "after-checkpoint:2+mid-model:1",
+    ]
+    assert [th.text for th in matrix.find_all("th", "col")] == [
+        "1",
+        "2",
+        "1:0",
+        "2",
+        "1",
+        "1",
+        "1",
+        "1",
+        "2+1",
+    ]
+    groups = [(th.text, th.attrs["colspan"]) for th in matrix.find_all("th", "grp")]
+    assert groups == [
+        ("after-checkpoint", "2"),
+        ("mid-batch", "1"),
+        ("mid-model", "1"),
+        ("mid-commit", "1"),
+        ("sigstop", "1"),
+        ("double-resume", "1"),
+        ("model-500", "1"),
+        ("after-checkpoint → mid-model", "1"),
+    ]
+
+
+def test_rows_are_runtime_scenario_mode_store_with_verdict_classes(small) -> None:
+    page = parse(render_report(small))
+    rows = page.by_id("matrix").find_all("tbody")[0].find_all("tr")
+    keys = [(r.attrs["data-scenario"], r.attrs["data-mode"], r.attrs["data-store"]) for r in rows]
+    # modes in the campaign's order; scenarios in the order they first appear
+    assert keys == [
+        ("research", "runs", "sqlite"),
+        ("research", "tool-batch", "sqlite"),
+        ("parallel-fetch", "runs", "sqlite"),
+        ("parallel-fetch", "tool", "sqlite"),
+    ]
+    assert [r.attrs["data-unexp"] for r in rows] == ["1", "2", "0", "3"]
+
+    def cells(row: Element) -> list[tuple[str, ...]]:
+        out = []
+        for td in row.find_all("td")[:-1]:  # the last is the row's unexpected count
+            verdict = next((c for c in td.classes if c.startswith("v-")), "")
+            kind = "x" if "x" in td.classes else "e" if "e" in td.classes else ""
+            out.append((verdict, kind, td.text) if verdict else ("",))
+        return out
+
+    assert cells(rows[1]) == [
+        ("v-diverged", "x", "≠"),
+        ("v-ok", "e", "✓"),
+        ("v-ok", "e", "✓1"),  # a duplicate badge within the bound
+        ("",),
+        ("",),
+        ("v-duplicated", "x", "×2"),
+        ("",),
+        ("",),
+        ("v-ok", "e", "✓"),
+    ]
+    assert cells(rows[0])[0] == ("v-lost", "e", "∅")
+    assert cells(rows[0])[4] == ("v-missed", "x", "?")
+    assert [c[:2] for c in cells(rows[3]) if c[0]] == [
+        ("v-corrupt", "x"),
+        ("v-unresumable", "x"),
+        ("v-hung", "x"),
+    ]
+    # duplicate counts as badges
+    badges = [b.text for b in rows[1].find_all("b")]
+    assert badges == ["1", "2"]
+    # every cell of the document is in the data block, once
+    data = data_of(page)
+    ids = {data["strings"][c["id"]] for c in data["cells"]}
+    assert ids == {c["id"] for c in small["cells"]}
+
+
+def test_each_button_opens_its_own_cell(small) -> None:
+    page = parse(render_report(small))
+    data = data_of(page)
+    for button in page.by_id("matrix").find_all("button"):
+        entry = data["cells"][int(button.attrs["data-c"])]
+        assert button.attrs["title"].startswith("+".join(entry["schedule"]) + ":")
+        assert entry["verdict"] in button.attrs["title"]
+
+
+def test_skipped_rows_show_their_reason(small) -> None:
+    page = parse(render_report(small))
+    row = next(r for r in page.by_id("matrix").find_all("tr") if "skipped" in r.classes)
+    assert (row.attrs["data-scenario"], row.attrs["data-mode"]) == ("parallel-fetch", "runs")
+    assert row.find_all("td", "skip")[0].text == "skipped: no"
+    listed = page.by_id("skipped")
+    assert [td.text for td in listed.find_all("td")] == [
+        "reference",
+        "parallel-fetch",
+        "runs",
+        "no",
+    ]
+
+
+def test_missed_cells_stand_out(small) -> None:
+    page = parse(render_report(small))
+    banner = page.by_id("missed-banner")
+    assert "the matrix did not exercise what it claims" in banner.text
+    assert [b.text for b in banner.find_all("button")] == [
+        "reference/research/runs/sqlite/mid-commit:1"
+    ]
+    assert (
+        "bad"
+        in next(
+            t for t in page.by_id("summary").find_all("div", "tile") if "missed" in t.text
+        ).classes
+    )
+
+    clean = document([c for c in small["cells"] if c["verdict"] != "missed"])
+    assert not [
+        e for e in parse(render_report(clean)).iter() if e.attrs.get("id") == "missed-banner"
+    ]
+
+
+def test_filters_unexpected_mode_runtime(small) -> None:
+    page = parse(render_report(small))
+    toggle = page.by_id("f-unexp")
+    assert (toggle.tag, toggle.attrs["type"]) == ("input", "checkbox")
+    modes = [o.attrs["value"] for o in page.by_id("f-mode").find_all("option")]
+    assert modes == ["", "runs", "tool-batch", "tool"]
+    runtimes = [o.attrs["value"] for o in page.by_id("f-runtime").find_all("option")]
+    assert runtimes == ["", "reference"]
+
+
+def test_header_has_the_campaign(small) -> None:
+    page = parse(render_report(small))
+    tiles = {
+        t.find_all("span")[-1].text: t.find_all("b")[0].text
+        for t in page.by_id("summary").find_all("div", "tile")
+    }
+    assert tiles == {
+        "cells": "11",
+        "unexpected": "6",
+        "expected losses": "1",
+        "duplicate effects": "3",
+        "missed": "1",
+        "duration": "12.5 s",
+        "cells per second": "0.88",
+    }
+    header = page.find_all("header")[0].text
+    for text in ("reference", "sqlite", "42", "python 3.11.7", "openai 3.57.0", "killpoint 0.1.0"):
+        assert text in header
+    assert page.by_id("command").text == small["command"]
+    assert page.by_id("status").text == "✗ 6 unexpected"
+
+
+def test_every_verdict_expected_says_so(small) -> None:
+    good = document([c for c in small["cells"] if c["expected"]])
+    page = parse(render_report(good))
+    assert page.by_id("status").text == "✓ every verdict expected"
+
+
+def test_an_interrupted_campaign_says_so(small) -> None:
+    small["interrupted"] = True
+    small["summary"]["planned"] = 40
+    text = parse(render_report(small)).find_all("body")[0].text
+    assert "Interrupted" in text and "11 cells that finished of 40 planned" in text
+
+
+def test_the_script_is_allowed_by_hash_and_nothing_else_is(small) -> None:
+    html = render_report(small)
+    page = parse(html)
+    scripts = page.find_all("script")
+    assert [s.attrs for s in scripts] == [{"type": "application/json", "id": "kp-data"}, {}]
+    csp = next(m for m in page.find_all("meta") if m.attrs.get("http-equiv"))
+    digest = base64.b64encode(hashlib.sha256(scripts[1].text.encode()).digest()).decode()
+    assert f"script-src 'sha256-{digest}';" in csp.attrs["content"]
+    assert "default-src 'none'" in csp.attrs["content"]
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html), (
+        "nothing from the network"
+    )
+
+
+def test_timeline_events_keep_their_kind_and_lane() -> None:
+    """Events are [t, text, kind, lane]; an entry written before kinds existed reads as a
+    harness note, and a kind the report does not know is drawn as a note."""
+    evidence = cell(
+        "research",
+        "tool",
+        ["after-checkpoint:1"],
+        "ok",
+        True,
+        timeline=[
+            [0.0, "plan: after-checkpoint:1"],
+            [0.01, "gate tool:search:abc:finished", "tool", "tools"],
+            [0.02, "strange", "no-such-kind", "resumer-b"],
+        ],
+    )
+    entry = data_of(parse(render_report(document([evidence]))))["cells"][0]
+    assert [[k, lane] for _, _, k, lane in entry["timeline"]] == [
+        ["other", "harness"],
+        ["tool", "tools"],
+        ["other", "resumer-b"],
+    ]
+
+
+def test_detail_data_has_the_evidence() -> None:
+    evidence = cell(
+        "research",
+        "tool",
+        ["after-checkpoint:3"],
+        "diverged",
+        False,
+        detail="session.runs[0].content: baseline 'a', resumed 'b'",
+        findings=differs("session.runs[0].content", "a", 7),
+        store_at_crash={"checkpoints": 3, "runs": [{"run": 1, "status": "RUNNING"}]},
+        stderr_tail="Traceback ...\nValueError: x",
+        kept="/tmp/killpoint-x",
+    )
+    data = data_of(parse(render_report(document([evidence]))))
+    entry = data["cells"][0]
+    s = data["strings"]
+    assert entry["schedule"] == ["after-checkpoint:3"]
+    assert (entry["verdict"], entry["expected"]) == ("diverged", False)
+    assert s[entry["detail"]] == evidence["detail"]
+    assert {k: s[v] for k, v in entry["diff"].items()} == {
+        "path": "session.runs[0].content",
+        "baseline": "a",
+        "actual": "7",
+    }
+    assert entry["store"] == {"checkpoints": 3, "runs": [{"run": 1, "status": "RUNNING"}]}
+    assert s[entry["stderr"]] == evidence["stderr_tail"]
+    assert [[t, s[i], k, lane] for t, i, k, lane in entry["timeline"]] == evidence["timeline"]
+    assert s[entry["replay"]] == evidence["replay"]
+    assert s[entry["kept"]] == "/tmp/killpoint-x"
+    assert entry["exit_codes"] == [-9, 0]
+
+
+# -- size ------------------------------------------------------------------------------------
+
+
+def test_stderr_tails_are_clipped_and_long_strings_stored_once() -> None:
+    long_tail = "\n".join(f"line {n} " + "x" * 60 for n in range(300))
+    cells = [
+        cell("research", "tool", [f"after-checkpoint:{k}"], stderr_tail=long_tail)
+        for k in range(1, 40)
+    ] + [cell("research", "tool", ["mid-model:1"], "diverged", False, stderr_tail=long_tail)]
+    data = data_of(parse(render_report(document(cells))))
+    tails = {data["strings"][c["stderr"]] for c in data["cells"]}
+    assert len(tails) == 2  # 39 expected cells share one clipped tail; the unexpected its own
+    short, longer = sorted(tails, key=len)
+    assert len(short) <= STDERR_CHARS["expected"] < len(longer) <= STDERR_CHARS["unexpected"]
+    assert long_tail.endswith(short) and long_tail.endswith(longer)
+    assert short.startswith("line ")  # cut at a line start
+    assert {c["stderr_full"] for c in data["cells"]} == {len(long_tail)}
+
+
+def test_two_thousand_cells_stay_under_five_megabytes() -> None:
+    doc = synthetic_document(2000)
+    html = render_report(doc)
+    size = len(html.encode("utf-8"))
+    assert len(doc["cells"]) == 2000
+    assert size < SIZE_LIMIT, f"{size} bytes"
+    page = parse(html)
+    assert len(page.by_id("matrix").find_all("button")) == 2000
+
+
+# -- escaping --------------------------------------------------------------------------------
+
+TRAP = "<script>window.__kp=1</script>"
+HOSTILE = (
+    f'{TRAP}<img src=x onerror="alert(1)"><svg onload=alert(2)></svg>'
+    '"><a href="javascript:alert(3)">x</a></script><!-- {{ 7*7 }} {% raw %} \x1b[31m'
+    "\u202egnp.exe\x00\ud800'"
+)
+
+
+def tags_and_attributes(page: Element) -> tuple[set[str], set[str]]:
+    elements = list(page.iter())[1:]
+    return {e.tag for e in elements}, {a for e in elements for a in e.attrs}
+
+
+def assert_nothing_raw(html: str, page: Element, benign: Element) -> None:
+    tags, attributes = tags_and_attributes(page)
+    benign_tags, benign_attributes = tags_and_attributes(benign)
+    assert tags <= benign_tags, f"new elements: {tags - benign_tags}"
+    assert attributes <= benign_attributes, f"new attributes: {attributes - benign_attributes}"
+    assert not any(a.startswith("on") for a in attributes)
+    assert not page.find_all("img") and not page.find_all("a") and not page.find_all("iframe")
+    assert len(page.find_all("script")) == 2
+    assert html.count("</script") == 2
+    assert html.count("<script") == 2
+    urls = ("href", "src", "action", "formaction", "xlink:href", "srcdoc", "data")
+    assert not [v for e in page.iter() for k, v in e.attrs.items() if k in urls]
+    assert "\x00" not in html and "\x1b" not in html and "\u202e" not in html
+
+
+def hostile_everywhere() -> dict[str, Any]:
+    cells = []
+    for n, (verdict, expected) in enumerate(
+        [("diverged", False), ("missed", False), (HOSTILE, False), ("ok", True)]
+    ):
+        c = cell(
+            f"hostile-content{HOSTILE}",
+            f"tool{HOSTILE}",
+            ["after-checkpoint:1"] if n != 2 else [f"after-checkpoint:{HOSTILE}"],
+            verdict,
+            expected,
+            runtime=f"reference{HOSTILE}",
+            store=f"sqlite{HOSTILE}",
+            id=f"reference/{HOSTILE}/{n}",
+            detail=HOSTILE,
+            findings=differs(HOSTILE, HOSTILE, {HOSTILE: [HOSTILE]}),
+            store_at_crash={"checkpoints": HOSTILE, "runs": [{HOSTILE: HOSTILE}]},
+            stderr_tail=HOSTILE,
+            timeline=[[0.0, HOSTILE], [0.2, f"{HOSTILE} started (pid 1)", "start", HOSTILE]],
+            exit_codes=[-9, HOSTILE],
+            replay=HOSTILE,
+            kept=HOSTILE,
+            duplicates=1,
+        )
+        cells.append(c)
+    doc = document(cells)
+    doc.update(
+        command=HOSTILE,
+        seed=HOSTILE,
+        runtime=HOSTILE,
+        store=HOSTILE,
+        modes=[HOSTILE, "tool"],
+        points=HOSTILE,
+        depth=HOSTILE,
+        versions={HOSTILE: HOSTILE},
+        excluded_from_comparison=[HOSTILE],
+        skipped=[{"runtime": HOSTILE, "scenario": HOSTILE, "mode": HOSTILE, "reason": HOSTILE}],
+        baselines=[
+            {
+                "runtime": HOSTILE,
+                "scenario": HOSTILE,
+                "mode": HOSTILE,
+                "store": HOSTILE,
+                "checkpoints": HOSTILE,
+                "seconds": HOSTILE,
+                "problem": HOSTILE,
+                "nondeterministic": HOSTILE,
+                "trace_note": HOSTILE,
+            }
+        ],
+    )
+    doc["schema"] = HOSTILE
+    doc["summary"]["by_verdict"][HOSTILE] = 1
+    for c in doc["cells"]:
+        c["findings"][0].update(evidence=[HOSTILE, HOSTILE], tool=HOSTILE, accepted=HOSTILE)
+        c.update(sides={"expected": HOSTILE, "actual": HOSTILE})
+        c.update(diff=[{"path": HOSTILE, "expected": HOSTILE, "actual": [HOSTILE]}])
+    doc["cells"][0]["accepted"] = True
+    doc["groups"] = [
+        {"key": HOSTILE, "kind": HOSTILE, "tool": HOSTILE, "path": HOSTILE, "severity": HOSTILE,
+         "verdict": HOSTILE, "meaning": HOSTILE, "count": HOSTILE, "cells": [HOSTILE, doc["cells"][0]["id"]],
+         "example": HOSTILE, "example_cell": doc["cells"][0]["id"], "replay": HOSTILE, "accepted": HOSTILE},
+        {"key": "run-differs:-:-", "kind": "run-differs", "verdict": "diverged", "severity": "medium",
+         "count": 1, "cells": [HOSTILE], "example": HOSTILE, "example_cell": HOSTILE, "replay": HOSTILE},
+    ]  # fmt: skip
+    doc["accepted"] = {
+        HOSTILE: {"reason": HOSTILE, "link": HOSTILE},
+        "x": {"reason": HOSTILE, "link": "javascript:alert(1)"},
+        "y": {"reason": HOSTILE, "link": f"https://example.org/{HOSTILE}"},
+        "z": HOSTILE,
+    }
+    return doc
+
+
+def test_hostile_strings_in_every_field_stay_text() -> None:
+    doc = hostile_everywhere()
+    html = render_report(doc)
+    page = parse(html)
+    # A benign page with the same parts (a missed banner, skipped rows, baselines).
+    benign_html = render_report(
+        document(
+            [
+                cell(
+                    "r",
+                    "tool",
+                    ["after-checkpoint:1"],
+                    "missed",
+                    False,
+                    findings=differs("runs[0].x", 1, 2),
+                    diff=[{"path": "session.x", "expected": 1, "actual": 2}],
+                )
+            ],
+            skipped=[{"runtime": "r", "scenario": "s", "mode": "m", "reason": "x"}],
+            baselines=[{"runtime": "r", "scenario": "s", "mode": "m", "store": "x"}],
+            accepted={"run-differs:-:-": {"reason": "known", "link": "not a web address"}},
+        )
+    )
+    benign = parse(benign_html)
+    assert_nothing_raw(html, page, benign)
+
+    shown = visible(HOSTILE)
+    # In the markup the hostile text is text: in the title, header, row labels, banner, tables.
+    assert page.find_all("title")[0].text.endswith(shown)
+    assert page.by_id("command").text == shown
+    rows = page.by_id("matrix").find_all("tbody")[0].find_all("tr")
+    assert {r.attrs["data-scenario"] for r in rows} == {shown, f"hostile-content{shown}"}
+    row = next(r for r in rows if r.attrs["data-scenario"] == f"hostile-content{shown}")
+    assert f"hostile-content{shown}" in row.find_all("th")[0].text
+    assert shown in page.by_id("missed-banner").text
+    assert shown in page.by_id("skipped").text and shown in page.by_id("baselines").text
+    assert shown in page.by_id("excluded").text
+    # An unknown verdict gets no class of its own making.
+    classes = {c for e in page.iter() for c in e.classes}
+    assert not any("<" in c or "onerror" in c for c in classes)
+    # Groups and accepted entries: text, never a link unless a plain web address.
+    groups = page.by_id("groups")
+    assert shown in groups.find_all("li", "group")[0].text
+    assert [g.text for g in groups.find_all("code", "g-replay")] == [shown, shown]
+    accepted = page.by_id("accepted")
+    assert shown in accepted.text and "javascript:alert(1)" in accepted.text
+    # In the data block it survives intact (the script shows it with textContent).
+    data = data_of(page)
+    strings = set(data["strings"])
+    assert shown in strings and f"{shown} started (pid 1)" in strings
+    assert {c["verdict"] for c in data["cells"]} >= {shown}
+    first = data["cells"][0]
+    assert first["sides"] == [shown, shown]
+    assert data["strings"][first["findings"][0]["ev"]] == f"{shown}\n{shown}"
+    assert [data["strings"][i] for i in first["whole"][0]] == [
+        shown,
+        shown,
+        visible(json.dumps([HOSTILE], ensure_ascii=False)),
+    ]
+
+
+def test_the_hostile_content_scenarios_payloads_appear_only_escaped() -> None:
+    """A diverged cell of the real hostile-content scenario carries its payloads as evidence."""
+    html_page = PAYLOADS["html"]
+    evidence = cell(
+        "hostile-content",
+        "tool-batch",
+        ["after-checkpoint:2"],
+        "diverged",
+        False,
+        detail=f"session.runs[0].content: baseline {html_page!r}",
+        findings=differs(
+            "session.runs[0].messages[2].content", html_page, PAYLOADS["ansi"] + PAYLOADS["nul"]
+        ),
+        stderr_tail=PAYLOADS["unicode"] + PAYLOADS["json"],
+        timeline=[[0.0, "worker started (pid 3)"], [0.1, f"gate tool:{html_page}:started"]],
+    )
+    html = render_report(document([evidence, cell("hostile-content", "tool", ["mid-model:1"])]))
+    page = parse(html)
+    for raw in ('<script>alert("pwned")</script>', 'onerror="alert(1)"', "<svg onload=", "<iframe"):
+        assert raw not in html
+    assert html.count("<script") == 2
+    assert not [e for e in page.iter() if any(a.startswith("on") for a in e.attrs)]
+    data = data_of(page)
+    s = data["strings"]
+    entry = data["cells"][0]
+    assert s[entry["diff"]["baseline"]] == html_page
+    assert s[entry["diff"]["actual"]] == visible(PAYLOADS["ansi"] + PAYLOADS["nul"])
+    assert "\\x1b[31mRED" in s[entry["diff"]["actual"]]
+    assert "\\x00" in s[entry["diff"]["actual"]]
+    assert "<U+202E>gnp.exe" in s[entry["stderr"]]
+    # the JSON block itself has no markup: < > & ' are \u escapes there
+    block = page.by_id("kp-data").text
+    assert "<" not in block and ">" not in block and "&" not in block
+
+
+def test_visible_writes_out_what_a_terminal_or_browser_would_interpret() -> None:
+    assert visible("a\x1b[31mb\x07\x00\r\n\tz\x7f") == "a\\x1b[31mb\\x07\\x00\\r\n\tz\\x7f"
+    assert visible("x\u202ey\u2066") == "x<U+202E>y<U+2066>"
+    assert visible("lone \ud800 surrogate") == "lone \ufffd surrogate"
+    assert visible({"a": [1]}) == '{"a": [1]}'
+    assert visible("emoji 👩‍💻 é") == "emoji 👩‍💻 é"
+
+
+def test_the_page_encodes_even_with_lone_surrogates() -> None:
+    doc = document([cell("research\ud800", "tool", ["after-checkpoint:1"], detail="\udfff")])
+    render_report(doc).encode("utf-8")  # strict: raises on a surrogate
+
+
+# -- the commands ----------------------------------------------------------------------------
+
+
+def test_killpoint_report_renders_a_saved_json(small, tmp_path: Path, capsys) -> None:
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps(small), encoding="utf-8")
+    out = tmp_path / "deep" / "out.html"
+    assert killpoint(["report", str(results), "-o", str(out)]) == 0
+    assert capsys.readouterr().out.strip() == str(out)
+    page = parse(out.read_text(encoding="utf-8"))
+    assert len(page.by_id("matrix").find_all("button")) == len(small["cells"])
+
+
+def test_documents_are_not_changed_by_rendering(small) -> None:
+    before = copy.deepcopy(small)
+    render_report(small)
+    assert small == before
+
+
+@pytest.mark.slow
+def test_killpoint_matrix_writes_the_report_next_to_the_json(tmp_path: Path) -> None:
+    """End to end: a real (tiny) campaign of the hostile-content scenario."""
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "killpoint.cli.main",
+            "matrix",
+            "--scenarios",
+            "hostile-content",
+            "--modes",
+            "runs,tool-batch",
+            "--points",
+            "after-checkpoint:1,mid-batch:1:0",
+            "--workers",
+            "2",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode in (0, 1), run.stderr[-3000:]
+    doc = json.loads((tmp_path / "reports" / "reference-matrix.json").read_text())
+    page = parse((tmp_path / "reports" / "reference-matrix.html").read_text(encoding="utf-8"))
+    buttons = page.by_id("matrix").find_all("button")
+    assert len(buttons) == len(doc["cells"]) >= 3
+    assert [
+        r.attrs["data-mode"] for r in page.by_id("matrix").find_all("tbody")[0].find_all("tr")
+    ] == [
+        "runs",
+        "tool-batch",
+    ]
+
+
+def test_a_cell_reported_twice_shows_the_worse_verdict() -> None:
+    twice = [
+        cell("research", "tool", ["after-checkpoint:1"]),
+        cell("research", "tool", ["after-checkpoint:1"], "diverged", False),
+        cell("research", "tool", ["after-checkpoint:1"]),
+    ]
+    page = parse(render_report(document(twice)))
+    row = page.by_id("matrix").find_all("tbody")[0].find_all("tr")[0]
+    assert [b.attrs["data-c"] for b in row.find_all("button")] == ["1"]
+    assert row.attrs["data-unexp"] == "1"
+
+
+# -- findings, groups, accepted cells ----------------------------------------------------------
+
+
+def finding(kind: str, sentence: str, path: str = "", **fields: Any) -> dict[str, Any]:
+    evidence = tuple(fields.pop("evidence", ()))
+    return Finding(kind, sentence, path=path, evidence=evidence, **fields).to_json()
+
+
+CHARGED = [
+    "charge_card started by pid 101 at +0.010 s, key k1",
+    "charge_card started by pid 102 at +0.480 s, key k2",
+]
+
+
+@pytest.fixture
+def grouped() -> dict[str, Any]:
+    """Two causes over four unexpected cells (one accepted), and an accepted entry that no
+    longer occurs: as `killpoint matrix --accept` writes it."""
+    dup = finding(
+        "effect-duplicated",
+        "charge_card(amount=5) ran 1 more time(s) than in the baseline",
+        "ledger",
+        tool="charge_card",
+        evidence=CHARGED,
+        expected_value=0,
+        actual_value=1,
+    )
+    usage = finding(
+        "usage-differs",
+        "runs[0].metrics.total_tokens: baseline 10, resumed 20",
+        "runs[0].metrics.total_tokens",
+        expected_value=10,
+        actual_value=20,
+    )
+    hung = finding("hung", "the resumer passed its time limit (30 s)")
+    cells = [
+        cell("research", "tool", ["after-checkpoint:1"], "duplicated", False,
+             findings=[usage, dup], duplicates=1, bound=0,
+             diff=[{"path": "session.runs[0].metrics.total_tokens", "expected": 10, "actual": 20},
+                   {"path": "session.runs[0].metrics.time", "expected": 1.5, "actual": 2.5}]),
+        cell("research", "tool", ["mid-batch:1:0"], "duplicated", False, findings=[dup], duplicates=1),
+        cell("parallel-fetch", "tool", ["sigstop:2"], "diverged", False, findings=[usage],
+             sides={"expected": "store after the takeover", "actual": "store after the stale worker woke"}),
+        cell("parallel-fetch", "tool", ["lock-held:2"], "hung", False, findings=[hung]),
+        cell("parallel-fetch", "tool", ["after-checkpoint:2"]),
+    ]  # fmt: skip
+    accepted = {
+        "hung:-:-": Accepted("hung:-:-", "the lock waits out its lease", "https://example.org/7"),
+        "effect-lost:send_email:ledger": Accepted("effect-lost:send_email:ledger", "fixed in 2.1"),
+    }
+    results = [CellResult.from_json(dict(c)) for c in cells]
+    apply_accepted(results, accepted)
+    for c, r in zip(cells, results, strict=True):
+        c["accepted"], c["findings"] = r.accepted, r.findings
+    doc = document(cells, schema="killpoint.matrix/2")
+    doc["groups"] = [g.to_json() for g in group_findings(results)]
+    doc["accepted"] = {k: {"reason": a.reason, "link": a.link} for k, a in accepted.items()}
+    doc["summary"]["accepted"] = 1
+    doc["summary"]["unexpected"] = 3
+    return doc
+
+
+def test_groups_come_before_the_matrix_with_count_explanation_example_and_replay(
+    grouped,
+) -> None:
+    html = render_report(grouped)
+    page = parse(html)
+    assert html.index('id="groups"') < html.index('id="matrix"')
+    section = page.by_id("groups")
+    assert section.find_all("h2")[0].text.startswith("3 unexpected cells in 2 groups")
+    items = section.find_all("li", "group")
+    keys = [li.find_all("span", "g-key")[0].find_all("code")[0].text for li in items]
+    assert keys == [g["key"] for g in grouped["groups"]]
+    by_key = dict(zip(keys, items, strict=True))
+    dup = by_key["effect-duplicated:charge_card:ledger"]
+    assert dup.find_all("b", "g-count")[0].text == "2"
+    assert FINDING_KINDS["effect-duplicated"].meaning in dup.text
+    assert "charge_card(amount=5) ran 1 more time(s)" in dup.text
+    example = dup.find_all("p", "g-example")[0].find_all("button")[0]
+    data = data_of(page)
+    assert (
+        data["strings"][data["cells"][int(example.attrs["data-c"])]["id"]]
+        == (grouped["cells"][0]["id"])
+    )
+    assert dup.find_all("code", "g-replay")[0].text == grouped["cells"][0]["replay"]
+    assert dup.find_all("button", "copy")[0].text == "Copy"
+    # Each group's cells, for the filter: data indices of the cells that have it.
+    index = {data["strings"][c["id"]]: n for n, c in enumerate(data["cells"])}
+    for n, g in enumerate(grouped["groups"]):
+        assert sorted(data["groups"][n]) == sorted(index[c] for c in g["cells"])
+    # The accepted group says so and why; it does not count as failing.
+    hung = by_key["hung:-:-"]
+    assert "accepted" in hung.classes and "the lock waits out its lease" in hung.text
+    assert page.by_id("f-group-clear").tag == "button"
+
+
+def test_a_document_without_groups_is_grouped_for_the_report(grouped) -> None:
+    del grouped["groups"]
+    page = parse(render_report(grouped))
+    keys = [c.text for c in page.by_id("groups").find_all("code") if ":" in c.text]
+    assert (
+        "effect-duplicated:charge_card:ledger" in keys
+        and "usage-differs:-:runs[*].metrics.total_tokens" in keys
+    )
+
+
+def test_accepted_cells_are_shown_and_counted_apart_and_fixed_entries_listed(grouped) -> None:
+    page = parse(render_report(grouped))
+    tiles = {
+        t.find_all("span")[-1].text: t.find_all("b")[0].text
+        for t in page.by_id("summary").find_all("div", "tile")
+    }
+    assert (tiles["unexpected"], tiles["accepted"]) == ("3", "1")
+    assert page.by_id("status").text == "✗ 3 unexpected"
+    rows = page.by_id("matrix").find_all("tbody")[0].find_all("tr")
+    fetch = next(r for r in rows if r.attrs["data-scenario"] == "parallel-fetch")
+    assert (fetch.attrs["data-unexp"], fetch.attrs["data-acc"]) == ("1", "1")
+    held = next(td for td in fetch.find_all("td") if "v-hung" in td.classes)
+    assert "a" in held.classes and "x" not in held.classes
+    assert "accepted" in held.find_all("button")[0].attrs["title"]
+    table = page.by_id("accepted-list")
+    entries = {tr.find_all("code")[0].text: tr for tr in table.find_all("tbody")[0].find_all("tr")}
+    met, fixed = entries["hung:-:-"], entries["effect-lost:send_email:ledger"]
+    assert "the lock waits out its lease" in met.text and "1 cell" in met.text
+    assert met.find_all("a")[0].attrs == {
+        "href": "https://example.org/7",
+        "rel": "noopener noreferrer",
+    }
+    assert "fixed" in fixed.classes and "fixed in 2.1" in fixed.text
+    assert "no longer occurs" in fixed.text
+    assert "1 fixed" in page.by_id("accepted-title").text
+    # every unexpected finding of an accepted cell is accepted, with its reason
+    data = data_of(page)
+    entry = next(c for c in data["cells"] if c["accepted"])
+    assert [data["strings"][f["a"]] for f in entry["findings"]] == ["the lock waits out its lease"]
+    # all accepted: the status says so
+    only_accepted = copy.deepcopy(grouped)
+    only_accepted["cells"] = [c for c in grouped["cells"] if c["expected"] or c["accepted"]]
+    only_accepted["summary"]["unexpected"] = 0
+    assert parse(render_report(only_accepted)).by_id("status").text == (
+        "✓ every verdict expected or accepted"
+    )
+
+
+def test_the_list_of_unexpected_cells_is_sortable(grouped) -> None:
+    page = parse(render_report(grouped))
+    table = page.by_id("list")
+    sorts = [b.attrs["data-sort"] for b in table.find_all("button", "sort")]
+    assert sorts == ["rank", "scenario", "kind", "point"]
+    rows = table.find_all("tbody")[0].find_all("tr")
+    unexpected = [c for c in grouped["cells"] if not c["expected"]]
+    assert len(rows) == len(unexpected) == 4
+    # failing first, most severe first; the accepted cell last
+    assert [r.attrs["data-point"] for r in rows] == [
+        "after-checkpoint:1", "mid-batch:1:0", "sigstop:2", "lock-held:2"
+    ]  # fmt: skip
+    assert [r.attrs["data-kind"] for r in rows] == [
+        "effect-duplicated", "effect-duplicated", "usage-differs", "hung"
+    ]  # fmt: skip
+    assert [int(r.attrs["data-rank"]) for r in rows] == [RANK[c] for c in ("duplicated", "duplicated", "diverged", "hung")]  # fmt: skip
+    assert rows[-1].classes == {"a"} and "accepted" in rows[-1].text
+    assert "checkpoint 2 is written (1 landed)" in rows[-1].text  # the point in words
+    assert page.by_id("v-list").text == "list of unexpected cells (3, 1 accepted)"
+    data = data_of(page)
+    for r in rows:
+        entry = data["cells"][int(r.find_all("button")[0].attrs["data-c"])]
+        assert "+".join(entry["schedule"]) == r.attrs["data-point"]
+
+
+def test_the_legend_has_every_verdict_cell_and_registered_kind() -> None:
+    """Tied to the registries: a new crash-point kind or verdict cannot be left out."""
+    page = parse(render_report(document([cell("research", "tool", ["after-checkpoint:1"])])))
+    verdicts = {
+        tr.attrs["data-verdict"]: [td.text for td in tr.find_all("td")]
+        for tr in page.by_id("legend-verdicts").find_all("tr")
+    }
+    assert list(verdicts) == [v.name for v in VERDICTS]
+    for v in VERDICTS:
+        assert verdicts[v.name] == [v.glyph, v.name, v.meaning]
+    point_kinds = {
+        tr.attrs["data-kind"]: tr.find_all("td")[1].text
+        for tr in page.by_id("legend-kinds").find_all("tr")
+    }
+    assert point_kinds == {k.name: k.meaning for k in kinds.REGISTRY.values()}
+    assert point_kinds["lock-held"]  # the kind that had no meaning in the legend
+    finding_kinds = [tr.attrs["data-kind"] for tr in page.by_id("legend-findings").find_all("tr")]
+    assert finding_kinds == list(FINDING_KINDS)
+    # every verdict but `missed` (hatched) has its colours in the page's style
+    style = page.find_all("style")[0].text
+    for v in VERDICTS:
+        if v.name != "missed":
+            assert f".cell.v-{v.name}.x" in style and f"--{v.name}-bg:" in style, v.name
+    cells_legend = page.by_id("legend-cells").text
+    for what in ("expected", "unexpected", "accepted", "not applicable"):
+        assert what in cells_legend
+    # the not-applicable cell of the matrix is the legend's
+    assert page.by_id("legend").find_all("span", "na")[0].text == "·"
+
+
+def test_the_schedule_says_each_points_own_numbers() -> None:
+    every = [
+        cell("research", "tool", [str(p)])
+        for p in (
+            kinds.parse_point(f"{k.name}:2:1" if k.arity == 2 else f"{k.name}:2")
+            for k in kinds.REGISTRY.values()
+        )
+    ]
+    every.append(cell("research", "tool", ["after-checkpoint:1", "mid-model:2"]))
+    data = data_of(parse(render_report(document(every))))
+    s = data["strings"]
+    says = {"+".join(c["schedule"]): [s[i] for i in c["says"]] for c in data["cells"]}
+    assert says["after-checkpoint:1+mid-model:2"] == [
+        "checkpoint 1 has landed, 2 has not; the worker is killed",
+        "the request for model turn 2 was sent, no reply yet; the worker is killed",
+    ]
+    for k in kinds.REGISTRY.values():
+        point = kinds.parse_point(f"{k.name}:2:1" if k.arity == 2 else f"{k.name}:2")
+        assert says[str(point)] == [k.describe(point)]
+        assert "2" in says[str(point)][0]
+    # a point this version does not know says nothing rather than something wrong
+    odd = data_of(parse(render_report(document([cell("r", "tool", ["no-such:1"])]))))
+    assert odd["strings"][odd["cells"][0]["says"][0]] == ""
+
+
+def test_the_panel_data_has_every_finding_the_ledger_the_sides_and_the_whole_diff(
+    grouped,
+) -> None:
+    data = data_of(parse(render_report(grouped)))
+    s = data["strings"]
+    first = data["cells"][0]
+    assert [(f["k"], f["s"], f["x"]) for f in first["findings"]] == [
+        ("usage-differs", "low", False),
+        ("effect-duplicated", "high", False),
+    ]
+    dup = first["findings"][1]
+    assert s[dup["t"]] == "charge_card(amount=5) ran 1 more time(s) than in the baseline"
+    assert (s[dup["p"]], s[dup["tool"]]) == ("ledger", "charge_card")
+    assert s[dup["ev"]].split("\n") == CHARGED
+    assert (s[dup["ex"]], s[dup["ac"]]) == ("0", "1")
+    assert first["sides"] == ["baseline", "resumed"]
+    assert [[s[i] for i in leaf] for leaf in first["whole"]] == [
+        ["session.runs[0].metrics.total_tokens", "10", "20"],
+        ["session.runs[0].metrics.time", "1.5", "2.5"],
+    ]
+    assert first["whole_more"] == 0
+    sigstop = data["cells"][2]
+    assert sigstop["sides"] == ["store after the takeover", "store after the stale worker woke"]
+
+
+def test_long_evidence_and_diffs_are_clipped_with_a_count() -> None:
+    many = finding("effect-duplicated", "x ran again", "ledger", tool="x",
+                   evidence=[f"line {n}" for n in range(500)])  # fmt: skip
+    leaves = [{"path": f"session.s[{n}]", "expected": n, "actual": -n} for n in range(260)]
+    big = cell("r", "tool", ["after-checkpoint:1"], "duplicated", False, findings=[many] * 70)
+    big["diff"] = leaves
+    data = data_of(parse(render_report(document([big]))))
+    entry = data["cells"][0]
+    assert (len(entry["findings"]), entry["findings_more"]) == (50, 20)
+    lines = data["strings"][entry["findings"][0]["ev"]].split("\n")
+    assert len(lines) == 61 and lines[-1].startswith("… 440 more line(s)")
+    assert (len(entry["whole"]), entry["whole_more"]) == (200, 60)
+
+
+def test_the_command_in_the_header_is_redacted(small) -> None:
+    small["command"] = (
+        "killpoint matrix --store postgresql://kp:s3cret-pass@db.example:5432/kp --seed 1"
+    )
+    html = render_report(small)
+    assert "s3cret-pass" not in html
+    assert parse(html).by_id("command").text == (
+        "killpoint matrix --store postgresql://kp:***@db.example:5432/kp --seed 1"
+    )
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        ("{}", "is not a killpoint matrix report"),
+        ("[]", "is not a killpoint matrix report"),
+        ('{"schema": "something/else", "cells": []}', "is not a killpoint matrix report"),
+        ('{"schema": "killpoint.matrix/2"}', "has no list of cells"),
+        ('{"schema": "killpoint.matrix/2", "cells": [{"id": "x"}]}', "cell 0: a cell lacks"),
+        ("not json at all", "is not JSON"),
+        (None, "cannot read"),
+    ],
+)
+def test_killpoint_report_refuses_what_is_not_a_report(
+    tmp_path: Path, capsys, content: str | None, says: str
+) -> None:
+    source = tmp_path / "results.json"
+    if content is not None:
+        source.write_text(content, encoding="utf-8")
+    out = tmp_path / "out.html"
+    assert killpoint(["report", str(source), "-o", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0] and str(source) in lines[0], captured.err
+    assert not out.exists()
