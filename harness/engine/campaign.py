@@ -15,7 +15,6 @@ from typing import Any
 
 from killpoint import kinds, scenarios
 from killpoint.adapters.protocol import RuntimeAdapter
-from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.cell_log import CellLog, heads, select
 from killpoint.engine.engine import Engine, Interrupted
 from killpoint.engine.heap_trim import HeapTrimmer
@@ -104,15 +103,7 @@ class Campaign:
         self.trimmer = HeapTrimmer()
         self.only = None if cells is None else [kinds.parse_cell(c) for c in cells]
         self.seed = config.seed if config.seed is not None else secrets.randbelow(2**31)
-        self.engine = Engine(
-            EngineConfig(
-                store=config.store,
-                timeout=config.timeout,
-                keep=config.keep,
-                work_root=config.work_root,
-                work_parent=config.work_parent,
-            )
-        )
+        self.engine = Engine(config.engine_config())
         self.store_kind = self.engine.stores.kind
         self.point_skips: list[Skipped] = []  # explicit points a row's baseline lacks
         # Points of kinds that cannot run here (no FUSE for power loss): one per row and kind.

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from killpoint.engine.cell_host import EngineConfig
 from killpoint.errors import KillpointError
 
 if TYPE_CHECKING:
@@ -203,6 +204,11 @@ class CampaignConfig:
     def __post_init__(self) -> None:
         if isinstance(self.points, str):  # a configuration written in Python
             self.points = PointSelection(self.points.strip())
+
+    def engine_config(self) -> EngineConfig:
+        """The engine's view of this campaign: the fields it shares, never copied by hand."""
+        shared = {f.name for f in fields(EngineConfig)} & {f.name for f in fields(self)}
+        return EngineConfig(**{name: getattr(self, name) for name in shared})
 
     @classmethod
     def from_options(cls, **given: Any) -> CampaignConfig:

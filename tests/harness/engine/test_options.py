@@ -185,3 +185,12 @@ def test_crash_check_of_a_module_that_is_not_importable_fails_in_one_line(
     assert 1 == line.count("killpoint:")
     assert "During handling" not in out and "Traceback" not in out
     assert "killpoint/options.py" not in out and "harness/engine/options.py" not in out
+
+
+def test_the_engine_config_is_derived_from_the_campaigns(tmp_path: Path) -> None:
+    from killpoint.engine.cell_host import EngineConfig
+
+    config = CampaignConfig(store="sqlite", timeout=3.5, keep="all", work_parent=tmp_path)
+    assert config.engine_config() == EngineConfig(
+        store="sqlite", timeout=3.5, keep="all", work_parent=tmp_path
+    )
