@@ -13,16 +13,11 @@ from typing import Any
 
 from killpoint.adapters.registry import RUNTIME_HELP
 from killpoint.cli import output as cli_output
-from killpoint.cli.exit_codes import EXIT_OK, EXIT_UNEXPECTED, EXIT_USAGE
+from killpoint.cli.exit_codes import EXIT_OK, EXIT_UNEXPECTED
 from killpoint.engine.options import CampaignConfig, ConfigError, OptionError
 
 LABELS = {"scenarios": "--scenario", "modes": "--mode"}
 DEFAULT_SCENARIO = "research"
-
-
-def fail(message: str) -> int:
-    cli_output.plain(cli_output.stderr(), message)
-    return EXIT_USAGE
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,15 +38,17 @@ def run(args: argparse.Namespace) -> int:
         adapter = runtime_adapter(config.runtime)
         scenario = scenario_ref(args.scenario)
     except OptionError as exc:
-        return fail(exc.text(LABELS.get(exc.option)))
+        return cli_output.usage_error(exc.text(LABELS.get(exc.option)))
     except ConfigError as exc:
-        return fail(str(exc))
+        return cli_output.usage_error(str(exc))
     mode = find(adapter.modes, args.mode) if args.mode else default_mode(adapter.modes)
     if mode is None:  # check_declarations guarantees a runnable mode; kept for type checkers
-        return fail(f"killpoint: runtime {config.runtime!r} declares no mode it can run")
+        return cli_output.usage_error(
+            f"killpoint: runtime {config.runtime!r} declares no mode it can run"
+        )
     why = skip_reason(config.runtime, adapter, scenario, mode.name)
     if why is not None:
-        return fail(
+        return cli_output.usage_error(
             f"killpoint: --scenario={args.scenario!r} --mode={mode.name!r}: {why}; "
             "choose a scenario and mode the runtime can run"
         )

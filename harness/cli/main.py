@@ -21,7 +21,7 @@ from killpoint.cli import check as cli_check
 from killpoint.cli import matrix as cli_matrix
 from killpoint.cli import output as cli_output
 from killpoint.cli import replay as cli_replay
-from killpoint.cli.exit_codes import EXIT_USAGE, interrupted_status
+from killpoint.cli.exit_codes import interrupted_status
 
 WORK_DIR_HELP = (
     "where to make this run's folder for the cells' stores, ledgers and logs "
@@ -36,11 +36,6 @@ class Stopped(KeyboardInterrupt):
     def __init__(self, signum: int) -> None:
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
-
-
-def _fail(message: str) -> int:
-    cli_output.plain(cli_output.stderr(), message)
-    return EXIT_USAGE
 
 
 # -- scenarios ----------------------------------------------------------------------------
@@ -85,9 +80,9 @@ def _cmd_search(args: argparse.Namespace) -> int:
         )
         config.check()
     except OptionError as exc:
-        return _fail(exc.text())
+        return cli_output.usage_error(exc.text())
     except ConfigError as exc:
-        return _fail(str(exc))
+        return cli_output.usage_error(str(exc))
     engine = Engine(EngineConfig(store=config.store, timeout=config.timeout))
     row = (config.runtime, args.scenario, args.mode, engine.stores.kind)
     out = cli_output.stdout()
@@ -118,19 +113,23 @@ def _cmd_report(args: argparse.Namespace) -> int:
     source = Path(args.results)
     out = Path(args.output) if args.output else source.with_suffix(".html")
     if same_file(source, out):
-        return _fail(f"killpoint: -o {str(out)!r} is the report's own JSON; give another path")
+        return cli_output.usage_error(
+            f"killpoint: -o {str(out)!r} is the report's own JSON; give another path"
+        )
     try:
         document = read_json(source)
     except ReportError as exc:
-        return _fail(str(exc))
+        return cli_output.usage_error(str(exc))
     target = Target(out)
     try:
         target.check()
         target.write(redact(render_report(document)))
     except TargetError as exc:
-        return _fail(f"killpoint: {exc}")
+        return cli_output.usage_error(f"killpoint: {exc}")
     except OSError as exc:
-        return _fail(f"killpoint: cannot write {str(out)!r}: {exc.strerror or exc}")
+        return cli_output.usage_error(
+            f"killpoint: cannot write {str(out)!r}: {exc.strerror or exc}"
+        )
     cli_output.plain(cli_output.stdout(), str(out.absolute()))
     return 0
 

@@ -17,7 +17,6 @@ from killpoint.cli import output as cli_output
 from killpoint.cli.exit_codes import (
     EXIT_NOT_WRITTEN,
     EXIT_UNEXPECTED,
-    EXIT_USAGE,
     interrupted_status,
 )
 from killpoint.engine.cell_log import heads
@@ -28,11 +27,6 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from killpoint.engine.campaign import Campaign, CampaignResult
-
-
-def fail(message: str) -> int:
-    cli_output.plain(cli_output.stderr(), message)
-    return EXIT_USAGE
 
 
 def config_from(args: argparse.Namespace) -> CampaignConfig:
@@ -85,14 +79,14 @@ def run(args: argparse.Namespace) -> int:
                 return 0
         config.check()
     except OptionError as exc:
-        return fail(exc.text())
+        return cli_output.usage_error(exc.text())
     except (ConfigError, ReportError) as exc:
-        return fail(str(exc))
+        return cli_output.usage_error(str(exc))
     default_json, default_html = default_paths(config.runtime)
     json_target = Target(Path(args.json) if args.json else default_json)
     html_target = Target(Path(args.report) if args.report else default_html)
     if same_file(json_target.path, html_target.path):
-        return fail(
+        return cli_output.usage_error(
             f"killpoint: --json and --report both name {str(json_target.path)!r}; give two paths"
         )
     accepted = {}
@@ -106,7 +100,9 @@ def run(args: argparse.Namespace) -> int:
         for target in (json_target, html_target):
             target.close()
         message = str(exc)
-        return fail(message if message.startswith("killpoint:") else f"killpoint: {message}")
+        return cli_output.usage_error(
+            message if message.startswith("killpoint:") else f"killpoint: {message}"
+        )
     try:
         return campaign(config, args, json_target, html_target, accepted, cells)
     finally:

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from killpoint.cli.exit_codes import EXIT_USAGE
 from killpoint.engine.cell_log import heads
 from killpoint.report.text import cut
 
@@ -37,6 +38,12 @@ def stdout() -> Console:
 
 def stderr() -> Console:
     return console(sys.stderr)
+
+
+def usage_error(message: str) -> int:
+    """Bad input: one line on stderr, and the exit status that says so (2)."""
+    plain(stderr(), message)
+    return EXIT_USAGE
 
 
 def plain(out: Console, text: str, style: str | None = None) -> None:

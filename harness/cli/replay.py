@@ -14,13 +14,8 @@ from typing import Any
 
 from killpoint import kinds
 from killpoint.cli import output as cli_output
-from killpoint.cli.exit_codes import EXIT_UNEXPECTED, EXIT_USAGE
+from killpoint.cli.exit_codes import EXIT_UNEXPECTED
 from killpoint.engine.options import CampaignConfig, ConfigError, OptionError
-
-
-def fail(message: str) -> int:
-    cli_output.plain(cli_output.stderr(), message)
-    return EXIT_USAGE
 
 
 def signature(cell: dict[str, Any]) -> tuple[str, frozenset[str]]:
@@ -56,14 +51,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         cell = kinds.parse_cell(args.cell)
     except PointError as exc:
-        return fail(str(exc))
+        return cli_output.usage_error(str(exc))
     store = args.store or "sqlite"
     try:
         kind = store_kind(store)
     except StoreError as exc:
-        return fail(str(exc))
+        return cli_output.usage_error(str(exc))
     if kind != cell.store:
-        return fail(
+        return cli_output.usage_error(
             f"killpoint: cell {cell.id!r} ran on {cell.store}; give --store "
             + ("sqlite" if cell.store == "sqlite" else "a postgresql+psycopg:// URL")
         )
@@ -72,16 +67,18 @@ def run(args: argparse.Namespace) -> int:
         try:
             document = read_json(Path(args.json))
         except ReportError as exc:
-            return fail(str(exc))
+            return cli_output.usage_error(str(exc))
         recorded = next((c for c in document["cells"] if c["id"] == cell.id), None)
         if recorded is None:
-            return fail(f"killpoint: cell {cell.id!r} is not in {args.json!r}")
+            return cli_output.usage_error(f"killpoint: cell {cell.id!r} is not in {args.json!r}")
     try:
         repeat = int(args.repeat)
         if repeat < 1:
             raise ValueError
     except ValueError:
-        return fail(f"killpoint: --repeat={args.repeat!r}: give a whole number, at least 1")
+        return cli_output.usage_error(
+            f"killpoint: --repeat={args.repeat!r}: give a whole number, at least 1"
+        )
     work_parent = Path(args.work_dir) if args.work_dir else None
     try:
         config = CampaignConfig.from_options(
@@ -93,9 +90,9 @@ def run(args: argparse.Namespace) -> int:
         )
         config.check()
     except OptionError as exc:
-        return fail(exc.text())
+        return cli_output.usage_error(exc.text())
     except ConfigError as exc:
-        return fail(str(exc))
+        return cli_output.usage_error(str(exc))
     skip = kinds.unavailable([p.kind for p in cell.schedule], kind)
     if skip:  # never failed, never passed: said, and nothing runs
         for name, why in skip.items():
@@ -111,7 +108,9 @@ def run(args: argparse.Namespace) -> int:
             try:
                 kinds.plan(base, point)
             except PointError as exc:
-                return fail(f"killpoint: cell {cell.id!r}: {str(exc).removeprefix('killpoint: ')}")
+                return cli_output.usage_error(
+                    f"killpoint: cell {cell.id!r}: {str(exc).removeprefix('killpoint: ')}"
+                )
     out = cli_output.stdout()
     results = [engine.run_cell(cell) for _ in range(repeat)]
     same = 0
