@@ -36,8 +36,8 @@ from killpoint.workers import processes
 from tests.benchmarks.runtime_floor import floor_per_cell, run_costs
 
 WORKER_IMPORTS = (
-    "import killpoint.workers.worker, killpoint.adapters.reference, runtime, scenarios, openai, "
-    "openai.types.responses, sqlalchemy, respx"
+    "import killpoint.workers.worker, killpoint.adapters.reference, killpoint.runtime, "
+    "killpoint.scenarios, openai, openai.types.responses, sqlalchemy, respx"
 )
 
 
