@@ -104,6 +104,27 @@ def test_the_walk_sees_a_circle() -> None:
     assert ["killpoint.engine.campaign", "killpoint.engine.engine"] in circles(edges)
 
 
+def rooms(edges: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The same graph between rooms: `killpoint.engine.cell_run` is in `killpoint.engine`;
+    a module at the top (`killpoint.errors`) and the package itself are rooms of their own."""
+
+    def room(name: str) -> str:
+        return ".".join(name.split(".")[:2])
+
+    found: dict[str, set[str]] = {room(a): set() for a in edges}
+    for a, targets in edges.items():
+        found[room(a)].update(room(b) for b in targets if room(b) != room(a))
+    return found
+
+
+def test_the_rooms_are_layers() -> None:
+    """README: a folder imports only those below it, i.e. the rooms form no circle either."""
+    between = rooms(graph())
+    assert {"killpoint.engine", "killpoint.values", "killpoint.cli"} <= set(between)
+    found = circles(between)
+    assert not found, "rooms in a circle:\n" + "\n".join(" <-> ".join(c) for c in found)
+
+
 @pytest.mark.parametrize(
     ("low", "high"),
     [
