@@ -103,9 +103,36 @@ def show_groups(groups: list[Group], out: Console) -> None:
             plain(out, f"accepted: {g.key}: {len(g.cells)} cell(s): {cut(g.accepted)}")
 
 
+def finding_lines(findings: list[dict[str, Any]]) -> list[str]:
+    """A cell's findings, one line each, the deciding one first: the unexpected ones by
+    kind, then those allowed here, marked so (an allowed finding never reads as the
+    problem)."""
+    lines = [
+        f"{f.get('kind')}: {cut(str(f.get('sentence', '')))}"
+        for f in findings
+        if not f.get("expected")
+    ]
+    lines += [
+        f"allowed here, {f.get('kind')}: {cut(str(f.get('sentence', '')))}"
+        for f in findings
+        if f.get("expected")
+    ]
+    return lines
+
+
 def show_fixed(fixed: list[Accepted], out: Console) -> None:
     for a in fixed:
         plain(out, f"fixed? the accepted group {a.group} did not occur ({cut(a.reason)})")
 
 
-__all__ = ["console", "cut", "plain", "show_fixed", "show_groups", "stderr", "stdout", "summary"]
+__all__ = [
+    "console",
+    "cut",
+    "finding_lines",
+    "plain",
+    "show_fixed",
+    "show_groups",
+    "stderr",
+    "stdout",
+    "summary",
+]

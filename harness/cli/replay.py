@@ -118,8 +118,8 @@ def run(args: argparse.Namespace) -> int:
         now = result.to_json()
         head = f"{cell.id}: {result.verdict} ({'expected' if result.expected else 'UNEXPECTED'})"
         cli_output.plain(out, head if repeat == 1 else f"run {n}: {head}")
-        for line in [f.get("sentence", "") for f in result.findings][:8]:
-            cli_output.plain(out, f"  {cli_output.cut(line)}")
+        for line in cli_output.finding_lines(result.findings)[:8]:
+            cli_output.plain(out, f"  {line}")
         if repeat == 1:
             for event in result.timeline:
                 cli_output.plain(out, f"  {event.t:8.4f}s  {event.text}")

@@ -459,7 +459,7 @@ class CellRun:
             expected=expected,
             duplicates=self.duplicates,
             bound=sum(self.allowed.values()),
-            detail=headline(self.findings, verdict),
+            detail=headline(self.findings),
             findings=[f.to_json() for f in self.findings],
             sides={"expected": self.sides.expected, "actual": self.sides.actual},
             diff=self.diff,

@@ -31,7 +31,7 @@ from killpoint import kinds
 from killpoint.report.redact import redact
 from killpoint.report.text import as_float, clip_head, clip_tail, number, visible
 from killpoint.values.findings import KINDS as FINDING_KINDS
-from killpoint.values.findings import RANK, SEVERITIES
+from killpoint.values.findings import RANK, SEVERITIES, deciding_data
 from killpoint.values.findings import VERDICTS as VERDICT_LIST
 from killpoint.values.points import CrashPoint, PointError
 from killpoint.values.timeline import KINDS, event_from_json
@@ -146,18 +146,16 @@ def _duration(seconds: float) -> str:
 
 
 def _main_difference(cell: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The values of the finding that set the verdict (or of the first that has values)."""
-    findings = [f for f in cell.get("findings") or [] if isinstance(f, Mapping)]
-    verdict = cell.get("verdict")
-    ranked = sorted(findings, key=lambda f: (f.get("verdict") != verdict, bool(f.get("expected"))))
-    for f in ranked:
-        if f.get("expected_value") is not None or f.get("actual_value") is not None:
-            return {
-                "path": f.get("path", ""),
-                "baseline": f.get("expected_value"),
-                "actual": f.get("actual_value"),
-            }
-    return None
+    """The values of the finding that set the verdict; none for a cell without one (an `ok`
+    cell has no deciding difference, whatever its allowed findings hold)."""
+    f = deciding_data(cell.get("findings") or [])
+    if f is None or (f.get("expected_value") is None and f.get("actual_value") is None):
+        return None
+    return {
+        "path": f.get("path", ""),
+        "baseline": f.get("expected_value"),
+        "actual": f.get("actual_value"),
+    }
 
 
 @lru_cache(maxsize=4096)
@@ -315,15 +313,8 @@ def _cut_data(cut: Any, strings: Strings) -> dict[str, Any] | None:
 
 def _deciding_kind(cell: Mapping[str, Any]) -> str:
     """The kind of the finding that set the cell's verdict (for the list of unexpected cells)."""
-    verdict = cell.get("verdict")
-    findings = [f for f in cell.get("findings") or [] if isinstance(f, Mapping)]
-    for f in findings:
-        if f.get("verdict") == verdict and not f.get("expected"):
-            return visible(f.get("kind", ""))
-    for f in findings:
-        if not f.get("expected"):
-            return visible(f.get("kind", ""))
-    return ""
+    f = deciding_data(cell.get("findings") or [])
+    return visible(f.get("kind", "")) if f is not None else ""
 
 
 def _link(value: Any) -> str:

@@ -185,14 +185,39 @@ def _clip(value: Any, limit: int = 2000) -> Any:
     return value
 
 
-def verdict_of(findings: Iterable[Finding]) -> tuple[str, bool]:
-    """The one rule: (verdict, expected). The verdict is the most severe one named by a
-    finding (`ok` without any); the cell is expected when every finding that names a
-    verdict is expected there (a low-severity inconsistency is shown and counted, and
-    changes neither)."""
+def deciding(findings: Iterable[Finding]) -> Finding | None:
+    """The finding that decides the cell: the most severe unexpected one that names a
+    verdict; only when there is none, the most severe allowed one. An allowed finding (an
+    expected loss, a repeat within the bound) never outranks one the mode does not allow:
+    a cell where a loss is allowed and a cancel was ignored is about the cancel."""
     named = [f for f in findings if f.verdict != "ok"]
-    verdict = min((f.verdict for f in named), key=RANK.__getitem__) if named else "ok"
-    return verdict, all(f.expected for f in named)
+    open_ = [f for f in named if not f.expected]
+    pool = open_ or named
+    if not pool:
+        return None
+    return min(enumerate(pool), key=lambda nf: (RANK[nf[1].verdict], nf[0]))[1]
+
+
+def deciding_data(findings: Iterable[Any]) -> Mapping[str, Any] | None:
+    """`deciding`, on findings as a report's JSON holds them (Finding.to_json())."""
+    named = [f for f in findings if isinstance(f, Mapping) and f.get("verdict") not in (None, "ok")]
+    pool = [f for f in named if not f.get("expected")] or named
+    if not pool:
+        return None
+    last = len(RANK)
+    return min(enumerate(pool), key=lambda nf: (RANK.get(str(nf[1]["verdict"]), last), nf[0]))[1]
+
+
+def verdict_of(findings: Iterable[Finding]) -> tuple[str, bool]:
+    """The one rule: (verdict, expected). The verdict is the one the deciding finding
+    names (`ok` without any): the most severe unexpected finding's, or, when every
+    finding is allowed here, the most severe allowed one's; the cell is expected when no
+    finding that names a verdict is unexpected (a low-severity inconsistency is shown and
+    counted, and changes neither)."""
+    found = deciding(list(findings))
+    if found is None:
+        return "ok", True
+    return found.verdict, found.expected
 
 
 def ranked(findings: Iterable[Finding]) -> list[Finding]:
@@ -202,15 +227,11 @@ def ranked(findings: Iterable[Finding]) -> list[Finding]:
     )
 
 
-def headline(findings: Sequence[Finding], verdict: str) -> str:
-    """One line for the cell: the sentence of the first finding that set the verdict."""
-    for f in findings:
-        if f.verdict == verdict and not f.expected:
-            return f.sentence
-    for f in findings:
-        if f.verdict == verdict:
-            return f.sentence
-    return ""
+def headline(findings: Sequence[Finding], verdict: str = "") -> str:
+    """One line for the cell: the deciding finding's sentence (`verdict` is accepted for
+    callers that pass it; the deciding finding names the verdict itself)."""
+    found = deciding(findings)
+    return found.sentence if found is not None else ""
 
 
 __all__ = [
@@ -221,6 +242,8 @@ __all__ = [
     "Finding",
     "FindingKind",
     "Verdict",
+    "deciding",
+    "deciding_data",
     "headline",
     "path_pattern",
     "ranked",

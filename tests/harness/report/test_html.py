@@ -1056,3 +1056,34 @@ def test_killpoint_report_refuses_what_is_not_a_report(
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1 and says in lines[0] and str(source) in lines[0], captured.err
     assert not out.exists()
+
+
+def test_the_deciding_finding_is_the_unexpected_one_and_an_ok_cell_has_none() -> None:
+    """An allowed loss never stands for a cell whose cancel was ignored: the list names the
+    cancel and the panel's difference is the cancel's; an `ok` cell whose only finding is an
+    allowed repeat shows no deciding difference."""
+    lost = finding(
+        "run-lost", "run 1 is not in the store after the crash", "runs[0]", expected=True
+    )
+    cancel = finding(
+        "cancel-ignored",
+        "a cancel was requested during model turn 3, yet model turn 4 was requested",
+        "model",
+        expected_value=3,
+        actual_value=[4],
+    )
+    repeat = finding(
+        "effect-repeated", "search ran again once", "ledger", actual_value=1, expected=True
+    )
+    cells = [
+        cell("cancel", "runs", ["mid-batch:4:0"], "diverged", False, findings=[lost, cancel]),
+        cell("research", "tool", ["mid-batch:1:0"], "ok", True, findings=[repeat]),
+    ]
+    page = parse(render_report(document(cells)))
+    (row,) = page.by_id("list").find_all("tbody")[0].find_all("tr")
+    assert row.attrs["data-kind"] == "cancel-ignored"
+    data = data_of(page)
+    s = data["strings"]
+    cancelled, fine = data["cells"]
+    assert s[cancelled["diff"]["path"]] == "model"
+    assert fine["diff"] is None

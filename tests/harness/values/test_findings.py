@@ -1,0 +1,38 @@
+"""The one rule that turns a cell's findings into its verdict, and the headline it shows."""
+
+from __future__ import annotations
+
+from killpoint.values.findings import Finding, deciding_data, headline, ranked, verdict_of
+
+LOST = Finding("run-lost", "run 1 is not in the store after the crash", expected=True)
+CANCEL = Finding(
+    "cancel-ignored", "a cancel was requested during model turn 1, yet model turn 2 was requested"
+)
+
+
+class TestDecidingFinding:
+    def test_an_allowed_loss_never_outranks_an_unexpected_cancel(self) -> None:
+        """agno/cancel/runs/sqlite/mid-batch:4:0: the loss is allowed there, the cancel is not;
+        the cell is about the cancel (its verdict, its glyph, its headline)."""
+        found = ranked([LOST, CANCEL])
+        assert verdict_of(found) == ("diverged", False)
+        assert CANCEL.sentence == headline(found)
+        assert deciding_data([f.to_json() for f in found])["kind"] == "cancel-ignored"
+
+    def test_a_cell_whose_findings_are_all_allowed_reads_as_the_most_severe_of_them(self) -> None:
+        repeat = Finding("effect-repeated", "search ran again once", expected=True)
+        found = ranked([repeat, LOST])
+        assert verdict_of(found) == ("lost", True)
+        assert LOST.sentence == headline(found)
+
+    def test_without_a_finding_that_names_a_verdict_there_is_no_headline(self) -> None:
+        low = Finding("inconsistency", "a stale mark")
+        assert verdict_of([low]) == ("ok", True)
+        assert headline([low]) == ""
+        assert deciding_data([low.to_json()]) is None
+
+    def test_among_unexpected_findings_the_most_severe_decides(self) -> None:
+        usage = Finding("usage-differs", "metrics differ")
+        dup = Finding("effect-duplicated", "charged twice")
+        assert headline(ranked([usage, LOST, dup])) == "charged twice"
+        assert verdict_of([usage, LOST, dup]) == ("duplicated", False)
