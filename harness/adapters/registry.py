@@ -11,9 +11,9 @@ import importlib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from killpoint.adapters.protocol import MEMBERS, AdapterError, RuntimeAdapter
+from killpoint.values.import_paths import call_problem, import_attribute
 from killpoint.values.modes import Mode
 
 
@@ -117,15 +117,20 @@ def load_adapter(spec: str) -> RuntimeAdapter:
             f"killpoint: unknown runtime {spec!r}; choose from {', '.join(BUILTINS)} "
             "or give an import path 'package.module:adapter'"
         )
-    module_name, _, attr = spec.partition(":")
     try:
-        obj: Any = importlib.import_module(module_name)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
+        _, obj = import_attribute(spec)
     except (ImportError, AttributeError) as exc:
         raise AdapterError(f"killpoint: runtime {spec!r} cannot be imported: {exc}") from None
-    # A class is instantiated (a class passes the Protocol's isinstance check too).
-    if isinstance(obj, type) or (callable(obj) and not isinstance(obj, RuntimeAdapter)):
+    # Called only when declared to build an adapter: a path may come from a report file,
+    # and `sys:exit` or `os:abort` must never run.
+    if not isinstance(obj, RuntimeAdapter) or isinstance(obj, type):
+        problem = call_problem(obj, adapter_class, "killpoint.RuntimeAdapter")
+        if problem is not None:
+            raise AdapterError(
+                f"killpoint: runtime {spec!r} {problem}; give a RuntimeAdapter, its class, or "
+                "a function without arguments that returns one (for a function that builds a "
+                "killpoint.runtime.Agent, decorate it with killpoint.agent_adapter)"
+            )
         obj = obj()
     adapter = obj
     if not isinstance(adapter, RuntimeAdapter):
@@ -137,6 +142,16 @@ def load_adapter(spec: str) -> RuntimeAdapter:
         )
     check_declarations(spec, adapter)
     return adapter
+
+
+# What a class needs to be an adapter before it is instantiated (data members may be set
+# in __init__).
+_METHODS = ("instrument", "driver", "progress", "read_session")
+
+
+def adapter_class(cls: type) -> bool:
+    """Whether `cls` is shaped like a RuntimeAdapter (its instances may be)."""
+    return all(callable(getattr(cls, m, None)) for m in _METHODS)
 
 
 def check_declarations(spec: str, adapter: RuntimeAdapter) -> None:

@@ -8,7 +8,6 @@ report to rerun); then the campaign runs, and what finished is written, whatever
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,32 +44,18 @@ def config_from(args: argparse.Namespace) -> CampaignConfig:
     )
 
 
-def rerun(config: CampaignConfig, path: str) -> tuple[CampaignConfig, list[str]]:
-    """The failed cells of an earlier report: its runtime, those cells only."""
-    from killpoint.report.document import read_json
-
-    document = read_json(Path(path))
-    failed = [
-        c["id"]
-        for c in document["cells"]
-        # A cell that killpoint's own store or disk failed was never judged: rerun it too.
-        if (not c.get("expected") and not c.get("accepted")) or c.get("verdict") == "unavailable"
-    ]
-    runtime = str(document.get("runtime") or config.runtime)
-    # The options are parsed already; only the runtime changes (re-parsing would refuse
-    # the empty lists that mean "every one").
-    return dataclasses.replace(config, runtime=runtime), failed
-
-
 def run(args: argparse.Namespace) -> int:
+    from killpoint.errors import KillpointError
     from killpoint.judge.groups import AcceptError, read_accepted
-    from killpoint.report.document import ReportError
 
     try:
         config = config_from(args)
         cells: list[str] | None = None
         if args.rerun_failed:
-            config, cells = rerun(config, args.rerun_failed)
+            from killpoint.cli.rerun import rerun_config
+
+            given = {"runtime": args.runtime, "scenarios": args.scenarios, "modes": args.modes}
+            config, cells = rerun_config(config, args.rerun_failed, given)
             if not cells:
                 cli_output.plain(
                     cli_output.stdout(),
@@ -80,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         config.check()
     except OptionError as exc:
         return cli_output.usage_error(exc.text())
-    except (ConfigError, ReportError) as exc:
+    except (ConfigError, KillpointError) as exc:
         return cli_output.usage_error(str(exc))
     default_json, default_html = default_paths(config.runtime)
     json_target = Target(Path(args.json) if args.json else default_json)
@@ -220,7 +205,8 @@ def add_parser(sub: Any, work_dir_help: str, positive_int: Any) -> None:
     from killpoint.engine.options import default_workers
 
     p = sub.add_parser("matrix", help="run the crash matrix (the main job)")
-    p.add_argument("--runtime", default="reference", help=RUNTIME_HELP)
+    # No default here: a rerun tells a runtime typed from none (the configuration's default).
+    p.add_argument("--runtime", help=RUNTIME_HELP + " (default: reference)")
     p.add_argument("--scenarios", help="comma-separated scenario names (default: all built-ins)")
     p.add_argument(
         "--modes",
@@ -234,7 +220,7 @@ def add_parser(sub: Any, work_dir_help: str, positive_int: Any) -> None:
     )
     p.add_argument("--depth", default="1", help="1, or 2: crash the resumed run too")
     p.add_argument("--seed", help="seed for random sampling (printed when chosen)")
-    p.add_argument("--store", default="sqlite", help="sqlite, or a postgresql+psycopg:// URL")
+    p.add_argument("--store", help="sqlite (default), or a postgresql+psycopg:// URL")
     p.add_argument(
         "--workers", default=str(default_workers()), help="cells at once (default: twice the cores)"
     )
@@ -249,7 +235,8 @@ def add_parser(sub: Any, work_dir_help: str, positive_int: Any) -> None:
     p.add_argument(
         "--rerun-failed",
         metavar="REPORT.json",
-        help="rerun only the unexpected cells of an earlier report (its runtime)",
+        help="rerun only the unexpected cells of an earlier report (its runtime, store kind, "
+        "scenarios and modes)",
     )
     p.set_defaults(func=run)
 

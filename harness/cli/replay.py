@@ -42,6 +42,7 @@ def compare(recorded: dict[str, Any], now: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from killpoint.cli.rerun import RerunError, same_as_report, store_fix
     from killpoint.engine.cell_host import EngineConfig
     from killpoint.engine.engine import Engine
     from killpoint.report.document import ReportError, read_json
@@ -59,8 +60,8 @@ def run(args: argparse.Namespace) -> int:
         return cli_output.usage_error(str(exc))
     if kind != cell.store:
         return cli_output.usage_error(
-            f"killpoint: cell {cell.id!r} ran on {cell.store}; give --store "
-            + ("sqlite" if cell.store == "sqlite" else "a postgresql+psycopg:// URL")
+            f"killpoint: cell {cell.id!r} ran on {cell.store}, this replay would run on "
+            f"{kind}; {store_fix(cell.store)}"
         )
     recorded = None
     if args.json:
@@ -71,6 +72,10 @@ def run(args: argparse.Namespace) -> int:
         recorded = next((c for c in document["cells"] if c["id"] == cell.id), None)
         if recorded is None:
             return cli_output.usage_error(f"killpoint: cell {cell.id!r} is not in {args.json!r}")
+        try:
+            same_as_report(document, cell, args.json)
+        except RerunError as exc:
+            return cli_output.usage_error(str(exc))
     try:
         repeat = int(args.repeat)
         if repeat < 1:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from killpoint import scenarios
 from killpoint.errors import KillpointError
 from killpoint.scenarios import Scenario
+from killpoint.values.import_paths import call_problem, import_attribute
 
 
 class ScenarioRefError(KillpointError, ValueError):
@@ -27,22 +25,30 @@ def resolve_scenario(ref: str) -> Scenario:
 
         return scenario_from_seed(int(seed))
     if ":" in ref:
-        module_name, _, attr = ref.partition(":")
         try:
-            obj: Any = importlib.import_module(module_name)
-            for part in attr.split("."):
-                obj = getattr(obj, part)
+            _, obj = import_attribute(ref)
         except (ImportError, AttributeError) as exc:
             raise ScenarioRefError(
                 f"killpoint: scenario {ref!r} cannot be imported: {exc}"
             ) from None
-        scenario = obj() if callable(obj) and not isinstance(obj, Scenario) else obj
-        if not isinstance(scenario, Scenario):
-            raise ScenarioRefError(
-                f"killpoint: {ref!r} gave {scenario!r}, not a scenarios.Scenario"
-            )
-        return scenario
+        if not isinstance(obj, Scenario):
+            # Called only when declared to build a scenario: a reference may come from a
+            # report's cell id.
+            problem = call_problem(obj, _scenario_class, "killpoint.Scenario")
+            if problem is not None:
+                raise ScenarioRefError(
+                    f"killpoint: scenario {ref!r} {problem}; give a killpoint.Scenario or a "
+                    "function without arguments that returns one"
+                )
+            obj = obj()
+        if not isinstance(obj, Scenario):
+            raise ScenarioRefError(f"killpoint: {ref!r} gave {obj!r}, not a scenarios.Scenario")
+        return obj
     raise ScenarioRefError(
         f"killpoint: unknown scenario {ref!r}; choose from {', '.join(scenarios.BUILTINS)}, "
         "'random:SEED', or an import path 'package.module:SCENARIO'"
     )
+
+
+def _scenario_class(cls: type) -> bool:
+    return issubclass(cls, Scenario)

@@ -1,0 +1,122 @@
+"""What a report file may make killpoint run: `--rerun-failed` and `replay --json`.
+
+A rerun takes its runtime, store kind, scenarios and modes from the report, and a report
+is refused when it disagrees with itself or with what the command line asks (a
+PostgreSQL report rerun without `--store` would run its cells on SQLite under
+`…/postgresql/…` ids, and pass). Whether the runtime and the scenarios named are a
+runtime adapter and scenarios, never any callable, is CampaignConfig.check()'s part.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from killpoint.engine.options import CampaignConfig
+from killpoint.errors import KillpointError
+from killpoint.values.cell import Cell
+
+
+class RerunError(KillpointError, ValueError):
+    """A report that cannot be rerun as asked; the message names why and the fix."""
+
+
+def store_fix(kind: str) -> str:
+    return "leave --store out" if kind == "sqlite" else "give --store the postgresql+psycopg:// URL"
+
+
+def failed_cells(document: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        c
+        for c in document["cells"]
+        # A cell that killpoint's own store or disk failed was never judged: rerun it too.
+        if (not c.get("expected") and not c.get("accepted")) or c.get("verdict") == "unavailable"
+    ]
+
+
+def parsed(cell_id: Any, where: str) -> Cell:
+    from killpoint import kinds
+    from killpoint.values.points import PointError
+
+    if not isinstance(cell_id, str):
+        raise RerunError(f"killpoint: {where}: a cell id should be text, got {cell_id!r}")
+    try:
+        return kinds.parse_cell(cell_id)
+    except PointError as exc:
+        raise RerunError(f"killpoint: {where}: {str(exc).removeprefix('killpoint: ')}") from None
+
+
+def same_as_report(document: dict[str, Any], cell: Cell, where: str) -> None:
+    """The cell ran the report's runtime on the report's store kind."""
+    runtime, store = document.get("runtime"), document.get("store")
+    if cell.runtime != runtime:
+        raise RerunError(
+            f"killpoint: {where}: cell {cell.id!r} names runtime {cell.runtime!r}, the report "
+            f"{runtime!r}; give a report written by `killpoint matrix`"
+        )
+    if cell.store != store:
+        raise RerunError(
+            f"killpoint: {where}: cell {cell.id!r} names store {cell.store!r}, the report "
+            f"{store!r}; give a report written by `killpoint matrix`"
+        )
+
+
+def rerun_config(
+    config: CampaignConfig, path: str, given: dict[str, Any]
+) -> tuple[CampaignConfig, list[str]]:
+    """The campaign that reruns the failed cells of the report at `path`, and their ids.
+    `given`: the options typed on the command line (None: not given)."""
+    from killpoint.report.document import read_json
+    from killpoint.stores import store_kind
+
+    document = read_json(Path(path))
+    runtime, store = document.get("runtime"), document.get("store")
+    if not isinstance(runtime, str) or not runtime:
+        raise RerunError(
+            f"killpoint: {path!r} names no runtime; give a report of `killpoint matrix`"
+        )
+    if store not in ("sqlite", "postgresql"):
+        raise RerunError(
+            f"killpoint: {path!r} names store {store!r}, neither sqlite nor postgresql; give a "
+            "report of `killpoint matrix`"
+        )
+    cells = []
+    for n, data in enumerate(failed_cells(document)):
+        cell = parsed(data.get("id"), f"{path!r}, cell {n}")
+        same_as_report(document, cell, path)
+        cells.append(cell)
+    if given.get("runtime") is not None and given["runtime"] != runtime:
+        raise RerunError(
+            f"killpoint: --runtime={given['runtime']!r}, but {path!r} ran runtime {runtime!r}; "
+            "leave --runtime out (a rerun takes it from the report)"
+        )
+    kind = store_kind(config.store)
+    if kind != store:
+        raise RerunError(
+            f"killpoint: {path!r} ran on {store}, this rerun would run on {kind}; "
+            f"{store_fix(store)}"
+        )
+    for option, values in (
+        ("scenarios", [c.scenario for c in cells]),
+        ("modes", [c.mode for c in cells]),
+    ):
+        asked = getattr(config, option)
+        if given.get(option) is not None and not set(values) <= set(asked):
+            raise RerunError(
+                f"killpoint: --{option}={','.join(asked)!r} leaves out "
+                f"{', '.join(sorted(set(values) - set(asked)))} of the cells to rerun from "
+                f"{path!r}; leave --{option} out (a rerun takes them from the report)"
+            )
+    return (
+        dataclasses.replace(
+            config,
+            runtime=runtime,
+            scenarios=tuple(dict.fromkeys(c.scenario for c in cells)) or config.scenarios,
+            modes=tuple(dict.fromkeys(c.mode for c in cells)) or config.modes,
+        ),
+        [c.id for c in cells],
+    )
+
+
+__all__ = ["RerunError", "failed_cells", "parsed", "rerun_config", "same_as_report", "store_fix"]

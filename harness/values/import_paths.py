@@ -1,0 +1,111 @@
+"""`package.module:attribute`, read from a command line or a report: what may be called to
+build what it names.
+
+An import path can come from a file that anyone could have written (a report's `runtime`,
+a cell id's scenario), so an attribute is called only when it is declared to build the
+thing asked for: a class of the right shape, or a Python function that takes no argument
+and either declares that it returns the right type or is the user's own code (not the
+standard library, not an installed package, not killpoint). `sys:exit`, `os:abort` or
+`pytest:main` are never called.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import sys
+import sysconfig
+import typing
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+def import_attribute(spec: str) -> tuple[str, Any]:
+    """The module's name and the attribute `spec` names; ImportError or AttributeError."""
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise ImportError(f"{spec!r} is not 'package.module:attribute'")
+    if module_name.partition(".")[0] in sys.stdlib_module_names:
+        # Not even imported: some standard modules act when imported (`antigravity`).
+        raise ImportError(f"{module_name!r} is a module of the standard library")
+    obj: Any = importlib.import_module(module_name)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return module_name, obj
+
+
+def call_problem(obj: Any, fits: Callable[[type], bool], what: str) -> str | None:
+    """Why `obj` may not be called to build a `what` (None: it may). `fits`: whether a
+    class is a `what`."""
+    if isinstance(obj, type):
+        return None if fits(obj) else f"is the class {_name(obj)}, not a {what}"
+    if not inspect.isfunction(obj):
+        return f"is a {type(obj).__name__}, not a {what} nor a function that returns one"
+    try:
+        inspect.signature(obj).bind()
+    except TypeError:
+        needed = [
+            p.name
+            for p in inspect.signature(obj).parameters.values()
+            if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+        return f"is a function that takes arguments ({', '.join(needed) or 'keyword-only'})"
+    except ValueError:
+        return "is a function whose signature cannot be read"
+    declared = _return_type(obj)
+    if declared is not None:
+        if isinstance(declared, type) and fits(declared):
+            return None
+        return f"is a function declared to return {_name(declared)}, not a {what}"
+    where = _not_users(obj)
+    if where is not None:
+        return (
+            f"is a function of {where} that does not declare it returns a {what} "
+            f"(annotate it: `-> {what}`)"
+        )
+    return None
+
+
+def _return_type(function: Any) -> Any:
+    """The return annotation as an object; None when there is none or it cannot be read
+    (a name imported only for type checkers)."""
+    if "return" not in getattr(function, "__annotations__", {}):
+        return None
+    try:
+        return typing.get_type_hints(function).get("return")
+    except Exception:
+        return None
+
+
+def _not_users(function: Any) -> str | None:
+    """Where a function lives when it is not the user's own code; None when it is."""
+    module_name = str(getattr(function, "__module__", None) or "")
+    top = module_name.partition(".")[0]
+    if not top or top in sys.stdlib_module_names or top == "builtins":
+        return "the standard library"
+    if top == "killpoint":
+        return "killpoint"
+    module = sys.modules.get(module_name)
+    filename = getattr(module, "__file__", None)
+    if not filename:
+        return f"module {module_name!r}, which has no file"
+    path = Path(filename).resolve()
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        root = sysconfig.get_paths().get(key)
+        if root and path.is_relative_to(Path(root).resolve()):
+            return f"the installed module {module_name!r}"
+    return None
+
+
+def _name(obj: Any) -> str:
+    if isinstance(obj, type):
+        return (
+            obj.__qualname__
+            if obj.__module__ == "builtins"
+            else f"{obj.__module__}.{obj.__qualname__}"
+        )
+    return repr(obj)
+
+
+__all__ = ["call_problem", "import_attribute"]

@@ -1,0 +1,139 @@
+"""Code named by a file or a command line: `--rerun-failed` and `replay --json` run what a
+report says only when it is what they would run, and a runtime or scenario path is called
+only when it is declared to build one (`sys:exit`, `os:abort` never run)."""
+
+# ruff: noqa: SIM300
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+CELL = "reference/research/tool-batch/sqlite/after-checkpoint:1"
+
+
+def killpoint(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "killpoint.cli.main", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+
+
+def report(tmp_path: Path, cell_id: str = CELL, **top: Any) -> Path:
+    """A crafted report of one unexpected cell."""
+    runtime, scenario, mode, store, schedule = cell_id.split("/")
+    document = {
+        "schema": "killpoint.matrix/2",
+        "runtime": runtime,
+        "store": store,
+        "cells": [
+            {
+                "id": cell_id,
+                "runtime": runtime,
+                "scenario": scenario,
+                "mode": mode,
+                "store": store,
+                "schedule": [schedule],
+                "verdict": "lost",
+                "expected": False,
+            }
+        ],
+        **top,
+    }
+    path = tmp_path / "crafted.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
+def refused(result: subprocess.CompletedProcess[str], *named: str) -> None:
+    """Exit 2, one line on stderr naming what is wrong, nothing run, no traceback."""
+    assert 2 == result.returncode, (result.returncode, result.stdout, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert 1 == len(lines), result.stderr
+    for text in named:
+        assert text in lines[0]
+    assert "Traceback" not in result.stderr + result.stdout
+
+
+def rerun(tmp_path: Path, path: Path, *more: str) -> subprocess.CompletedProcess[str]:
+    return killpoint(
+        "matrix", "--rerun-failed", str(path), *more,
+        "--json", str(tmp_path / "out.json"), "--report", str(tmp_path / "out.html"),
+        cwd=tmp_path,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("spec", ["sys:exit", "os:abort", "pytest:main", "killpoint.cli.main:main"])
+def test_a_reports_runtime_that_is_no_adapter_is_refused_and_never_called(
+    tmp_path: Path, spec: str
+) -> None:
+    cell = f"{spec}/research/tool-batch/sqlite/after-checkpoint:1"
+    result = rerun(tmp_path, report(tmp_path, cell))
+    refused(result, repr(spec))
+    assert not (tmp_path / "out.json").exists()
+
+
+@pytest.mark.parametrize("spec", ["sys:exit", "os:abort", "pytest:main"])
+def test_a_cell_ids_scenario_that_is_no_scenario_is_refused_and_never_called(
+    tmp_path: Path, spec: str
+) -> None:
+    result = rerun(tmp_path, report(tmp_path, f"reference/{spec}/tool-batch/sqlite/mid-model:1"))
+    refused(result, repr(spec))
+
+
+def test_a_postgresql_report_without_a_store_is_refused(tmp_path: Path) -> None:
+    """Its cells would run on SQLite under …/postgresql/… ids, and pass."""
+    path = report(tmp_path, "reference/research/tool-batch/postgresql/after-checkpoint:1")
+    refused(rerun(tmp_path, path), "ran on postgresql", "give --store")
+
+
+def test_a_sqlite_report_with_another_runtime_typed_is_refused(tmp_path: Path) -> None:
+    result = rerun(
+        tmp_path, report(tmp_path), "--runtime", "killpoint.adapters.reference:transcript"
+    )
+    refused(result, "leave --runtime out")
+
+
+def test_scenarios_typed_that_leave_out_the_reports_cells_are_refused(tmp_path: Path) -> None:
+    refused(rerun(tmp_path, report(tmp_path), "--scenarios", "chain"), "leaves out research")
+
+
+def test_a_cell_of_another_runtime_or_store_than_its_report_is_refused(tmp_path: Path) -> None:
+    refused(rerun(tmp_path, report(tmp_path, runtime="agno")), "names runtime 'reference'")
+    refused(rerun(tmp_path, report(tmp_path, store="postgresql")), "names store 'sqlite'")
+
+
+@pytest.mark.parametrize("option", ["--runtime", "--scenarios"])
+@pytest.mark.parametrize("spec", ["sys:exit", "os:abort"])
+def test_the_same_paths_typed_on_the_command_line_are_refused(
+    tmp_path: Path, option: str, spec: str
+) -> None:
+    result = killpoint("matrix", option, spec, "--json", str(tmp_path / "o.json"), cwd=tmp_path)
+    refused(result, f"{option}={spec!r}")
+
+
+def test_replay_of_a_cell_naming_sys_exit_is_refused(tmp_path: Path) -> None:
+    refused(
+        killpoint("replay", "sys:exit/research/tool-batch/sqlite/after-checkpoint:1", cwd=tmp_path),
+        "'sys:exit'",
+    )
+
+
+def test_replay_json_refuses_a_report_that_disagrees_with_its_cell(tmp_path: Path) -> None:
+    path = report(tmp_path, runtime="agno")
+    refused(killpoint("replay", CELL, "--json", str(path), cwd=tmp_path), "names runtime")
+
+
+def test_replay_of_a_postgresql_cell_without_a_store_is_refused(tmp_path: Path) -> None:
+    cell = "reference/research/tool-batch/postgresql/after-checkpoint:1"
+    refused(killpoint("replay", cell, cwd=tmp_path), "ran on postgresql", "give --store")

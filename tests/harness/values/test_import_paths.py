@@ -1,0 +1,67 @@
+"""What an import path may call: a class or a function declared to build the thing asked
+for, or the user's own function; never the standard library's, nor an installed package's
+undeclared one, nor a function that needs arguments."""
+
+from __future__ import annotations
+
+import pytest
+
+from killpoint.values.import_paths import call_problem, import_attribute
+
+
+class Wanted:
+    pass
+
+
+def fits(cls: type) -> bool:
+    return issubclass(cls, Wanted)
+
+
+def declared() -> Wanted:
+    return Wanted()
+
+
+def undeclared():  # type: ignore[no-untyped-def]
+    return Wanted()
+
+
+def wrong() -> int:
+    return 1
+
+
+def needs(name: str) -> Wanted:
+    return Wanted()
+
+
+def test_declared_classes_and_functions_and_the_users_own_may_be_called() -> None:
+    assert call_problem(Wanted, fits, "Wanted") is None
+    assert call_problem(declared, fits, "Wanted") is None
+    assert call_problem(undeclared, fits, "Wanted") is None
+
+
+@pytest.mark.parametrize(
+    ("obj", "why"),
+    [
+        (wrong, "declared to return int"),
+        (needs, "takes arguments (name)"),
+        (int, "is the class int"),
+        (print, "is a builtin_function_or_method"),
+        (Wanted(), "is a Wanted"),
+        (pytest.main, "declared to return"),
+    ],
+)
+def test_anything_else_is_refused_with_why(obj: object, why: str) -> None:
+    problem = call_problem(obj, fits, "Wanted")
+    assert problem is not None and why in problem
+
+
+def test_an_undeclared_function_of_an_installed_package_is_refused() -> None:
+    import psutil
+
+    problem = call_problem(psutil.pids, fits, "Wanted")
+    assert problem is not None and "installed module" in problem
+
+
+def test_standard_modules_are_not_even_imported() -> None:
+    with pytest.raises(ImportError, match="standard library"):
+        import_attribute("antigravity:x")
