@@ -29,15 +29,22 @@ from .script import Script
 
 RESPONSES_PATH = r".*/responses$"
 TURNS_LOG = "turns.log"  # the model turn of every request, one line each, in state_dir
+SERVED_LOG = "served.log"  # the model turn of every reply answered (200), one line each
 
 
 def requested_turns(state_dir: str | os.PathLike[str]) -> list[int]:
     """The model turns requested of a scripted model's state folder, by every process."""
+    return [turn for turn, _ in turn_log(state_dir)]
+
+
+def turn_log(state_dir: str | os.PathLike[str], name: str = TURNS_LOG) -> list[tuple[int, int]]:
+    """(model turn, pid of the process that asked) of every request of a state folder, in
+    order; `name=SERVED_LOG`: of every reply the model answered with a response."""
     try:
-        text = (Path(state_dir) / TURNS_LOG).read_text()
+        text = (Path(state_dir) / name).read_text()
     except FileNotFoundError:
         return []
-    return [int(line.split()[0]) for line in text.splitlines() if line.strip()]
+    return [(int(f[0]), int(f[1])) for line in text.splitlines() if len(f := line.split()) >= 2]
 
 
 def _error(status: int, message: str, param: str | None = None) -> httpx.Response:
@@ -99,7 +106,7 @@ class ScriptedModel:
             raw = stored["input"] + stored["output"] + raw
         conversation = Conversation.from_input(raw)
         turn = conversation.model_turn
-        self._log_turn(turn)
+        self._log_turn(TURNS_LOG, turn)
         for hook in self._hooks.get(turn, ()):
             hook()
         gates.hit(gates.model_gate(turn))
@@ -118,11 +125,24 @@ class ScriptedModel:
             conversation, reply, model=str(body.get("model", "")), request_size=size
         )
         self._save(answer["id"], {"input": raw, "output": answer["output"]})
+        # Served: what a provider bills. A worker killed before it reads the reply was
+        # served all the same, so a run's stored count of model calls is at most this.
+        self._log_turn(SERVED_LOG, turn)
         return httpx.Response(200, json=answer)
 
-    def _log_turn(self, turn: int) -> None:
+    def forget(self) -> int:
+        """Forget every response stored so far, as a provider whose stored responses have
+        expired: a request chained to one of them by `previous_response_id` gets a 400,
+        and the runtime must resend what it needs. Returns how many were forgotten."""
+        forgotten = 0
+        for path in (self.state_dir / "responses").iterdir():
+            path.unlink()
+            forgotten += 1
+        return forgotten
+
+    def _log_turn(self, log: str, turn: int) -> None:
         # One O_APPEND write per request: a SIGKILL cannot tear it or take it back.
-        fd = os.open(self.state_dir / TURNS_LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        fd = os.open(self.state_dir / log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         try:
             os.write(fd, f"{turn} {os.getpid()}\n".encode())
         finally:
@@ -171,4 +191,4 @@ class ScriptedModel:
         self.uninstall()
 
 
-__all__ = ["ScriptedModel", "requested_turns", "response_id"]
+__all__ = ["SERVED_LOG", "TURNS_LOG", "ScriptedModel", "requested_turns", "response_id", "turn_log"]

@@ -35,7 +35,7 @@ from killpoint.judge.oracle import (
 from killpoint.kinds.base import Plan
 from killpoint.scenarios import gates
 from killpoint.scenarios import ledger as ledger_mod
-from killpoint.scenarios.model import requested_turns
+from killpoint.scenarios.model import SERVED_LOG, TURNS_LOG, requested_turns, turn_log
 from killpoint.values.cell import Cell, CellResult
 from killpoint.values.findings import Finding, headline, ranked, verdict_of
 from killpoint.values.scenario_refs import resolve_scenario
@@ -102,6 +102,12 @@ class CellRun:
         """Every tool execution the cell's workers recorded so far."""
         assert self.work is not None
         return ledger_mod.read(self.work / LEDGER)
+
+    def model_turns(self, served: bool = False) -> list[tuple[int, int]]:
+        """(model turn, pid) of every request the scripted model got in this cell, from
+        any worker; `served`: of every reply it answered."""
+        assert self.work is not None
+        return turn_log(self.work / MODEL_STATE, SERVED_LOG if served else TURNS_LOG)
 
     def event(self, text: str, kind: str = "other", lane: str = "harness") -> None:
         self.timeline.append(Event(round(time.monotonic() - self.t0, 4), text, kind, lane))
@@ -410,6 +416,7 @@ class CellRun:
         entries = self.ledger()
         self.findings += contract.confirmations(scenario, final, entries)
         self.findings += contract.state_once(scenario, final)
+        self.findings += contract.model_calls(final, len(self.model_turns(served=True)))
         if not found:
             self.event(f"the {self.sides.actual} run equals the {self.sides.expected}")
 

@@ -8,7 +8,8 @@ a comparison with it. These checks hold every run to the promise itself:
   model turn after t is requested, by the worker or by any that resumes the run;
 - a confirmation is applied or refused, never dropped;
 - a session-state update a tool makes is applied exactly once (the scenario's invariant);
-- a tool that takes an idempotency key never runs the same call again under a new key.
+- a tool that takes an idempotency key never runs the same call again under a new key;
+- the model calls a session's runs count are calls the model served.
 """
 
 from __future__ import annotations
@@ -92,6 +93,35 @@ def cancel_ignored(scenario: Scenario, turns: Sequence[int]) -> list[Finding]:
             path="model",
             expected_value=at,
             actual_value=beyond,
+        )
+    ]
+
+
+def model_calls(session: Mapping[str, Any] | None, served: int) -> list[Finding]:
+    """The model calls the session's runs say they made (`usage.model_calls`, where the
+    runtime keeps that count) are at most the replies the model served over the whole
+    cell (`served`): a runtime that counts a call twice, in the baseline too, is caught
+    here and nowhere else. A crash may only make the stored count smaller than what was
+    served (a reply whose checkpoint never landed is asked again)."""
+    counts = {
+        run_id: n
+        for run_id, run in (session or {}).get("runs", {}).items()
+        if isinstance(run.get("usage"), Mapping)
+        and isinstance(n := run["usage"].get("model_calls"), int)
+        and not isinstance(n, bool)
+    }
+    stored = sum(counts.values())
+    if stored <= served:
+        return []
+    return [
+        Finding(
+            "usage-overcounted",
+            f"the session's runs count {stored} model call(s); the model served {served} "
+            "reply(ies) over the whole cell",
+            path="runs[*].usage.model_calls",
+            expected_value=served,
+            actual_value=stored,
+            evidence=tuple(f"run {r}: {n} model call(s)" for r, n in counts.items()),
         )
     ]
 
@@ -190,6 +220,7 @@ __all__ = [
     "cancel_ignored",
     "confirmations",
     "idempotency",
+    "model_calls",
     "regressed",
     "state_once",
 ]

@@ -16,7 +16,9 @@ from killpoint.kinds.base import CellContext, Plan, PointKind
 from killpoint.kinds.double_resume import DoubleResume
 from killpoint.kinds.kills import AfterCheckpoint, MidBatch, MidCommit, MidModel
 from killpoint.kinds.model_faults import ModelFault
+from killpoint.kinds.ownership import ContinueEnded, LeaseOutlived, SecondResumer
 from killpoint.kinds.power_loss import PowerLoss, PowerLossMidCommit
+from killpoint.kinds.provider import ProviderForgot
 from killpoint.kinds.store_faults import LockHeld
 from killpoint.kinds.store_restart import StoreRestart
 from killpoint.kinds.takeover import Sigstop, SigstopWriting
@@ -48,8 +50,12 @@ for _kind in (
     Sigstop(),
     SigstopWriting(),
     DoubleResume(),
+    SecondResumer(),
+    LeaseOutlived(),
+    ContinueEnded(),
     ModelFault("model-500", "500"),
     ModelFault("model-timeout", "timeout"),
+    ProviderForgot(),
     LockHeld(),
     PowerLoss(),
     PowerLossMidCommit(),

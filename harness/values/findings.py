@@ -83,6 +83,8 @@ _KINDS: tuple[FindingKind, ...] = (
     FindingKind("cancel-ignored", "diverged", "high", "the run went on past the first step boundary after a cancel"),
     FindingKind("state-not-once", "diverged", "high", "a tool's session-state update was not applied exactly once"),
     FindingKind("confirmation-dropped", "diverged", "high", "a confirmation given to continue the run was neither applied nor refused"),
+    FindingKind("usage-overcounted", "diverged", "high", "the runs count more model calls than the model served"),
+    FindingKind("ended-run-continued", "diverged", "high", "continuing a run that had ended changed the store or ran effects or model turns"),
     # the run itself
     FindingKind("nondeterministic", "diverged", "high", "two uninterrupted runs of the scenario differ: no cell of the row can be judged"),
     FindingKind("unresumable", "unresumable", "high", "continuing the run failed"),

@@ -50,6 +50,9 @@ class WorkerSpec:
     checkpoint_offset: int = 0
     lease_seconds: float = 30.0
     faults: tuple[Fault, ...] = ()
+    # The scripted model forgets every response stored before this worker started (a
+    # provider whose chain is gone after the crash).
+    forget_responses: bool = False
 
 
 class _Channel:
@@ -142,6 +145,8 @@ def _run(spec: WorkerSpec, channel: _Channel, work: Path) -> list[RunResult]:
     model = ScriptedModel(
         scenario.script, work / MODEL_STATE, faults=(*scenario.faults, *spec.faults)
     )
+    if spec.forget_responses:
+        model.forget()
     ledger = Ledger(work / LEDGER, scenario.name)
     driver = adapter.driver(
         scenario, spec.store_url, spec.mode, ledger, lease_seconds=spec.lease_seconds

@@ -6,6 +6,8 @@ the reference adapter with one defect swapped in.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 from collections.abc import Iterator, Mapping
@@ -14,10 +16,12 @@ from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import delete, insert, select, update
+from sqlalchemy.exc import SQLAlchemyError
 
 from killpoint.adapters.reference import ReferenceAdapter, ReferenceDriver
-from killpoint.runtime import Agent, RunStatus, Store
+from killpoint.runtime import Agent, OpenAIResponses, RunStatus, Store
 from killpoint.runtime.messages import RunOutput, ToolCall
+from killpoint.runtime.model import ModelError, ModelReply, chain_point, parse_response
 from killpoint.runtime.store import schema, sql
 from killpoint.runtime.store.store import Checkpoint, StoredRun
 
@@ -278,10 +282,110 @@ class BlindWriteStore(Store):
         Store.append_rows(conn, cp)
 
 
-def _adapter(name: str, agent: type[Agent] = Agent, store: type[Store] = Store) -> ReferenceAdapter:
-    driver = type(f"{name}Driver", (ReferenceDriver,), {"agent_class": agent, "store_class": store})
+# -- one per class the matrix was blind to: each is caught by one kind of point or one
+# contract check, in every campaign that runs it (BLIND_VARIANTS).
+
+
+class UnrenewedLeaseAgent(Agent):
+    """A heartbeat that renews the lease of the version the run had when this worker took
+    it up (none, for a run it began): the next checkpoint moves the version on, every
+    renewal after it matches no row, and nothing reads renew_lease's answer, so a tool
+    that runs longer than the lease loses the run while its worker is alive and busy."""
+
+    async def _heartbeat(self, st: Any) -> None:
+        version = st.version
+        while True:
+            await asyncio.sleep(self.lease_seconds / 3)
+            if version is not None:
+                with contextlib.suppress(SQLAlchemyError):
+                    self.db.renew_lease(st.run_id, st.owner, version, self.lease_seconds)
+
+
+class LeaseIgnoringStore(Store):
+    """A claim that takes the run whenever its compare-and-swap on the version succeeds:
+    it never looks at the lease, as if every lease had lapsed."""
+
+    def claim(self, run_id: str, session_id: str, owner: Any, *, lease_seconds: float) -> StoredRun:
+        with self.writing() as conn:
+            conn.execute(
+                update(schema.runs)
+                .where(schema.runs.c.run_id == run_id, schema.runs.c.owner.is_not(None))
+                .values(lease_expires_at=0.0)
+            )
+        return super().claim(run_id, session_id, owner, lease_seconds=lease_seconds)
+
+
+class ContinuingCompletedStore(Store):
+    """A claim whose status check lists only CANCELLED as final: a COMPLETED run is
+    continued like a RUNNING one (the model is asked again, the run written again)."""
+
+    def claim(self, run_id: str, session_id: str, owner: Any, *, lease_seconds: float) -> StoredRun:
+        with self.writing() as conn:
+            conn.execute(
+                update(schema.runs)
+                .where(
+                    schema.runs.c.run_id == run_id,
+                    schema.runs.c.status == RunStatus.COMPLETED.value,
+                )
+                .values(status=RunStatus.RUNNING.value)
+            )
+        return super().claim(run_id, session_id, owner, lease_seconds=lease_seconds)
+
+
+class DoubleCountingModel(OpenAIResponses):
+    """Counts a model call when the request goes out and again with the reply's usage:
+    every run, the uninterrupted one too, says it made twice the calls it made."""
+
+    async def respond(self, messages: Any, **kwargs: Any) -> ModelReply:
+        reply = await super().respond(messages, **kwargs)
+        reply.usage.model_calls += 1
+        return reply
+
+
+class ChainOnlyModel(OpenAIResponses):
+    """Chains every turn by `previous_response_id` and trusts the provider to hold the
+    chain: after a crash it sends only what follows the last checkpointed response, and
+    a provider that no longer has it fails the run."""
+
+    async def respond(self, messages: Any, *, instructions: str | None, tools: Any) -> ModelReply:
+        import openai
+
+        kwargs: dict[str, Any] = {"model": self.id}
+        if instructions:
+            kwargs["instructions"] = instructions
+        if tools:
+            kwargs["tools"] = list(tools)
+        previous, new = chain_point(messages)
+        try:
+            response = await self._create(kwargs, previous, new)
+        except openai.OpenAIError as exc:
+            raise ModelError(f"{type(exc).__name__}: {exc}") from exc
+        return parse_response(response)
+
+
+def _adapter(
+    name: str,
+    agent: type[Agent] = Agent,
+    store: type[Store] = Store,
+    model: type[OpenAIResponses] | None = None,
+) -> ReferenceAdapter:
+    attrs: dict[str, Any] = {"agent_class": agent, "store_class": store}
+    if model is not None:
+        attrs["__init__"] = _with_model(model)
+    driver = type(f"{name}Driver", (ReferenceDriver,), attrs)
     adapter = type(f"{name}Adapter", (ReferenceAdapter,), {"name": name, "driver_class": driver})
     return adapter()
+
+
+def _with_model(model: type[OpenAIResponses]) -> Any:
+    def __init__(self: ReferenceDriver, *args: Any, **kwargs: Any) -> None:
+        ReferenceDriver.__init__(self, *args, **kwargs)
+        old = self.agent.model
+        self.agent.model = model(
+            old.id, api_key=old._api_key, max_retries=old.max_retries, chain=old.chain
+        )
+
+    return __init__
 
 
 def early_checkpoint() -> ReferenceAdapter:
@@ -340,6 +444,37 @@ def per_worker_key() -> ReferenceAdapter:
 
 def blind_write() -> ReferenceAdapter:
     return _adapter("blind-write", store=BlindWriteStore)
+
+
+def unrenewed_lease() -> ReferenceAdapter:
+    return _adapter("unrenewed-lease", agent=UnrenewedLeaseAgent)
+
+
+def lease_ignored() -> ReferenceAdapter:
+    return _adapter("lease-ignored", store=LeaseIgnoringStore)
+
+
+def continuing_completed() -> ReferenceAdapter:
+    return _adapter("continuing-completed", store=ContinuingCompletedStore)
+
+
+def double_counted() -> ReferenceAdapter:
+    return _adapter("double-counted", model=DoubleCountingModel)
+
+
+def chain_only() -> ReferenceAdapter:
+    return _adapter("chain-only", model=ChainOnlyModel)
+
+
+# Each was invisible to the matrix, or seen by chance: (variant, the finding kind that
+# names it, the point that catches it every time in research/tool-batch).
+BLIND_VARIANTS = (
+    ("unrenewed_lease", "two-drivers", "lease-outlived:2"),
+    ("lease_ignored", "two-drivers", "second-resumer:1"),
+    ("continuing_completed", "ended-run-continued", "continue-ended:1"),
+    ("double_counted", "usage-overcounted", "after-checkpoint:2"),
+    ("chain_only", "status-differs", "provider-forgot:1"),
+)
 
 
 # Each breaks one promise in the baseline too: (variant, the finding kind that alone

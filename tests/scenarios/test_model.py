@@ -172,3 +172,37 @@ def test_traffic_is_kept_only_when_asked(tmp_path: Path) -> None:
             client().responses.create(model="m", input="Find it.")
     assert (0, 200) == (len(quiet.traffic), loud.traffic[0][1])
     assert "Find it." == json.loads(loud.traffic[0][0])["input"]
+
+
+def test_a_provider_that_forgot_answers_a_chained_request_with_a_400(tmp_path: Path) -> None:
+    """After forget() (a fresh process on the same state folder), chaining to a response
+    given before is a 400 naming the parameter, as for a response never given; the whole
+    transcript is still answered."""
+    state = tmp_path / "provider"
+    with ScriptedModel(research.script, state):
+        first = client().responses.create(model="m", input="Find it.")
+    call = first.output[0]
+    output = {"type": "function_call_output", "call_id": call.call_id, "output": "r1 r2 r3"}
+    with ScriptedModel(research.script, state) as model:
+        assert 1 == model.forget()
+        with pytest.raises(openai.BadRequestError, match=first.id) as refused:
+            client().responses.create(model="m", previous_response_id=first.id, input=[output])
+        transcript = [{"role": "user", "content": "Find it."}, call.model_dump(), output]
+        whole = client().responses.create(model="m", input=transcript)
+    assert "previous_response_id" == refused.value.param
+    assert "fetch_detail" == whole.output[0].name
+
+
+def test_the_served_log_counts_replies_not_requests(tmp_path: Path) -> None:
+    """Every request is in the turns log with its process; only those answered with a
+    response are in the served log (a 400 is not served)."""
+    import os
+
+    from killpoint.scenarios.model import SERVED_LOG, turn_log
+
+    with ScriptedModel(research.script, tmp_path):
+        client().responses.create(model="m", input="Find it.")
+        with pytest.raises(openai.BadRequestError):
+            client().responses.create(model="m", previous_response_id="resp_nope", input="x")
+    assert [(1, os.getpid())] == turn_log(tmp_path)
+    assert [(1, os.getpid())] == turn_log(tmp_path, SERVED_LOG)

@@ -79,3 +79,27 @@ def test_a_confirmation_is_applied_when_its_effect_happened() -> None:
     assert [f.sentence for f in contract.confirmations(refused, confirm_session(None), ran)] == [
         "run r1 ran send_email of turn 1 although the confirmation refused it"
     ]
+
+
+def usage_session(*counts: object) -> dict[str, object]:
+    runs = {
+        f"r{n}": {"status": "COMPLETED", "messages": [], "tool_executions": [], "usage": usage}
+        for n, usage in enumerate(counts)
+    }
+    return {"state": None, "runs": runs}
+
+
+def test_model_calls_counted_beyond_what_the_model_served_are_found() -> None:
+    """The runs' model calls, summed over the session, may not pass the replies the model
+    served in the cell; fewer is what a crash leaves (a reply asked again)."""
+    (found,) = contract.model_calls(usage_session({"model_calls": 4}, {"model_calls": 3}), served=5)
+    assert (found.kind, found.expected_value, found.actual_value) == ("usage-overcounted", 5, 7)
+    assert "7 model call(s)" in found.sentence and "served 5" in found.sentence
+    assert contract.model_calls(usage_session({"model_calls": 3}), served=5) == []
+
+
+def test_a_runtime_that_keeps_no_model_call_count_is_not_judged_on_it() -> None:
+    """agno's metrics have no `model_calls`: nothing to check, nothing found."""
+    session = usage_session({"input_tokens": 900}, None, {"model_calls": True})
+    assert contract.model_calls(session, served=0) == []
+    assert contract.model_calls(None, served=0) == []

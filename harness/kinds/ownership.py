@@ -1,0 +1,291 @@
+"""Ownership while the owner is alive: a worker holds the run, live, and a second worker
+asks for it. Nothing is killed while the two overlap, so nothing is left to chance: the
+second worker meets a live owner every time.
+
+  lease-outlived:K    the worker is held inside tool batch K (its first call's effect
+                      done, its result not back) for several lease periods, alive; a
+                      second resumer is released: only a lease the owner kept renewing
+                      stops it
+  second-resumer:K    killed after checkpoint K; a resumer continues the run and is held
+                      once its first checkpoint has landed (it owns the run and has done
+                      a batch); a second resumer is released: a live lease must refuse it
+  continue-ended:K    run K has ended (COMPLETED or CANCELLED); one more continue_run of
+                      it must be refused or change nothing: no effect, no model turn, the
+                      store as it was
+
+Who drove is read from what happened, never from a returned status: the ledger's tool
+executions and the scripted model's requests, by process. A second worker that waits for
+the owner and returns its result drives nothing, and passes.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from killpoint.judge.baseline import Baseline
+from killpoint.judge.oracle import Sides
+from killpoint.kinds.base import CellContext, Plan, after_checkpoint
+from killpoint.kinds.kills import MidBatch
+from killpoint.scenarios import gates
+from killpoint.values.findings import Finding
+from killpoint.values.points import CrashPoint, PointError
+
+if TYPE_CHECKING:
+    from killpoint.workers.processes import Worker
+
+# The owner's lease in `lease-outlived`: short, so that holding it for HELD leases costs
+# little; its heartbeat renews it every third of it, so a stall of a whole lease under
+# load is what it takes to lose it.
+LEASE = 0.5
+HELD = 3  # lease periods the owner is held inside its tool
+# How long the second resumer may take to be refused (or to drive) before the owner is
+# released anyway: a runtime whose second caller waits for the owner never ends first.
+REFUSAL = 5.0
+ENDED = Sides("store when the run had ended", "store after one more continue_run")
+
+
+def drove(cell: CellContext, worker: Worker) -> tuple[list[str], list[int]]:
+    """What `worker` did itself: the tools it started (ledger) and the model turns it
+    asked for (the scripted model's log), in order."""
+    tools = [e.tool for e in cell.ledger() if e.pid == worker.pid and e.phase == "started"]
+    turns = [t for t, pid in cell.model_turns() if pid == worker.pid]
+    return tools, turns
+
+
+def did(tools: list[str], turns: list[int]) -> str:
+    parts = []
+    if tools:
+        parts.append(f"ran {len(tools)} tool call(s) ({', '.join(dict.fromkeys(tools))})")
+    if turns:
+        parts.append(f"asked for model turn(s) {', '.join(map(str, sorted(set(turns))))}")
+    return " and ".join(parts)
+
+
+def second_resumer(
+    cell: CellContext,
+    owner: Worker,
+    held_at: tuple[str, ...],
+    step: dict[str, Any],
+    held: int,
+    **spec: Any,
+) -> None:
+    """The owner is parked at `held_at`, alive and owning the run: release a second
+    resumer, give it time to be refused, let the owner go on, and say who drove."""
+    second = cell.start("second-resumer", checkpoint_offset=held, **step, **spec)
+    out = second.wait(frozenset(), min(cell.deadline(), time.monotonic() + REFUSAL))
+    if out.kind == "timeout":
+        cell.fault("the second resumer has not ended (waiting for the owner?); the owner goes on")
+    else:
+        cell.fault(f"the second resumer ended while the owner was held: {out.kind} {out.detail}")
+    for gate in held_at:
+        owner.release(gate)
+    ended = cell.join(owner, "the owner")
+    cell.join(second, "the second resumer")
+    tools, turns = drove(cell, second)
+    if tools or turns:
+        cell.add(
+            Finding(
+                "two-drivers",
+                f"a second resumer took the run while its owner (pid {owner.pid}) was alive "
+                f"and held it: the second {did(tools, turns)}",
+                path="runs",
+                evidence=(f"second resumer: pid {second.pid}", f"owner ended: {ended}"),
+            )
+        )
+    elif not ended.startswith("done"):
+        cell.end(Finding("unresumable", f"the owner failed after it was held: {ended}"))
+
+
+def after_a_batch(base: Baseline, landed: str) -> bool:
+    """Whether the checkpoint that lands at `landed` was written right after a tool call
+    finished (mid-run, the run still owned), not after a model turn (a run that ends,
+    or rests PAUSED or ERROR, releases it)."""
+    before = [e for e in base.trace[: base.position(landed)] if not e.startswith("checkpoint:")]
+    gate = gates.parse(before[-1]) if before else None
+    return gate is not None and gate.kind == "tool" and gate.phase == "finished"
+
+
+class LeaseOutlived:
+    name = "lease-outlived"
+    meaning = (
+        "the worker is held inside tool batch K for several lease periods, alive; a second "
+        "resumer is released: it must be refused, and the owner finishes the run"
+    )
+    label = "lease outlived"
+    kills = False
+    arity = 1
+    groups: tuple[str, ...] = ("faults", "all")
+    follows = False
+
+    def points(self, base: Baseline) -> list[CrashPoint]:
+        """The first batch of a run that has a durable checkpoint before it (a row to
+        claim): one point per row, since any batch shows a lease that is not renewed."""
+        for batch in base.batches:
+            run_started = base.run_at(batch.first_index)[1]
+            if batch.calls and base.landed_before(batch.first_index) > run_started:
+                return [CrashPoint(self.name, batch.number)]
+        return []
+
+    def plan(self, base: Baseline, point: CrashPoint) -> Plan:
+        # Held where mid-batch:K:0 kills: call 0's effect done, the later calls not started.
+        return replace(MidBatch().plan(base, CrashPoint("mid-batch", point.k, 0)), point=point)
+
+    def describe(self, point: CrashPoint) -> str:
+        return (
+            f"the worker is held inside tool batch {point.k} for {HELD} lease periods "
+            f"({HELD * LEASE:.1f} s), alive; a second resumer is released: it must be refused"
+        )
+
+    def run(self, cell: CellContext, plan: Plan) -> None:
+        owner = cell.start("worker", gates=plan.arm, release=True, lease_seconds=LEASE)
+        cell.reach(owner, plan)
+        # The lease written with the last checkpoint; held HELD leases past when it was
+        # written, the owner has had to renew it HELD times over to keep the run.
+        lease = cell.lease_deadline()
+        until = (lease if lease is not None else time.time() + LEASE) + (HELD - 1) * LEASE
+        cell.fault(f"the worker is held inside its tool for {HELD} lease periods, alive")
+        while time.time() < until:
+            # The fault is time itself: the owner must keep its lease while it passes.
+            time.sleep(until - time.time() + 0.001)
+        held, session = cell.at_crash(f"{HELD} lease periods into the tool")
+        step = cell.next_step(plan, session)
+        if step is None:
+            raise PointError(f"killpoint: {plan.point}: the run was over while its tool ran")
+        second_resumer(cell, owner, plan.arm, step, held, lease_seconds=LEASE)
+        cell.compare()
+
+    def unavailable(self, store_kind: str) -> str | None:
+        return None
+
+
+class SecondResumer:
+    name = "second-resumer"
+    meaning = (
+        "killed after checkpoint K; a resumer continues and is held after its first "
+        "checkpoint; a second resumer is released: it must be refused"
+    )
+    label = "second resumer"
+    kills = True
+    arity = 1
+    groups: tuple[str, ...] = ("faults", "all")
+    follows = False
+
+    def points(self, base: Baseline) -> list[CrashPoint]:
+        """The first boundary after which the run's next checkpoint is one it writes
+        mid-run, after a tool batch (the resumer owns the run there; a run that rests
+        PAUSED or ERROR is anyone's to continue): one point per row."""
+        for k in range(1, base.checkpoints):
+            if not base.in_flight_after(k):
+                continue
+            here = base.run_at(base.position(gates.checkpoint_gate(k, "landed")))
+            after = gates.checkpoint_gate(k + 1, "landed")
+            if here == base.run_at(base.position(after)) and after_a_batch(base, after):
+                return [CrashPoint(self.name, k)]
+        return []
+
+    def plan(self, base: Baseline, point: CrashPoint) -> Plan:
+        return after_checkpoint(base, point)
+
+    def describe(self, point: CrashPoint) -> str:
+        return (
+            f"killed after checkpoint {point.k}; a resumer continues the run and is held "
+            f"once checkpoint {point.k + 1} has landed; a second resumer must be refused"
+        )
+
+    def run(self, cell: CellContext, plan: Plan) -> None:
+        worker = cell.start("worker", gates=plan.arm)
+        cell.reach(worker, plan)
+        cell.kill(worker)
+        cell.after_crash(plan, [worker], resume=lambda step, held: self.race(cell, step, held))
+
+    def race(self, cell: CellContext, step: dict[str, Any], held: int) -> None:
+        landed = gates.checkpoint_gate(held + 1, "landed")
+        owner = cell.start("resumer", gates=(landed,), release=True, checkpoint_offset=held, **step)
+        out = owner.wait(frozenset({landed}), cell.deadline())
+        if out.kind == "timeout":
+            cell.end(Finding("hung", f"the resumer passed its time limit ({out.detail})"))
+        if out.kind != "gates":
+            cell.end(
+                Finding(
+                    "unresumable",
+                    f"the resumer ended before its first checkpoint: {out.kind} {out.detail}",
+                )
+            )
+        cell.fault(f"the resumer owns the run: its checkpoint {held + 1} has landed")
+        second_resumer(cell, owner, (landed,), step, held)
+
+    def unavailable(self, store_kind: str) -> str | None:
+        return None
+
+
+class ContinueEnded:
+    name = "continue-ended"
+    meaning = (
+        "run K has ended (COMPLETED or CANCELLED); one more continue_run of it must be "
+        "refused or change nothing"
+    )
+    label = "continue ended"
+    kills = False
+    arity = 1
+    groups: tuple[str, ...] = ("faults", "all")
+    follows = False
+
+    def points(self, base: Baseline) -> list[CrashPoint]:
+        """The session's last run, when it ends in a status that does not continue."""
+        runs = list((base.session or {}).get("runs", {}).values())
+        if runs and runs[-1]["status"] in ("COMPLETED", "CANCELLED"):
+            return [CrashPoint(self.name, len(runs))]
+        return []
+
+    def plan(self, base: Baseline, point: CrashPoint) -> Plan:
+        runs = list((base.session or {}).get("runs", {}).values())
+        if not 1 <= point.k <= len(runs) or runs[point.k - 1]["status"] not in (
+            "COMPLETED",
+            "CANCELLED",
+        ):
+            raise PointError(
+                f"killpoint: {point}: run {point.k} of this baseline does not end COMPLETED "
+                f"or CANCELLED (it has {len(runs)} run(s))"
+            )
+        started = base.run_at(base.position(gates.run_gate(point.k, "start")) + 1)[1]
+        return Plan(point, (), frozenset(), base.checkpoints, point.k - 1, started)
+
+    def describe(self, point: CrashPoint) -> str:
+        return (
+            f"run {point.k} has ended; one more continue_run of it must be refused or change "
+            "nothing (no effect, no model turn, the store as it was)"
+        )
+
+    def run(self, cell: CellContext, plan: Plan) -> None:
+        first = cell.start("worker")
+        ended = cell.join(first, "the uninterrupted run")
+        if not ended.startswith("done"):
+            cell.end(Finding("unresumable", f"the run failed before it ended: {ended}"))
+        _, before = cell.at_crash("when the run had ended")
+        again = cell.start("resumer", resume_at=plan.run_index)
+        out = cell.join(again, "the extra continue_run")
+        cell.fault(f"continue_run of the ended run: {out}")
+        changed = cell.compare_sides(before, cell.read(), ENDED)
+        tools, turns = drove(cell, again)
+        if changed or tools or turns:
+            what = [did(tools, turns)] if tools or turns else []
+            if changed:
+                what.append(f"changed the store ({', '.join(f.path for f in changed[:3])})")
+            cell.add(
+                Finding(
+                    "ended-run-continued",
+                    f"run {plan.point.k} had ended, yet one more continue_run "
+                    + ", and ".join(what),
+                    path=f"runs[{plan.run_index}]",
+                    evidence=tuple(f"{f.path}: {f.sentence}" for f in changed),
+                )
+            )
+        cell.compare()
+
+    def unavailable(self, store_kind: str) -> str | None:
+        return None
+
+
+__all__ = ["ContinueEnded", "LeaseOutlived", "SecondResumer", "drove"]

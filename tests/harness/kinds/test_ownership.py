@@ -1,0 +1,104 @@
+# ruff: noqa: SIM300 - tests assert `expected == actual`
+"""Ownership while the owner is alive, and the classes the matrix used to see only by
+chance: each kind catches its broken variant of the reference runtime at every run, the
+reference runtime passes, and a runtime whose second caller waits for the owner passes
+(real workers, real SQLite)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from killpoint import kinds
+from killpoint.engine.cell_host import EngineConfig
+from killpoint.engine.engine import Engine
+from killpoint.values.cell import Cell, CellResult
+from tests.harness.broken_runtimes import BLIND_VARIANTS
+
+pytestmark = pytest.mark.slow
+
+NEW = ("lease-outlived", "second-resumer", "continue-ended", "provider-forgot")
+
+
+def engine(tmp_path: Path, name: str) -> Engine:
+    return Engine(EngineConfig(work_root=tmp_path / name.replace(":", "_"), keep="none"))
+
+
+def run(tmp_path: Path, runtime: str, where: str) -> CellResult:
+    scenario, mode, schedule = where.split("/")
+    cell = Cell(runtime, scenario, mode, "sqlite", kinds.parse_schedule(schedule))
+    return engine(tmp_path, runtime).run_cell(cell)
+
+
+def unexpected_kinds(result: CellResult) -> set[str]:
+    return {f["kind"] for f in result.findings if not f["expected"] and f["verdict"] != "ok"}
+
+
+@pytest.mark.parametrize(
+    ("mode", "planned"),
+    [
+        (
+            "tool-batch",
+            ["second-resumer:1", "lease-outlived:2", "continue-ended:1", "provider-forgot:1"],
+        ),
+        # Nothing is written mid-run: no checkpoint a resumer owns, no run left to resume.
+        ("runs", ["continue-ended:1"]),
+    ],
+)
+def test_each_new_kind_offers_one_point_per_row(
+    tmp_path: Path, mode: str, planned: list[str]
+) -> None:
+    """A row gets at most one point of each new kind, so the default matrix grows by a
+    few cells per row."""
+    base = engine(tmp_path, "plan").baseline(("reference", "research", mode, "sqlite"))
+    assert planned == [str(p) for p in kinds.points_of(base, NEW)]
+
+
+@pytest.mark.parametrize(
+    ("variant", "kind", "point"), BLIND_VARIANTS, ids=[v[0] for v in BLIND_VARIANTS]
+)
+def test_each_blind_class_is_caught_and_the_reference_runtime_passes(
+    tmp_path: Path, variant: str, kind: str, point: str
+) -> None:
+    """The broken variant's cell is unexpected and names its cause; the shipped reference
+    runtime passes the same cell with no finding of that kind."""
+    where = f"research/tool-batch/{point}"
+    broken = run(tmp_path, f"tests.harness.broken_runtimes:{variant}", where)
+    assert not broken.expected
+    assert kind in unexpected_kinds(broken), [f["sentence"] for f in broken.findings]
+    sound = run(tmp_path, "reference", where)
+    assert (True, set()) == (sound.expected, unexpected_kinds(sound)), sound.detail
+    assert kind not in {f["kind"] for f in sound.findings}
+
+
+@pytest.mark.parametrize(
+    ("variant", "where"),
+    [
+        ("unrenewed_lease", "parallel-fetch/tool/lease-outlived"),
+        ("lease_ignored", "side-effects/tool-batch/second-resumer"),
+        ("continuing_completed", "multi-run/tool-batch/continue-ended"),
+        ("chain_only", "tool-error/tool/provider-forgot"),
+    ],
+)
+def test_other_rows_catch_them_too(tmp_path: Path, variant: str, where: str) -> None:
+    """Not one lucky row: the kind's point of another scenario and mode, planned from its
+    own baseline, catches the same variant."""
+    scenario, mode, name = where.split("/")
+    runtime = f"tests.harness.broken_runtimes:{variant}"
+    host = engine(tmp_path, runtime)
+    row = (runtime, scenario, mode, "sqlite")
+    (point,) = kinds.points_of(host.baseline(row), (name,))
+    result = host.run_cell(Cell(*row, schedule=(point,)))
+    assert not result.expected, result.detail
+
+
+@pytest.mark.parametrize("point", ["lease-outlived:2", "second-resumer:1", "continue-ended:1"])
+def test_a_second_caller_that_waits_for_the_owner_drives_nothing(
+    tmp_path: Path, point: str
+) -> None:
+    """A runtime whose second resumer waits for the owner and returns the owner's result
+    (or an ended run's) is sound: no two-drivers, no finding at all."""
+    result = run(tmp_path, "tests.harness.waiting_runtime:waiting", f"research/tool-batch/{point}")
+    assert ("ok", True) == (result.verdict, result.expected), result.detail
+    assert [] == result.findings
