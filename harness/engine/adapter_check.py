@@ -7,7 +7,8 @@ A scenario's baseline runs twice with every gate traced, its store kept for a mo
 - normal form: `read_session` returns the documented shape (killpoint.values.normal_form);
 - checkpoint gates: `instrument` numbers durable writes 1, 2, ... and each lands;
 - progress: `progress()` counts exactly the checkpoints whose `landed` gate passed;
-- mode: what the mode declares (persists mid-run or not) is what the trace shows;
+- mode: what the mode declares (persists mid-run or not, results per call) is what the
+  traces show (killpoint.judge.mode_check, which every campaign runs on its baselines);
 - deterministic: the two runs give the same session (after `excluded`), effects and gates;
 - resume: a kill at the first boundary (right after checkpoint 1) resumes to the baseline.
 
@@ -29,6 +30,7 @@ from killpoint.engine.cell_run import log_tail
 from killpoint.engine.engine import SESSION_ID, Engine
 from killpoint.judge import contract
 from killpoint.judge.baseline import Baseline, effects
+from killpoint.judge.mode_check import check_mode, mid_run_checkpoints
 from killpoint.judge.oracle import comparable, first_difference
 from killpoint.scenarios import Scenario, gates
 from killpoint.scenarios import ledger as ledger_mod
@@ -105,7 +107,7 @@ def run_checks(
                 skip("mode", "needs checkpoint gates")
             else:
                 _progress(add, first, landed)
-                _mode(add, first.trace, mode)
+                _mode(add, [first.trace, second.trace], mode)
             if session is None:
                 skip("deterministic", "needs the normal form")
             else:
@@ -294,51 +296,21 @@ def _progress(add: Any, run: TracedRun, landed: int) -> None:
     add("progress", PASS, f"{landed} checkpoint(s), as the gates say")
 
 
-def mid_run_checkpoints(trace: list[str], lagging: bool = False) -> int:
-    """Checkpoints that landed right after a tool call finished: a batch's (or a call's)
-    results made durable while the run goes on. A checkpoint after a model turn is the
-    run coming to rest (COMPLETED, ERROR, PAUSED for a confirmation), which a mode that
-    persists only at the end writes too. A mode whose writes lag the run lands them later,
-    while the next model turn runs: for it, every checkpoint landed after the first tool
-    call finished and before the last model turn began counts."""
-    parsed = [g for name in trace if (g := gates.parse(name)) is not None]
-    if lagging:
-        finished = [i for i, g in enumerate(parsed) if g.kind == "tool" and g.phase == "finished"]
-        models = [i for i, g in enumerate(parsed) if g.kind == "model"]
-        if not finished or not models:
-            return 0
-        window = parsed[finished[0] + 1 : models[-1]]
-        return sum(1 for g in window if g.kind == "checkpoint" and g.phase == "landed")
-    found, after_tool = 0, False
-    for gate in parsed:
-        if gate.kind == "checkpoint":
-            if gate.phase == "landed" and after_tool:
-                found += 1
-        else:
-            after_tool = gate.kind == "tool" and gate.phase == "finished"
-    return found
-
-
-def _mode(add: Any, trace: list[str], mode: Mode) -> None:
-    mid_run = mid_run_checkpoints(trace, lagging=mode.writes_lag)
-    has_batches = any((g := gates.parse(name)) and g.kind == "tool" for name in trace)
-    declared = f"mode {mode.name!r} declares persists_mid_run={mode.persists_mid_run}"
-    hint = "declare the Mode as the runtime behaves: the engine plans its points from it"
-    if mode.persists_mid_run and not mid_run:
-        if not has_batches:
-            add("mode", SKIP, "the scenario has no tool call, so nothing happens mid-run")
-            return
-        add("mode", FAIL, f"{declared}, but no checkpoint landed after a tool call", hint)
-        return
-    if not mode.persists_mid_run and mid_run:
+def _mode(add: Any, traces: list[list[str]], mode: Mode) -> None:
+    found = check_mode(mode, traces)
+    if found.problems:
         add(
             "mode",
             FAIL,
-            f"{declared}, but {mid_run} checkpoint(s) landed after a tool call, the run going on",
-            hint,
+            "; ".join(found.problems),
+            "declare the Mode as the runtime behaves, and build the agent in the mode the "
+            "engine asks for: the engine plans its points from the declaration",
         )
-        return
-    add("mode", PASS, declared)
+    elif "the scenario makes no tool call" in found.unseen:
+        add("mode", SKIP, "the scenario has no tool call, so nothing happens mid-run")
+    else:
+        unseen = f" (not seen: {'; '.join(found.unseen)})" if found.unseen else ""
+        add("mode", PASS, found.declared + unseen)
 
 
 def _skeleton(trace: list[str], *, checkpoints: bool = True) -> tuple[list[str], Counter[str]]:
@@ -481,5 +453,6 @@ __all__ = [
     "default_mode",
     "engine_for",
     "find",
+    "mid_run_checkpoints",
     "run_checks",
 ]

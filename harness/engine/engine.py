@@ -21,6 +21,7 @@ from killpoint.engine.cell_run import CellRun, log_tail
 from killpoint.engine.work_root import make_work_root
 from killpoint.judge.baseline import Baseline, effects
 from killpoint.judge.contract import acknowledged
+from killpoint.judge.mode_check import check_mode
 from killpoint.judge.oracle import comparable, first_difference
 from killpoint.kinds import one_trace_only
 from killpoint.scenarios import ledger as ledger_mod
@@ -197,6 +198,12 @@ class Engine:
         if base.problem is None and second.problem is None:
             base.other_trace = second.trace
             base.trace_note = trace_note(base)
+            mode = find(self.adapter(row[0]).modes, row[2])
+            broken = check_mode(mode, [first.trace, second.trace]).problems if mode else ()
+            if broken and base.nondeterministic is None:
+                # The points are planned from the trace, the verdicts from the declaration:
+                # a row that breaks it would have its kills called expected losses.
+                base.problem, base.problem_kind = "; ".join(broken), "mode-broken"
         return base
 
     def _run_baseline(self, row: Row) -> Baseline:

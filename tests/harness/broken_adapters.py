@@ -7,7 +7,9 @@ import time
 from typing import Any
 
 from killpoint.adapters.checkpoint_gates import CheckpointGates
+from killpoint.adapters.factory import agent_adapter
 from killpoint.adapters.reference import ReferenceAdapter, ReferenceDriver
+from killpoint.runtime import Agent
 from killpoint.values.modes import RUNS, TOOL, TOOL_BATCH, Mode
 
 
@@ -54,6 +56,20 @@ class Misdeclared(ReferenceAdapter):
         Mode("tool-batch", "declared (wrongly) as written at the end", persists_mid_run=False),
         TOOL,
     )
+
+
+@agent_adapter
+def ignores_mode(**kwargs: Any) -> Agent:
+    """mode: a user's factory that builds every agent checkpoint="runs", whatever mode the
+    row runs (its tool-batch row writes only at the end)."""
+    return Agent(**{**kwargs, "checkpoint": "runs"})
+
+
+@agent_adapter
+def always_batches(**kwargs: Any) -> Agent:
+    """mode, the other way: every agent checkpoint="tool-batch" (its runs row persists
+    mid-run)."""
+    return Agent(**{**kwargs, "checkpoint": "tool-batch"})
 
 
 class Stamped(ReferenceAdapter):
