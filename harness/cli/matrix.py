@@ -120,7 +120,7 @@ def campaign(
     not_written = write_reports(result, json_target, html_target, out, err)
     groups = result.groups()
     cli_output.summary(result, out, groups)
-    cli_output.show_fixed(fixed(groups, accepted), out)
+    cli_output.show_fixed(fixed([*groups, *result.row_groups()], accepted), out)
     cli_output.plain(out, f"seed {camp.seed}")
     unjudged = sum(1 for c in heads(result.cells) if c.verdict == "unavailable")
     if unjudged:
@@ -135,7 +135,7 @@ def campaign(
         return interrupted_status(result.signal)
     if not_written:
         return EXIT_NOT_WRITTEN
-    return EXIT_UNEXPECTED if result.unexpected else 0
+    return EXIT_UNEXPECTED if result.failing else 0
 
 
 def write_reports(

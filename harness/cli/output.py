@@ -76,12 +76,37 @@ def summary(result: CampaignResult, out: Console, groups: list[Group]) -> None:
         out,
         f"{figures['cells']} cells, {figures['unexpected']} unexpected"
         + (f" in {figures['groups']} group(s)" if figures["unexpected"] else "")
+        + (
+            f", {figures['without_crash']} row-level group(s) without a crash"
+            if figures["without_crash"]
+            else ""
+        )
         + (f", {figures['accepted']} accepted" if figures["accepted"] else "")
         + (f", {figures['errors']} killpoint error(s)" if figures["errors"] else "")
         + f", {figures['expected_losses']} expected losses, {figures['duplicates']} duplicates, "
         f"{figures['seconds']} s ({figures['cells_per_second']} cells/s)",
     )
     show_groups(groups, out)
+    show_without_crash(result.row_groups(), out)
+
+
+def show_without_crash(groups: list[Group], out: Console) -> None:
+    """Row-level findings: the uninterrupted run already shows them, so they are the
+    row's, once, and no crash cell is charged with them."""
+    if not groups:
+        return
+    plain(out, f"happens without a crash: {len(groups)} group(s)", style="red")
+    for n, g in enumerate(groups, start=1):
+        where = f" ({g.tool})" if g.tool else ""
+        state = f"accepted: {cut(g.accepted)}" if g.accepted else g.verdict
+        plain(
+            out,
+            f"{n}. {g.kind}{where}: {len(g.cells)} row(s), {state}",
+            style=None if g.accepted else "red",
+        )
+        plain(out, f"   {cut(g.meaning)}")
+        plain(out, f"   e.g. {g.example_cell}: {cut(g.example)}")
+        plain(out, f"   rerun: {g.replay}")
 
 
 def show_groups(groups: list[Group], out: Console) -> None:
@@ -132,6 +157,7 @@ __all__ = [
     "plain",
     "show_fixed",
     "show_groups",
+    "show_without_crash",
     "stderr",
     "stdout",
     "summary",

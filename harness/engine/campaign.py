@@ -20,7 +20,7 @@ from killpoint.engine.engine import Engine, Interrupted
 from killpoint.engine.heap_trim import HeapTrimmer
 from killpoint.engine.options import CampaignConfig, ConfigError, OptionError, default_workers
 from killpoint.judge.baseline import Baseline
-from killpoint.judge.groups import Accepted, Group, apply_accepted, group_findings
+from killpoint.judge.groups import Accepted, Group, apply_accepted, group_findings, row_groups
 from killpoint.values.cell import Cell, CellResult
 from killpoint.values.modes import find
 from killpoint.values.points import CrashPoint, PointError, Schedule
@@ -63,6 +63,20 @@ class CampaignResult:
     def groups(self) -> list[Group]:
         return group_findings(heads(self.cells))
 
+    def row_groups(self) -> list[Group]:
+        """What the rows' uninterrupted runs showed: each happens without a crash."""
+        return row_groups(self.baselines, self.accepted)
+
+    @property
+    def failing_rows(self) -> list[Group]:
+        """Row-level groups that fail the run (not accepted, naming a verdict)."""
+        return [g for g in self.row_groups() if g.verdict != "ok" and not g.accepted]
+
+    @property
+    def failing(self) -> bool:
+        """An unexpected cell, or a row that breaks the contract without a crash."""
+        return bool(self.unexpected or self.failing_rows)
+
     def summary(self) -> dict[str, Any]:
         cells = heads(self.cells)
         by: dict[str, int] = {}
@@ -76,6 +90,7 @@ class CampaignResult:
             "accepted": sum(1 for c in cells if c.accepted),
             "errors": by.get("error", 0),
             "groups": sum(1 for g in groups if g.verdict != "ok" and not g.accepted),
+            "without_crash": len(self.failing_rows),
             "findings": sum(len(c.findings) for c in cells),
             "expected_losses": sum(1 for c in cells if c.verdict == "lost" and c.expected),
             "duplicates": sum(c.duplicates for c in cells),

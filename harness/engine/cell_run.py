@@ -412,11 +412,8 @@ class CellRun:
             self.diff = [
                 d.to_json() for d in differences(comparable(self.base.session), comparable(final))
             ]
-        scenario = resolve_scenario(self.cell.scenario)
-        entries = self.ledger()
-        self.findings += contract.confirmations(scenario, final, entries)
-        self.findings += contract.state_once(scenario, final)
         self.findings += contract.model_calls(final, len(self.model_turns(served=True)))
+        self.final = final
         if not found:
             self.event(f"the {self.sides.actual} run equals the {self.sides.expected}")
 
@@ -445,9 +442,18 @@ class CellRun:
         )
         self.findings += contract.idempotency(entries, self.base.effects)
         scenario = resolve_scenario(self.cell.scenario)
-        self.findings += contract.cancel_ignored(scenario, requested_turns(self.work / MODEL_STATE))
+        # The same checks the baseline was held to: what it showed as it is here is the
+        # row's finding, not this cell's.
+        checked = contract.without_crash(
+            scenario,
+            self.final if self.judged else None,
+            entries,
+            requested_turns(self.work / MODEL_STATE),
+        )
+        self.findings += contract.added_by_crash(checked, self.base.findings)
 
     duplicates = 0
+    final: dict[str, Any] | None = None  # the session compare() judged
 
     def result(self) -> CellResult:
         self.findings = ranked(self.findings)

@@ -19,12 +19,14 @@ from killpoint.adapters.registry import load_adapter
 from killpoint.engine.cell_host import EngineConfig, Row
 from killpoint.engine.cell_run import CellRun, log_tail
 from killpoint.engine.work_root import make_work_root
+from killpoint.judge import contract
 from killpoint.judge.baseline import Baseline, effects
 from killpoint.judge.contract import acknowledged
 from killpoint.judge.mode_check import check_mode
 from killpoint.judge.oracle import comparable, first_difference
 from killpoint.kinds import one_trace_only
 from killpoint.scenarios import ledger as ledger_mod
+from killpoint.scenarios.model import requested_turns
 from killpoint.stores import backend_for, per_url
 from killpoint.stores.outage import Watch
 from killpoint.values.cell import Cell, CellResult
@@ -32,9 +34,10 @@ from killpoint.values.findings import Finding
 from killpoint.values.modes import find
 from killpoint.values.normal_form import NormalFormError, exclude, validate_session
 from killpoint.values.points import PointError
+from killpoint.values.scenario_refs import resolve_scenario
 from killpoint.values.timeline import Event
 from killpoint.workers.processes import Interrupted, Outcome, Worker, context
-from killpoint.workers.worker import LEDGER, WorkerSpec
+from killpoint.workers.worker import LEDGER, MODEL_STATE, WorkerSpec
 
 SESSION_ID = "killpoint-session"
 
@@ -241,7 +244,8 @@ class Engine:
             except NormalFormError as exc:
                 base.problem = str(exc)
                 return base
-            base.effects = effects(ledger_mod.read(work / LEDGER))
+            entries = ledger_mod.read(work / LEDGER)
+            base.effects = effects(entries)
             base.tables = self.stores.tables(url)
             problems = acknowledged(w.acks, base.session)
             if problems:
@@ -249,6 +253,16 @@ class Engine:
                     "; ".join(p.sentence for p in problems)
                 )
                 base.problem_kind = "acknowledged-lost"
+                return base
+            base.findings = [
+                contract.row_finding(f)
+                for f in contract.without_crash(
+                    resolve_scenario(scenario),
+                    base.session,
+                    entries,
+                    requested_turns(work / MODEL_STATE),
+                )
+            ]
             return base
         finally:
             if self.config.keep == "all":

@@ -85,6 +85,9 @@ class Baseline:
     trace_note: str | None = None
     batches: list[Batch] = field(default_factory=list)
     tables: tuple[str, ...] = ()  # the store's tables after the run (StoreBackend.tables)
+    # What the contract checks found in the uninterrupted run (Finding.to_json(), with the
+    # row's group key): findings of the row, "happens without a crash", never of a cell.
+    findings: list[dict[str, Any]] = field(default_factory=list)
 
     # -- analysis -----------------------------------------------------------------------
 

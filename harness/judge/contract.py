@@ -14,6 +14,7 @@ a comparison with it. These checks hold every run to the promise itself:
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -21,7 +22,7 @@ from typing import Any
 from killpoint.scenarios import Scenario
 from killpoint.scenarios.conversation import canonical_arguments
 from killpoint.scenarios.ledger import Entry
-from killpoint.values.findings import Finding
+from killpoint.values.findings import Finding, path_pattern
 
 TERMINAL = ("COMPLETED", "CANCELLED")
 
@@ -77,19 +78,38 @@ def regressed(
     return found
 
 
-def cancel_ignored(scenario: Scenario, turns: Sequence[int]) -> list[Finding]:
-    """`turns`: the model turns requested over the whole cell, by every worker."""
+def cancel_honoured(
+    scenario: Scenario, turns: Sequence[int], session: Mapping[str, Any] | None
+) -> list[Finding]:
+    """`turns`: the model turns requested over the whole cell, by every worker; `session`:
+    the store at the end (None when the run was not followed to its end). A run that went
+    on past the boundary and still ended CANCELLED cancelled late (`cancel-late`); one that
+    ended otherwise ignored the cancel (`cancel-ignored`); without the end, what was seen
+    is only that it went on, so it is called late, the weaker claim."""
     at = scenario.cancel_at_turn
     if at is None:
         return []
     beyond = sorted({t for t in turns if t > at})
     if not beyond:
         return []
+    statuses = [r.get("status") for r in (session or {}).get("runs", {}).values()]
+    ignored = session is not None and "CANCELLED" not in statuses
+    later = ", ".join(map(str, beyond))
+    if ignored:
+        sentence = (
+            f"a cancel was requested during model turn {at}, yet model turn(s) {later} were "
+            f"requested and the run ended {', '.join(map(str, statuses)) or 'absent'}"
+        )
+    else:
+        sentence = (
+            f"a cancel was requested during model turn {at}; model turn(s) {later} were "
+            "requested before the run "
+            + ("ended CANCELLED" if session is not None else "stopped (its end was not reached)")
+        )
     return [
         Finding(
-            "cancel-ignored",
-            f"a cancel was requested during model turn {at}, yet model turn(s) "
-            f"{', '.join(map(str, beyond))} were requested",
+            "cancel-ignored" if ignored else "cancel-late",
+            sentence,
             path="model",
             expected_value=at,
             actual_value=beyond,
@@ -163,6 +183,8 @@ def confirmations(
                             + f" the confirmed call {call['name']} of turn {turn}",
                             path=f"runs[{run_id!r}].tool_executions",
                             tool=call["name"],
+                            expected_value="applied",
+                            actual_value=[turn, index],
                         )
                     )
                 elif not answer and signature in effects:
@@ -173,6 +195,8 @@ def confirmations(
                             "confirmation refused it",
                             path=f"runs[{run_id!r}].tool_executions",
                             tool=call["name"],
+                            expected_value="refused",
+                            actual_value=[turn, index],
                         )
                     )
     return found
@@ -215,12 +239,66 @@ def idempotency(entries: Sequence[Entry], baseline: Mapping[tuple[str, str], int
     return found
 
 
+def without_crash(
+    scenario: Scenario,
+    session: Mapping[str, Any] | None,
+    entries: Sequence[Entry],
+    turns: Sequence[int],
+) -> list[Finding]:
+    """The checks an uninterrupted run is held to as well: what they find there is the
+    row's finding ("happens without a crash"), whatever a crash does. (The idempotency
+    check needs a baseline to count against; an acknowledged status that is not durable
+    fails the baseline itself.)"""
+    return [
+        *cancel_honoured(scenario, turns, session),
+        *confirmations(scenario, session, entries),
+        *state_once(scenario, session),
+    ]
+
+
+ROW_GROUP = "@no-crash"  # the suffix of a row-level finding's group key
+
+
+def row_finding(finding: Finding) -> dict[str, Any]:
+    """A finding of the baseline as the row's: its own group, apart from the cells'."""
+    data = finding.to_json()
+    data["group"] = finding.group_key + ROW_GROUP
+    data["without_crash"] = True
+    return data
+
+
+def _fingerprint(data: Mapping[str, Any]) -> str:
+    return json.dumps(
+        [
+            data.get("kind"),
+            data.get("tool"),
+            path_pattern(str(data.get("path", ""))),
+            data.get("expected_value"),
+            data.get("actual_value"),
+        ],
+        sort_keys=True,
+        default=str,
+    )
+
+
+def added_by_crash(found: Iterable[Finding], row: Iterable[Mapping[str, Any]]) -> list[Finding]:
+    """The contract findings of a cell that its row's baseline does not show as they are: a
+    cell is charged only with what its crash changed (the same finding, with the same
+    values, is the row's, reported once for it)."""
+    shown = {_fingerprint(r) for r in row}
+    return [f for f in found if _fingerprint(f.to_json()) not in shown]
+
+
 __all__ = [
+    "ROW_GROUP",
     "acknowledged",
-    "cancel_ignored",
+    "added_by_crash",
+    "cancel_honoured",
     "confirmations",
     "idempotency",
     "model_calls",
     "regressed",
+    "row_finding",
     "state_once",
+    "without_crash",
 ]

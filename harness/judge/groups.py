@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from killpoint.errors import KillpointError
-from killpoint.values.findings import KINDS, RANK, SEVERITIES, Finding
+from killpoint.values.cell import row_command
+from killpoint.values.findings import BY_TOOL, KINDS, RANK, SEVERITIES, Finding, path_pattern
 
 
 class AcceptError(KillpointError, ValueError):
@@ -95,12 +96,31 @@ class Group:
     example_cell: str = ""
     replay: str = ""
     accepted: str | None = None
+    # A row-level group: found in the uninterrupted run ("happens without a crash"); its
+    # `cells` are the rows (RUNTIME/SCENARIO/MODE/STORE) whose baselines show it.
+    without_crash: bool = False
 
     @property
     def meaning(self) -> str:
         return KINDS[self.kind].meaning
 
     def to_json(self) -> dict[str, Any]:
+        if self.without_crash:
+            return {
+                "key": self.key,
+                "kind": self.kind,
+                "tool": self.tool,
+                "path": self.pattern,
+                "severity": self.severity,
+                "verdict": self.verdict,
+                "meaning": self.meaning,
+                "count": len(self.cells),
+                "rows": self.cells,
+                "example": self.example,
+                "example_row": self.example_cell,
+                "replay": self.replay,
+                "accepted": self.accepted,
+            }
         return {
             "key": self.key,
             "kind": self.kind,
@@ -154,6 +174,38 @@ def group_findings(cells: Iterable[Any], *, include_expected: bool = False) -> l
     )
 
 
+def row_groups(baselines: Iterable[Any], accepted: Mapping[str, Accepted]) -> list[Group]:
+    """The findings of the rows' uninterrupted runs (Baseline.findings), one group per
+    cause across rows: each happens without a crash, so it is the row's, reported once."""
+    groups: dict[str, Group] = {}
+    for base in baselines:
+        row = "/".join((base.runtime, base.scenario, base.mode, base.store))
+        for data in base.findings:
+            finding = Finding.from_json(data)
+            key = str(data.get("group") or finding.group_key)
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = Group(
+                    key=key,
+                    kind=finding.kind,
+                    tool=finding.tool if finding.tool and finding.kind in BY_TOOL else None,
+                    pattern=path_pattern(finding.path) or "-",
+                    severity=finding.severity,
+                    verdict=finding.verdict,
+                    example=finding.sentence,
+                    example_cell=row,
+                    replay=row_command(base.runtime, base.scenario, base.mode, base.store),
+                    accepted=accepted[key].reason if key in accepted else None,
+                    without_crash=True,
+                )
+            if row not in group.cells:
+                group.cells.append(row)
+    return sorted(
+        groups.values(),
+        key=lambda g: (RANK[g.verdict], SEVERITIES.index(g.severity), -len(g.cells), g.key),
+    )
+
+
 def fixed(groups: Iterable[Group], accepted: Mapping[str, Accepted]) -> list[Accepted]:
     """Accepted groups this campaign did not meet: fixed, or not exercised."""
     met = {g.key for g in groups}
@@ -168,4 +220,5 @@ __all__ = [
     "fixed",
     "group_findings",
     "read_accepted",
+    "row_groups",
 ]

@@ -35,6 +35,8 @@ class CrashResults:
     seed: int
     cells: list[CellResult]
     problems: list[str] = field(default_factory=list)  # baselines that could not run
+    # Row-level findings (not accepted): the uninterrupted run already breaks the contract.
+    without_crash: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     seconds: float = 0.0
     work_root: Path | None = None
@@ -47,7 +49,12 @@ class CrashResults:
     @property
     def ok(self) -> bool:
         """Every cell's verdict was expected, every baseline ran, and there were cells."""
-        return bool(self.cells) and not self.unexpected and not self.problems
+        return (
+            bool(self.cells)
+            and not self.unexpected
+            and not self.problems
+            and not self.without_crash
+        )
 
     def verdicts(self) -> dict[str, str]:
         return {c.id: c.verdict for c in self.cells}
@@ -74,11 +81,13 @@ class CrashResults:
             lines.append("  no cells: the selection planned nothing (check points= and modes=)")
         for p in self.problems:
             lines.append(f"  baseline failed: {p}")
+        for w in self.without_crash:
+            lines.append(f"  without a crash: {w}")
         for c in self.unexpected:
             lines.append(f"  {c.verdict:<11} {c.id}")
             lines += [line[:320] for line in finding_lines(c, " " * 14, limit=4)]
             lines.append(f"              replay: {c.replay}")
-        if self.unexpected or self.problems:
+        if self.unexpected or self.problems or self.without_crash:
             lines.append(f"  rerun with --crash-seed {self.seed}")
             if self.work_root is not None:
                 lines.append(f"  kept cells (store, ledger, worker logs) under {self.work_root}")
@@ -142,6 +151,10 @@ class Crash:
                 f"{b.runtime}/{b.scenario}/{b.mode}: {b.problem}"
                 for b in outcome.baselines
                 if b.problem
+            ],
+            without_crash=[
+                f"{g.example_cell}: {g.kind}: {g.example} (group {g.key}, {len(g.cells)} row(s))"
+                for g in outcome.failing_rows
             ],
             skipped=[f"{s.scenario}/{s.mode}: {s.reason}" for s in outcome.skipped],
             seconds=outcome.seconds,

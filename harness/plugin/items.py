@@ -41,6 +41,15 @@ class CrashMatrix(pytest.Collector):
             RowItem.from_parent(self, name=f"{row}/baseline", why=why, skip=False)
             for row, why in plan.broken
         ]
+        items += [
+            WithoutCrashItem.from_parent(
+                self,
+                name="/".join((b.runtime, b.scenario, b.mode, b.store, "without-crash")),
+                findings=b.findings,
+            )
+            for b in plan.baselines
+            if b.findings
+        ]
         items += [CellItem.from_parent(self, name=cell_id) for cell_id in plan.cells]
         for item in items:
             item.add_marker(MATRIX_MARKER)
@@ -119,6 +128,30 @@ class RowItem(pytest.Item):
 
     def runtest(self) -> None:
         pytest.fail(f"killpoint: {self.name}: {self.why}", pytrace=False)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, f"killpoint row {self.name}"
+
+
+class WithoutCrashItem(pytest.Item):
+    """A row whose uninterrupted run breaks the contract: the row's findings, once (no
+    crash cell of the row is charged with them)."""
+
+    def __init__(self, *, findings: list[dict[str, Any]], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.findings = findings
+
+    def runtest(self) -> None:
+        accepted = self.config.stash[SESSION_KEY].accepted()
+        open_ = [f for f in self.findings if f.get("verdict") != "ok"]
+        if open_ and all(f.get("group") in accepted for f in open_):
+            reasons = sorted({accepted[f["group"]].reason for f in open_})
+            pytest.xfail(f"killpoint: accepted: {'; '.join(reasons)}")
+        failing = [f for f in open_ if f.get("group") not in accepted]
+        if failing:
+            lines = [f"killpoint: {self.name}: happens without a crash (the baseline shows it)"]
+            lines += [f"  {f['kind']}: {f['sentence']}  [group {f['group']}]" for f in failing]
+            pytest.fail("\n".join(lines), pytrace=False)
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, 0, f"killpoint row {self.name}"

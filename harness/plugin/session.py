@@ -347,6 +347,11 @@ class KillpointSession:
             terminalreporter.write_line(f"   replay: {g.replay}")
         if len(failing) > 20:
             terminalreporter.write_line(f"... and {len(failing) - 20} more group(s) in the JSON")
+        for g in result.failing_rows:
+            terminalreporter.write_line(
+                f"without a crash: {g.kind}: {len(g.cells)} row(s), {g.verdict}; "
+                f"e.g. {g.example_cell}: {cut(g.example)}"
+            )
         for line in self.not_written:
             terminalreporter.write_line(f"killpoint: could not write {line}")
         if self.written:

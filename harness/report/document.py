@@ -63,6 +63,7 @@ def to_document(result: CampaignResult, command: list[str] | None = None) -> dic
         "summary": result.summary(),
         "excluded_from_comparison": _excluded(config.runtime),
         "groups": [g.to_json() for g in groups],
+        "without_crash": [g.to_json() for g in result.row_groups()],
         "accepted": {k: {"reason": a.reason, "link": a.link} for k, a in result.accepted.items()},
         "skipped": [{**vars(s), "store": store} for s in result.skipped],
         "baselines": [
@@ -77,6 +78,7 @@ def to_document(result: CampaignResult, command: list[str] | None = None) -> dic
                 "nondeterministic": b.nondeterministic,
                 "writes_lag": b.writes_lag,
                 "trace_note": b.trace_note,
+                "findings": b.findings,
             }
             for b in result.baselines
         ],

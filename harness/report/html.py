@@ -380,6 +380,41 @@ def _groups_view(
     return shown, members
 
 
+def _without_crash_view(document: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Row-level groups (found in the uninterrupted runs), as the page shows them."""
+    found = document.get("without_crash")
+    shown: list[dict[str, Any]] = []
+    for g in found if isinstance(found, list) else []:
+        if not isinstance(g, Mapping):
+            continue
+        kind = str(g.get("kind", ""))
+        verdict = str(g.get("verdict", ""))
+        rows = [visible(r) for r in g.get("rows") or []]
+        meaning = FINDING_KINDS[kind].meaning if kind in FINDING_KINDS else g.get("meaning", "")
+        shown.append(
+            {
+                "key": visible(g.get("key", "")),
+                "raw_key": str(g.get("key", "")),
+                "kind": visible(kind),
+                "meaning": visible(meaning or ""),
+                "tool": visible(g["tool"]) if g.get("tool") else "",
+                "path": visible(g.get("path") or ""),
+                "severity": visible(g.get("severity", "")),
+                "sev_class": str(g.get("severity")) if g.get("severity") in SEVERITIES else "",
+                "verdict": verdict if verdict in VERDICTS else "unknown",
+                "verdict_text": visible(verdict),
+                "glyph": VERDICTS.get(verdict, (UNKNOWN_GLYPH, ""))[0],
+                "rows": rows,
+                "example": clip_head(visible(g.get("example") or ""), 600),
+                "example_row": visible(g.get("example_row", "")),
+                "replay": visible(g.get("replay") or ""),
+                "accepted": visible(g["accepted"]) if g.get("accepted") else "",
+                "failing": verdict != "ok" and not g.get("accepted"),
+            }
+        )
+    return shown
+
+
 def build_view(document: Mapping[str, Any]) -> dict[str, Any]:
     """Everything the template shows, computed once; all run content passed through `visible`."""
     cells: list[Mapping[str, Any]] = list(document.get("cells") or [])
@@ -518,6 +553,8 @@ def build_view(document: Mapping[str, Any]) -> dict[str, Any]:
     accepted_file = document.get("accepted")
     accepted_file = accepted_file if isinstance(accepted_file, Mapping) else {}
     met = {g["raw_key"]: g for g in groups_view}
+    without_crash = _without_crash_view(document)
+    rows_met = {g["raw_key"]: len(g["rows"]) for g in without_crash}
     accepted_view = [
         {
             "key": visible(key),
@@ -526,6 +563,7 @@ def build_view(document: Mapping[str, Any]) -> dict[str, Any]:
             "href": _link(entry.get("link") if isinstance(entry, Mapping) else ""),
             "group": met[key]["g"] if key in met else None,
             "count": met[key]["count"] if key in met else 0,
+            "rows": rows_met.get(key, 0),
         }
         for key, entry in accepted_file.items()
     ]
@@ -550,7 +588,9 @@ def build_view(document: Mapping[str, Any]) -> dict[str, Any]:
         "finding_groups": groups_view,
         "failing_groups": sum(1 for g in groups_view if g["failing"]),
         "accepted_entries": accepted_view,
-        "fixed": [a for a in accepted_view if a["group"] is None],
+        "fixed": [a for a in accepted_view if a["group"] is None and not a["rows"]],
+        "without_crash": without_crash,
+        "failing_rows": sum(1 for g in without_crash if g["failing"]),
         "listed": sorted(listed, key=lambda c: (c["state"] != "x", c["rank"], c["n"])),
         "point_kinds": [
             {"name": k.name, "label": k.label, "meaning": k.meaning}

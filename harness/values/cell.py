@@ -39,18 +39,32 @@ class Cell:
         """The one command that reruns this cell, from any folder: PYTHONPATH names where
         the user's own runtime or scenario module was imported from (a PostgreSQL cell
         also needs its server URL, which is never written out)."""
-        text = shlex.join(["killpoint", "replay", self.id])
-        if self.store != "sqlite":
-            text += ' --store "$KILLPOINT_STORE"'
-        roots: list[str] = []
-        for ref in (self.runtime, self.scenario):
-            if ":" in ref and not ref.startswith("random:"):
-                root = import_root(ref.partition(":")[0])
-                if root is not None and root not in roots:
-                    roots.append(root)
-        if not roots:
-            return text
-        return f"PYTHONPATH={shlex.quote(os.pathsep.join(roots))} {text}"
+        return command(["replay", self.id], self.runtime, self.scenario, self.store)
+
+
+def row_command(runtime: str, scenario: str, mode: str, store: str) -> str:
+    """A command that runs the row's uninterrupted run again, with the row's boundaries:
+    what a row-level finding (seen without a crash) is reproduced by."""
+    argv = ["matrix", "--runtime", runtime, "--scenarios", scenario, "--modes", mode]
+    return command([*argv, "--points", "boundaries"], runtime, scenario, store)
+
+
+def command(argv: list[str], runtime: str, scenario: str, store: str) -> str:
+    """`killpoint ARGV` runnable from any folder: PYTHONPATH names where the user's own
+    runtime or scenario module was imported from (a PostgreSQL store also needs its
+    server URL, which is never written out)."""
+    text = shlex.join(["killpoint", *argv])
+    if store != "sqlite":
+        text += ' --store "$KILLPOINT_STORE"'
+    roots: list[str] = []
+    for ref in (runtime, scenario):
+        if ":" in ref and not ref.startswith("random:"):
+            root = import_root(ref.partition(":")[0])
+            if root is not None and root not in roots:
+                roots.append(root)
+    if not roots:
+        return text
+    return f"PYTHONPATH={shlex.quote(os.pathsep.join(roots))} {text}"
 
 
 def import_root(module_name: str) -> str | None:

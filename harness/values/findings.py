@@ -80,7 +80,8 @@ _KINDS: tuple[FindingKind, ...] = (
     FindingKind("usage-differs", "diverged", "low", "usage or metrics differ from the baseline's"),
     FindingKind("run-differs", "diverged", "medium", "another field of the run differs from the baseline's"),
     # the contract (whatever the baseline did)
-    FindingKind("cancel-ignored", "diverged", "high", "the run went on past the first step boundary after a cancel"),
+    FindingKind("cancel-late", "diverged", "high", "the run ended CANCELLED, but only after model turns past the first step boundary after the cancel"),
+    FindingKind("cancel-ignored", "diverged", "high", "a cancel was requested, yet the run went on past the next step boundary and did not end CANCELLED"),
     FindingKind("state-not-once", "diverged", "high", "a tool's session-state update was not applied exactly once"),
     FindingKind("confirmation-dropped", "diverged", "high", "a confirmation given to continue the run was neither applied nor refused"),
     FindingKind("usage-overcounted", "diverged", "high", "the runs count more model calls than the model served"),

@@ -481,7 +481,7 @@ BLIND_VARIANTS = (
 # names it, the cell that shows it).
 CONTRACT_VARIANTS = (
     ("reopening", "status-regressed", "multi-run/tool-batch/after-checkpoint:3+mid-model:4"),
-    ("late_cancel", "cancel-ignored", "cancel/tool-batch/after-checkpoint:1"),
+    ("late_cancel", "cancel-late", "cancel/tool-batch/after-checkpoint:1"),
     ("dropping_confirmations", "confirmation-dropped", "confirm/tool-batch/after-checkpoint:1"),
     ("adding_state", "state-not-once", "session-state/tool-batch/after-checkpoint:2"),
     (

@@ -444,12 +444,22 @@ class TestContractFindings:
 
     def test_a_cancel_lets_every_remaining_batch_run(self, tmp_path: Path) -> None:
         """agno's non-streaming run checks for a cancel only around its tool loop: asked
-        to cancel during model turn 3, it still requests turns 4 to 7 (its baseline too)."""
-        result = agno_cell(tmp_path, "cancel", "after-checkpoint:1")
+        to cancel during model turn 3, it still requests turns 4 to 7 before it ends
+        CANCELLED. Its baseline does so too: a late cancel of the row, found without a
+        crash, and a cell whose resumed run does the same is not charged with it."""
+        engine = Engine(EngineConfig(work_root=tmp_path / "work", keep="none"))
+        cell = Cell(
+            "agno", "cancel", "tool-batch", "sqlite", kinds.parse_schedule("after-checkpoint:1")
+        )
+        result = engine.run_cell(cell)
         assert [
-            "a cancel was requested during model turn 3, yet model turn(s) 4, 5, 6, 7 were "
-            "requested"
-        ] == sentences(result, "cancel-ignored")
+            (
+                "cancel-late",
+                "a cancel was requested during model turn 3; model turn(s) 4, 5, 6, 7 were "
+                "requested before the run ended CANCELLED",
+            )
+        ] == [(f["kind"], f["sentence"]) for f in engine.baseline(cell.row).findings]
+        assert [] == [f for f in result.findings if f["kind"].startswith("cancel")]
 
     def test_two_resumers_repeat_the_effects_whatever_else_differs(self, tmp_path: Path) -> None:
         """Without ownership both resumers drive the run, and every effect one of them

@@ -4,14 +4,18 @@
 from __future__ import annotations
 
 import dataclasses
+import io
 from pathlib import Path
 
 import pytest
 
 from killpoint import kinds, scenarios
+from killpoint.cli import output as cli_output
+from killpoint.engine.campaign import Campaign, CampaignConfig
 from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.engine import Engine
 from killpoint.judge import contract
+from killpoint.report.document import to_document
 from killpoint.scenarios.conversation import canonical_arguments
 from killpoint.scenarios.ledger import Entry
 from killpoint.values.cell import Cell, CellResult
@@ -19,9 +23,16 @@ from tests.harness.broken_runtimes import CONTRACT_VARIANTS
 
 
 def run(tmp_path: Path, runtime: str, where: str) -> CellResult:
+    return run_with_row(tmp_path, runtime, where)[0]
+
+
+def run_with_row(tmp_path: Path, runtime: str, where: str) -> tuple[CellResult, set[str]]:
+    """The cell, and the kinds its row's uninterrupted run showed (the row's findings)."""
     scenario, mode, schedule = where.split("/")
     engine = Engine(EngineConfig(work_root=tmp_path / runtime.replace(":", "_"), keep="none"))
-    return engine.run_cell(Cell(runtime, scenario, mode, "sqlite", kinds.parse_schedule(schedule)))
+    cell = Cell(runtime, scenario, mode, "sqlite", kinds.parse_schedule(schedule))
+    result = engine.run_cell(cell)
+    return result, {f["kind"] for f in engine.baseline(cell.row).findings}
 
 
 def unexpected_kinds(result: CellResult) -> set[str]:
@@ -35,12 +46,15 @@ def unexpected_kinds(result: CellResult) -> set[str]:
 def test_only_its_check_names_each_broken_promise(
     tmp_path: Path, variant: str, kind: str, where: str
 ) -> None:
-    """The broken variant's cell is unexpected with exactly one kind of finding, the check
-    made for its promise; the shipped reference runtime passes the same cell."""
-    broken = run(tmp_path, f"tests.harness.broken_runtimes:{variant}", where)
-    assert not broken.expected
-    assert {kind} == unexpected_kinds(broken), [f["sentence"] for f in broken.findings]
-    sound = run(tmp_path, "reference", where)
+    """The broken variant is caught by exactly one kind of finding, the check made for its
+    promise: in the cell, or, where the uninterrupted run shows it as the cell does, in
+    the row alone (happens without a crash); the shipped reference runtime passes the
+    same cell and its row shows nothing."""
+    broken, row = run_with_row(tmp_path, f"tests.harness.broken_runtimes:{variant}", where)
+    assert {kind} == unexpected_kinds(broken) | row, [f["sentence"] for f in broken.findings]
+    assert not (unexpected_kinds(broken) & row), "a cell repeats what its row shows"
+    sound, sound_row = run_with_row(tmp_path, "reference", where)
+    assert set() == sound_row
     assert (True, set()) == (sound.expected, unexpected_kinds(sound)), sound.detail
     assert kind not in {f["kind"] for f in sound.findings}
 
@@ -103,3 +117,89 @@ def test_a_runtime_that_keeps_no_model_call_count_is_not_judged_on_it() -> None:
     session = usage_session({"input_tokens": 900}, None, {"model_calls": True})
     assert contract.model_calls(session, served=0) == []
     assert contract.model_calls(None, served=0) == []
+
+
+def cancelled_session(status: str) -> dict[str, object]:
+    return {"state": None, "runs": {"r1": {"status": status}}}
+
+
+def test_a_cancel_honoured_after_more_turns_is_late_and_one_never_honoured_is_ignored() -> None:
+    """The word says what was seen: turns past the cancel and a CANCELLED end is a late
+    cancel; another end ignored it; without the end, only the weaker claim is made."""
+    scenario = scenarios.get("cancel")
+    at = scenario.cancel_at_turn
+    assert at is not None
+    turns = [*range(1, at + 1), at + 1, at + 2]
+    late = contract.cancel_honoured(scenario, turns, cancelled_session("CANCELLED"))
+    assert [(f.kind, f.actual_value) for f in late] == [("cancel-late", [at + 1, at + 2])]
+    ignored = contract.cancel_honoured(scenario, turns, cancelled_session("COMPLETED"))
+    assert [f.kind for f in ignored] == ["cancel-ignored"]
+    assert "ended COMPLETED" in ignored[0].sentence
+    unknown = contract.cancel_honoured(scenario, turns, None)
+    assert [f.kind for f in unknown] == ["cancel-late"]
+    assert contract.cancel_honoured(scenario, list(range(1, at + 1)), None) == []
+
+
+def test_a_cell_is_charged_only_with_what_its_crash_changed() -> None:
+    """A contract finding equal to the row's (kind, where, values) is the row's; one whose
+    values or kind differ is the cell's."""
+    scenario = scenarios.get("cancel")
+    at = scenario.cancel_at_turn
+    assert at is not None
+    done = cancelled_session("CANCELLED")
+    row = [
+        contract.row_finding(f)
+        for f in contract.cancel_honoured(scenario, [at, at + 1, at + 2], done)
+    ]
+    assert row[0]["group"] == "cancel-late:-:model@no-crash"
+    same = contract.cancel_honoured(scenario, [at, at + 1, at + 1, at + 2], done)
+    assert contract.added_by_crash(same, row) == []
+    more = contract.cancel_honoured(scenario, [at, at + 1, at + 2, at + 3], done)
+    assert contract.added_by_crash(more, row) == more
+    forgotten = contract.cancel_honoured(scenario, [at, at + 1, at + 2], cancelled_session("X"))
+    assert contract.added_by_crash(forgotten, row) == forgotten
+
+
+@pytest.mark.slow
+def test_a_late_cancel_is_one_row_level_group_and_no_crash_cell_repeats_it(
+    tmp_path: Path,
+) -> None:
+    """agno's late cancel, in the reference runtime: the uninterrupted run already asks
+    for turns past the cancel before it ends CANCELLED. The campaign reports it once, as
+    the row's group ("happens without a crash"), fails on it, and a crash cell whose
+    resumed run equals the baseline carries no cancel finding at all."""
+    config = CampaignConfig.from_options(
+        runtime="tests.harness.broken_runtimes:late_cancel",
+        scenarios="cancel",
+        modes="tool-batch",
+        points="boundaries",
+        workers=2,
+        keep="none",
+        work_root=str(tmp_path / "work"),
+    )
+    result = Campaign(config).run()
+    rows = result.row_groups()
+    assert [(g.kind, g.key, g.cells) for g in rows] == [
+        (
+            "cancel-late",
+            "cancel-late:-:model@no-crash",
+            ["tests.harness.broken_runtimes:late_cancel/cancel/tool-batch/sqlite"],
+        )
+    ]
+    assert result.failing and result.summary()["without_crash"] == 1
+    # Where the crash changed it (a cancel noted in memory, forgotten by the resumed run,
+    # which completes), the cell says what its crash added: the cancel ignored.
+    assert "cancel-late" not in {g.kind for g in result.groups()}
+    equal = [c for c in result.cells if not any(f["path"].startswith("runs") for f in c.findings)]
+    assert equal, [c.detail for c in result.cells]
+    for c in equal:
+        assert (c.verdict, c.expected) == ("ok", True), c.findings
+    # Its own section in the terminal summary and in the JSON.
+    text = io.StringIO()
+    cli_output.summary(result, cli_output.console(text), result.groups())
+    printed = text.getvalue()
+    assert "happens without a crash: 1 group(s)" in printed
+    assert "1. cancel-late: 1 row(s), diverged" in printed
+    document = to_document(result, command=["killpoint", "matrix"])
+    assert [g["key"] for g in document["without_crash"]] == ["cancel-late:-:model@no-crash"]
+    assert [f["kind"] for b in document["baselines"] for f in b["findings"]] == ["cancel-late"]

@@ -1087,3 +1087,36 @@ def test_the_deciding_finding_is_the_unexpected_one_and_an_ok_cell_has_none() ->
     cancelled, fine = data["cells"]
     assert s[cancelled["diff"]["path"]] == "model"
     assert fine["diff"] is None
+
+
+def test_findings_without_a_crash_have_their_own_section_and_fail_the_page(small) -> None:
+    """A row-level group (the baseline shows it) is listed in its own section with its
+    rows, escaped, and the page does not say every verdict is expected."""
+    good = document(
+        [c for c in small["cells"] if c["expected"]],
+        without_crash=[
+            {
+                "key": "cancel-late:-:model@no-crash",
+                "kind": "cancel-late",
+                "tool": None,
+                "path": "model",
+                "severity": "high",
+                "verdict": "diverged",
+                "meaning": "",
+                "count": 1,
+                "rows": ["reference/cancel/tool-batch/sqlite"],
+                "example": "model turn(s) 4 were requested <b>late</b>",
+                "example_row": "reference/cancel/tool-batch/sqlite",
+                "replay": "killpoint matrix --runtime reference --scenarios cancel",
+                "accepted": None,
+            }
+        ],
+    )
+    html = render_report(good)
+    assert "<b>late</b>" not in html
+    page = parse(html)
+    section = page.by_id("without-crash")
+    assert "Happens without a crash: 1 group" in section.text
+    assert "reference/cancel/tool-batch/sqlite" in section.text
+    assert "<b>late</b>" in section.text  # shown as text
+    assert page.by_id("status").text == "✗ 1 without a crash"
