@@ -19,9 +19,10 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from killpoint import kinds
+from killpoint.engine.deadline import Caller, Overdue
 from killpoint.judge import contract
 from killpoint.judge.baseline import Baseline, durable_results, effects
 from killpoint.judge.oracle import (
@@ -36,6 +37,7 @@ from killpoint.kinds.base import Plan
 from killpoint.scenarios import gates
 from killpoint.scenarios import ledger as ledger_mod
 from killpoint.scenarios.model import SERVED_LOG, TURNS_LOG, requested_turns, turn_log
+from killpoint.stores.outage import outage_finding
 from killpoint.values.cell import Cell, CellResult
 from killpoint.values.findings import Finding, headline, ranked, verdict_of
 from killpoint.values.scenario_refs import resolve_scenario
@@ -49,6 +51,7 @@ if TYPE_CHECKING:
     from killpoint.stores import StoreBackend
 
 Signature = tuple[str, str]
+T = TypeVar("T")
 LOG_TAIL_LINES = 25
 # Seconds the counts must stay unchanged at a point where a write stays in flight.
 SETTLE = 0.1
@@ -78,6 +81,8 @@ class CellRun:
         self.diff: list[dict[str, Any]] = []
         self.kind_evidence: dict[str, Any] = {}  # a kind's own, shown with the store at the crash
         self.confirmed: int | None = None  # checkpoints held when a lagging point was confirmed
+        # The engine-side calls into the adapter and the store server, each with a deadline.
+        self.caller = Caller(f"cell-{cell.id}"[:40], engine.stopping)
 
     # -- what kinds use -----------------------------------------------------------------------
 
@@ -87,16 +92,38 @@ class CellRun:
 
     @property
     def stores(self) -> StoreBackend:
-        return self.engine.stores
+        return cast("StoreBackend", BoundedStores(self))
+
+    def call(self, what: str, fn: Callable[..., T], *args: Any, dependency: bool = False) -> T:
+        """`fn(*args)` in the engine, within the cell's time limit. Past it the cell ends:
+        `hung` for the runtime's adapter, `unavailable` for a `dependency` (the store
+        server)."""
+        try:
+            return self.caller.call(what, self.engine.config.timeout, fn, *args)
+        except Overdue as exc:
+            self.fault(str(exc))
+            if dependency:
+                self.end(outage_finding("store-unavailable", f"the store server: {exc}", []))
+            self.end(Finding("hung", f"{exc} (a call in killpoint's own process)"))
+            raise  # not reached: end() raises
 
     def read(self) -> dict[str, Any] | None:
-        return self.engine.read_session(self.cell.runtime, self.url)
+        return self.call(
+            "the adapter's read_session()", self.engine.read_session, self.cell.runtime, self.url
+        )
 
     def progress(self) -> int:
-        return self.adapter.progress(self.url, self.engine.session_id)
+        return self.call(
+            "the adapter's progress()", self.adapter.progress, self.url, self.engine.session_id
+        )
 
     def lease_deadline(self) -> float | None:
-        return self.adapter.lease_deadline(self.url, self.engine.session_id)
+        return self.call(
+            "the adapter's lease_deadline()",
+            self.adapter.lease_deadline,
+            self.url,
+            self.engine.session_id,
+        )
 
     def ledger(self) -> list[ledger_mod.Entry]:
         """Every tool execution the cell's workers recorded so far."""
@@ -304,7 +331,9 @@ class CellRun:
         self.allow(self.in_flight(session), "in flight without a durable result")
         problems = [
             p if isinstance(p, Finding) else Finding("store-invariant", p, path="store")
-            for p in self.adapter.inspect(self.url, self.engine.session_id)
+            for p in self.call(
+                "the adapter's inspect()", self.adapter.inspect, self.url, self.engine.session_id
+            )
         ]
         for p in problems:
             self.fault(f"inspect: {p.sentence}")
@@ -424,9 +453,14 @@ class CellRun:
         kind = kinds.get(point.kind)
         plan = kind.plan(self.base, point)
         self.work = self.engine.work_dir(self.cell.id)
-        self.url = self.engine.stores.fresh(self.work)
-        self.event(f"plan: {point} — {kind.describe(point)}")
         with contextlib.suppress(CellOver):
+            self.url = self.call(
+                "a new store (the store server)",
+                self.engine.stores.fresh,
+                self.work,
+                dependency=True,
+            )
+            self.event(f"plan: {point} — {kind.describe(point)}")
             kind.run(self, plan)
 
     def finish(self) -> None:
@@ -490,6 +524,7 @@ class CellRun:
     def cleanup(self, expected: bool, cut_short: bool = False) -> Path | None:
         """Stop what is left of the cell; returns its work folder if that is kept. A cell
         `cut_short` by an interrupt is in no report, so nothing of it is kept."""
+        self.caller.close()
         for w in self.workers:
             if w.alive:
                 w.kill()
@@ -506,6 +541,27 @@ class CellRun:
         if self.work is not None:
             self.engine.settle_folder(self.work, keep=kept is not None)
         return kept
+
+
+class BoundedStores:
+    """The store backend as a cell's kind uses it: each call that asks the server
+    something is made within the cell's time limit (past it, the cell is `unavailable`)."""
+
+    # Their own limits (a restart waits for the server as long as it takes), or no I/O.
+    UNBOUNDED = frozenset({"kind", "shown", "with_lock_timeout", "restart", "restart_problem"})
+
+    def __init__(self, run: CellRun) -> None:
+        self._run = run
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._run.engine.stores, name)
+        if name in self.UNBOUNDED or not callable(value):
+            return value
+
+        def bounded(*args: Any) -> Any:
+            return self._run.call(f"the store's {name}()", value, *args, dependency=True)
+
+        return bounded
 
 
 def at_checkpoint(plan: Plan) -> bool:
@@ -586,4 +642,4 @@ def poll(predicate: Callable[[], bool], timeout: float, stop: threading.Event) -
         pause = min(pause * 2, 0.02)
 
 
-__all__ = ["CellOver", "CellRun", "log_tail", "poll", "summary"]
+__all__ = ["BoundedStores", "CellOver", "CellRun", "log_tail", "poll", "summary"]

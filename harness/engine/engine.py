@@ -18,6 +18,7 @@ from killpoint.adapters.protocol import RuntimeAdapter
 from killpoint.adapters.registry import load_adapter
 from killpoint.engine.cell_host import EngineConfig, Row
 from killpoint.engine.cell_run import CellRun, log_tail
+from killpoint.engine.deadline import Caller, Overdue
 from killpoint.engine.work_root import make_work_root
 from killpoint.judge import contract
 from killpoint.judge.baseline import Baseline, effects
@@ -165,7 +166,7 @@ class Engine:
                     # A dependency failed under it: not cached, the next cell tries again.
                     base.problem, base.problem_kind = settled[0].sentence, settled[0].kind
                     return base
-                if base.problem_kind == "error":
+                if base.problem_kind == "error" or base.outage:
                     return base  # not cached either
                 self._baselines[row] = base
             return self._baselines[row]
@@ -221,7 +222,15 @@ class Engine:
             writes_lag=bool(mode_info and mode_info.writes_lag),
         )
         work = self.work_dir(f"baseline-{runtime}-{scenario}-{mode}")
-        url = self.stores.fresh(work)
+        caller = Caller(f"baseline-{scenario}"[:40], self.stopping)
+        limit = self.config.timeout
+        try:
+            url = caller.call("a new store (the store server)", limit, self.stores.fresh, work)
+        except Overdue as exc:
+            caller.close()
+            self.settle_folder(work, keep=False)
+            base.problem, base.problem_kind = f"the store server: {exc}", "store-unavailable"
+            return base
         timeline: list[Event] = []
         try:
             w = Worker(
@@ -240,13 +249,23 @@ class Engine:
                 base.problem_kind = "hung" if out.kind == "timeout" else "missed"
                 return base
             try:
-                base.session = self.read_session(runtime, url)
+                base.session = caller.call(
+                    "the adapter's read_session()", limit, self.read_session, runtime, url
+                )
             except NormalFormError as exc:
                 base.problem = str(exc)
                 return base
+            except Overdue as exc:
+                base.problem, base.problem_kind = f"{exc} (in killpoint's own process)", "hung"
+                return base
             entries = ledger_mod.read(work / LEDGER)
             base.effects = effects(entries)
-            base.tables = self.stores.tables(url)
+            try:
+                base.tables = caller.call("the store's tables()", limit, self.stores.tables, url)
+            except Overdue as exc:
+                base.problem = f"the store server: {exc}"
+                base.problem_kind = "store-unavailable"
+                return base
             problems = acknowledged(w.acks, base.session)
             if problems:
                 base.problem = "the baseline acknowledged what its store does not hold: " + (
@@ -265,6 +284,7 @@ class Engine:
             ]
             return base
         finally:
+            caller.close()
             if self.config.keep == "all":
                 self.keep_store(url, work)
             else:

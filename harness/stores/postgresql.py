@@ -30,6 +30,9 @@ RESTART_HINT = (
     "-w restart', or 'docker restart NAME')"
 )
 CONNECT_TIMEOUT = 5  # seconds: a probe of a server that does not answer
+# Every connection killpoint makes itself gives up after CONNECT_TIMEOUT: a server that
+# accepts the connection and never answers (its postmaster stopped) must not hold a cell.
+BOUNDED = {"connect_timeout": CONNECT_TIMEOUT}
 
 
 def lost_connection(exc: BaseException) -> bool:
@@ -79,7 +82,7 @@ class PostgresStores:
         return self.url.render_as_string(hide_password=True)
 
     def check(self) -> None:
-        engine = create_engine(self.url)
+        engine = create_engine(self.url, connect_args=BOUNDED)
         try:
             with engine.connect() as conn:
                 conn.execute(text("SELECT 1"))
@@ -94,7 +97,7 @@ class PostgresStores:
 
     def fresh(self, work: Path) -> str:
         schema = f"{PREFIX}{uuid.uuid4().hex[:16]}"
-        engine = create_engine(self.url, poolclass=NullPool)
+        engine = create_engine(self.url, poolclass=NullPool, connect_args=BOUNDED)
         try:
             with engine.begin() as conn:
                 conn.execute(text(f'CREATE SCHEMA "{schema}"'))
@@ -113,9 +116,7 @@ class PostgresStores:
     def life(self) -> str:
         """When the server started (one value per life of the server: a restart changes
         it); StoreUnavailable when it cannot be reached."""
-        engine = create_engine(
-            self.url, poolclass=NullPool, connect_args={"connect_timeout": CONNECT_TIMEOUT}
-        )
+        engine = create_engine(self.url, poolclass=NullPool, connect_args=BOUNDED)
         try:
             with engine.connect() as conn:
                 return str(conn.execute(text("SELECT pg_postmaster_start_time()")).scalar())
@@ -144,9 +145,7 @@ class PostgresStores:
         """Why a restart of this server would lose commits it acknowledged, or None: with
         synchronous_commit off, a commit returns before its WAL is written, and an
         immediate restart drops it, whatever the runtime did."""
-        engine = create_engine(
-            self.url, poolclass=NullPool, connect_args={"connect_timeout": CONNECT_TIMEOUT}
-        )
+        engine = create_engine(self.url, poolclass=NullPool, connect_args=BOUNDED)
         try:
             with engine.connect() as conn:
                 setting = str(conn.execute(text("SHOW synchronous_commit")).scalar())
@@ -225,7 +224,7 @@ class PostgresStores:
         return parsed.update_query_dict({"options": options}).render_as_string(hide_password=False)
 
     def tables(self, url: str) -> tuple[str, ...]:
-        engine = create_engine(url)
+        engine = create_engine(url, poolclass=NullPool, connect_args=BOUNDED)
         try:
             with engine.connect() as conn:
                 return tuple(conn.execute(text(TABLES)).scalars())
@@ -233,7 +232,7 @@ class PostgresStores:
             engine.dispose()
 
     def hold_write_lock(self, url: str, tables: Sequence[str] = ()) -> Callable[[], None]:
-        engine = create_engine(url)
+        engine = create_engine(url, poolclass=NullPool, connect_args=BOUNDED)
         conn = engine.connect()
         conn.begin()
         present = list(conn.execute(text(TABLES)).scalars())

@@ -41,7 +41,9 @@ class SqliteStores:
         return ()  # one lock covers the whole file, tables to come included
 
     def hold_write_lock(self, url: str, tables: Sequence[str] = ()) -> Callable[[], None]:
-        conn = sqlite3.connect(path_of(url), isolation_level=None)
+        # Taken on one thread, released on another (a cell's calls into its store each
+        # run under a deadline, killpoint.engine.deadline); never used by two at once.
+        conn = sqlite3.connect(path_of(url), isolation_level=None, check_same_thread=False)
         conn.execute("BEGIN IMMEDIATE")
 
         def release() -> None:

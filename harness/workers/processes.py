@@ -235,7 +235,7 @@ class Worker:
         if outcome.kind == "timeout":
             self.kill()
             return outcome
-        self._reap()
+        self._reap(deadline)
         return outcome
 
     def release(self, name: str) -> None:
@@ -280,10 +280,15 @@ class Worker:
         os.killpg(self.pid, signal.SIGCONT)
         self.event(f"{self.spec.log_name} woken (SIGCONT)", "wake")
 
-    def _reap(self) -> None:
+    def _reap(self, deadline: float | None = None) -> None:
         # The sentinel is readable once the forkserver has waited for the child and sent
         # its real status; waiting for that needs no lock, reading it does.
-        multiprocessing.connection.wait([self.proc.sentinel])
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        if not multiprocessing.connection.wait([self.proc.sentinel], left):
+            # It gave its result (or closed its pipe) but does not exit: it is killed, so
+            # that nothing it runs outlives its time limit.
+            self.kill()
+            return
         with _status_lock:
             self.proc.join()
             self.exitcode = self.proc.exitcode
