@@ -4,6 +4,7 @@
 1    an unexpected verdict
 2    bad input: one line names the value and the fix; nothing ran, nothing was written
 3    the results could not be written where asked (written to a fallback, named)
+5    no cell ran: every row or point was skipped (each reason printed), as pytest's 5
 130  interrupted (Ctrl-C, SIGINT); 143 on SIGTERM, 129 on SIGHUP: every worker is killed
      and the cells that finished are written
 """
@@ -16,6 +17,8 @@ EXIT_OK = 0
 EXIT_UNEXPECTED = 1
 EXIT_USAGE = 2
 EXIT_NOT_WRITTEN = 3
+# pytest's "no tests collected": a CI job that asked for cells and got none is not green.
+EXIT_NO_CELLS = 5
 EXIT_INTERRUPTED = 128 + signal.SIGINT
 
 
@@ -27,6 +30,7 @@ def interrupted_status(signum: int | None) -> int:
 __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_NOT_WRITTEN",
+    "EXIT_NO_CELLS",
     "EXIT_OK",
     "EXIT_UNEXPECTED",
     "EXIT_USAGE",

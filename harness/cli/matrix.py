@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from killpoint.adapters.registry import RUNTIME_HELP
 from killpoint.cli import output as cli_output
 from killpoint.cli.exit_codes import (
+    EXIT_NO_CELLS,
     EXIT_NOT_WRITTEN,
     EXIT_UNEXPECTED,
     interrupted_status,
@@ -135,7 +136,12 @@ def campaign(
         return interrupted_status(result.signal)
     if not_written:
         return EXIT_NOT_WRITTEN
-    return EXIT_UNEXPECTED if result.failing else 0
+    if result.failing:
+        return EXIT_UNEXPECTED
+    if not heads(result.cells):
+        cli_output.no_cells(result, err)
+        return EXIT_NO_CELLS
+    return 0
 
 
 def write_reports(

@@ -145,6 +145,25 @@ def finding_lines(findings: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def no_cells(result: CampaignResult, err: Console) -> None:
+    """A campaign that ran nothing: said so, with every reason something was skipped (in
+    full: a reason names what to install)."""
+    reasons = list(dict.fromkeys(s.reason for s in result.skipped))
+    plain(
+        err,
+        "killpoint: no cell ran (exit 5): "
+        + (
+            f"{len(result.skipped)} skip(s), for {len(reasons)} reason(s):"
+            if reasons
+            else "the selection planned none (check --points, --modes and --scenarios)"
+        ),
+    )
+    for reason in reasons:
+        rows = [f"{s.scenario}/{s.mode}" for s in result.skipped if s.reason == reason]
+        shown = ", ".join(rows[:4]) + (f" and {len(rows) - 4} more" if len(rows) > 4 else "")
+        plain(err, f"  {reason} ({shown})")
+
+
 def show_fixed(fixed: list[Accepted], out: Console) -> None:
     for a in fixed:
         plain(out, f"fixed? the accepted group {a.group} did not occur ({cut(a.reason)})")
@@ -154,6 +173,7 @@ __all__ = [
     "console",
     "cut",
     "finding_lines",
+    "no_cells",
     "plain",
     "show_fixed",
     "show_groups",

@@ -78,7 +78,11 @@ class CrashResults:
     def failure_message(self) -> str:
         lines = [str(self)]
         if not self.cells and not self.problems:
-            lines.append("  no cells: the selection planned nothing (check points= and modes=)")
+            if self.skipped:
+                lines.append("  no cells ran; skipped:")
+                lines += [f"    {why}" for why in dict.fromkeys(self.skipped)]
+            else:
+                lines.append("  no cells: the selection planned nothing (check points= and modes=)")
         for p in self.problems:
             lines.append(f"  baseline failed: {p}")
         for w in self.without_crash:

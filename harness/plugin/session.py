@@ -249,8 +249,16 @@ class KillpointSession:
             # Backstop: a worker that died could not drop its database.
             names = [worker_database_name(self.settings.store, self.token, n) for n in self._nodes]
             self._drop_databases(names)
+        if self.ran_nothing() and exitstatus == pytest.ExitCode.OK:
+            # Every row or point skipped: a CI job that asked for cells is not green.
+            session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
         if self.settings.json or self.settings.report:
             self.write_reports(session, exitstatus)
+
+    def ran_nothing(self) -> bool:
+        """The matrix planned no cell (and no row failed to plan): everything was skipped."""
+        plan = self._plan if self.settings.matrix else None
+        return plan is not None and not (plan.cells or plan.broken or plan.error)
 
     def _drop_databases(self, names: list[str]) -> None:
         for name in names:
@@ -324,6 +332,18 @@ class KillpointSession:
             self.written.append(str(fallback or path))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.is_worker and self.ran_nothing():
+            assert self._plan is not None
+            reasons = list(dict.fromkeys(why for _, why in self._plan.skipped))
+            terminalreporter.write_sep("-", "killpoint")
+            terminalreporter.write_line(
+                f"killpoint: no cell ran (exit 5): {len(self._plan.skipped)} skip(s), for "
+                f"{len(reasons)} reason(s):"
+                if reasons
+                else "killpoint: no cell ran (exit 5): the selection planned none"
+            )
+            for why in reasons:
+                terminalreporter.write_line(f"  {why}")
         if self.is_worker or not self.results:
             return
         from killpoint.report.text import cut

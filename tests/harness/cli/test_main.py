@@ -299,6 +299,43 @@ class TestPointsARowLacks:
         )
         assert "skipped research/runs: point lock-held:2 is not in this row" in result.stdout
 
+    def test_a_campaign_that_runs_no_cell_exits_5_with_every_reason(self, tmp_path: Path) -> None:
+        """Every row lacks the one point asked for: nothing ran, so the campaign is not
+        green (pytest's 5, "no tests collected"), and each skip says why."""
+        path = tmp_path / "m.json"
+        result = killpoint(
+            "matrix", "--scenarios", "research,cancel", "--modes", "runs",
+            "--points", "after-checkpoint:9", "--json", str(path),
+            "--report", str(tmp_path / "m.html"),
+        )  # fmt: skip
+        assert 5 == result.returncode, result.stdout + result.stderr
+        assert "killpoint: no cell ran (exit 5): 2 skip(s), for 1 reason(s):" in result.stderr
+        assert (
+            "  point after-checkpoint:9 is not in this row (1 checkpoint(s) in its baseline): "
+            "after-checkpoint:9 is not a boundary of this baseline; it has 1 checkpoints, "
+            "boundaries 1..0 (research/runs, cancel/runs)"
+        ) in result.stderr.splitlines()
+        assert [] == json.loads(path.read_text())["cells"]  # the reports are still written
+
+    def test_power_loss_without_libfuse_says_how_to_install_it_and_exits_5(
+        self, tmp_path: Path
+    ) -> None:
+        """The environment names a libfuse that is not installed, so mfusepy cannot load
+        one (as on a machine without fuse3): the power-loss points are skipped, the reason
+        says what to install, and a campaign of only those points fails."""
+        result = killpoint(
+            "matrix", "--scenarios", "research", "--modes", "tool-batch",
+            "--points", "power-loss", "--json", str(tmp_path / "m.json"),
+            "--report", str(tmp_path / "m.html"),
+            env={"FUSE_LIBRARY_NAME": "kp-no-such-fuse", "KILLPOINT_NO_FUSE": ""},
+        )  # fmt: skip
+        assert 5 == result.returncode, result.stdout + result.stderr
+        assert "killpoint: no cell ran (exit 5): 1 skip(s), for 1 reason(s):" in result.stderr
+        assert (
+            "  power-loss, power-loss-mid-commit points: libfuse 3 is missing (Unable to find "
+            "libfuse); install it: apt-get install fuse3 (research/tool-batch)"
+        ) in result.stderr.splitlines()
+
     def test_replaying_a_point_the_row_lacks_is_bad_input(self) -> None:
         result = killpoint("replay", "reference/research/tool-batch/sqlite/after-checkpoint:9")
         assert 2 == result.returncode, result.stdout + result.stderr

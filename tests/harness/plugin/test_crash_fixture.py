@@ -103,3 +103,12 @@ def test_no_cells_says_why() -> None:
         str(results()),
         "  no cells: the selection planned nothing (check points= and modes=)",
     ] == results().failure_message().splitlines()
+
+
+def test_no_cells_lists_every_skip() -> None:
+    skipped = ["REFUND/runs: point after-checkpoint:9 is not in this row"] * 2
+    assert [
+        str(results()),
+        "  no cells ran; skipped:",
+        "    REFUND/runs: point after-checkpoint:9 is not in this row",
+    ] == results(skipped=skipped).failure_message().splitlines()

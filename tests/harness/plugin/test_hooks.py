@@ -362,6 +362,22 @@ class TestCrashFixtureReport:
         assert "shop.agents:build" in page
 
 
+class TestNothingRan:
+    def test_a_matrix_whose_every_point_is_skipped_exits_5(self, pytester: pytest.Pytester) -> None:
+        """Every row lacks the point asked for: the skipped rows are no pass (pytest's own
+        5, "no tests collected"), and the reason is in the summary."""
+        pytester.makeini("[pytest]\n")
+        result = run(
+            pytester, "--crash-matrix", "--crash-scenarios=research", "--crash-modes=runs",
+            "--crash-points=after-checkpoint:9",
+        )  # fmt: skip
+        assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED, result.stdout.str()
+        result.stdout.fnmatch_lines(
+            ["killpoint: no cell ran (exit 5): 1 skip(s), for 1 reason(s):",
+             "  point after-checkpoint:9 is not in this row (1 checkpoint(s) in its baseline)*"]
+        )  # fmt: skip
+
+
 class TestSeedLine:
     def test_a_session_without_the_matrix_prints_no_seed(self, pytester: pytest.Pytester) -> None:
         """The seed header belongs to --crash-matrix; an ordinary session (the plugin is
