@@ -125,6 +125,9 @@ class CellRun:
             self.engine.session_id,
         )
 
+    def confirm(self, predicate: Callable[[], bool]) -> bool:
+        return poll(predicate, self.engine.config.confirm_timeout, self.engine.stopping)
+
     def ledger(self) -> list[ledger_mod.Entry]:
         """Every tool execution the cell's workers recorded so far."""
         assert self.work is not None

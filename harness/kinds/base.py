@@ -115,6 +115,10 @@ class CellContext(Protocol):
 
     def lease_deadline(self) -> float | None: ...
 
+    def confirm(self, predicate: Callable[[], bool]) -> bool:
+        """Poll the store until `predicate` holds (True) or the confirmation time passes."""
+        ...
+
     def model_turns(self, served: bool = False) -> list[tuple[int, int]]:
         """(model turn, pid) of every request the scripted model got in this cell, from
         any worker; `served`: of every reply it answered."""

@@ -1,7 +1,8 @@
 """Two resumers at once.
 
 double-resume:K   killed after checkpoint K; two fresh workers are released together to
-                  continue the run: exactly one may drive it, the other is refused
+                  continue the run: exactly one may drive it; the other is refused, or
+                  waits for the owner and returns its result
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from typing import Any
 
 from killpoint.judge.baseline import Baseline
 from killpoint.kinds.base import CellContext, Plan, after_checkpoint, boundaries_in_flight
+from killpoint.kinds.ownership import did, drove
 from killpoint.values.findings import Finding
 from killpoint.values.points import CrashPoint
 
@@ -56,10 +58,25 @@ class DoubleResume:
         outs = [w.join(cell.deadline()) for w in (a, b)]
         if any(o.kind == "timeout" for o in outs):
             cell.end(Finding("hung", "a resumer passed its time limit"))
-        drove = [o for o in outs if o.kind == "done"]
-        if len(drove) == 2:
-            cell.add(Finding("two-drivers", "both resumers drove the run to its end", path="runs"))
-        elif not drove:
+        # Who drove is what each did after the release (its tool calls in the ledger, its
+        # requests to the model), never what it returned: a resumer that waits for the
+        # owner and returns its result drove nothing.
+        did_each = [(w, *drove(cell, w)) for w in (a, b)]
+        drivers = [(w, tools, turns) for w, tools, turns in did_each if tools or turns]
+        if len(drivers) == 2:
+            cell.add(
+                Finding(
+                    "two-drivers",
+                    "both resumers drove the run: "
+                    + "; ".join(f"{w.spec.log_name} {did(t, m)}" for w, t, m in drivers),
+                    path="runs",
+                    evidence=tuple(
+                        f"{w.spec.log_name}: pid {w.pid}, ended {o.kind}"
+                        for w, o in zip((a, b), outs, strict=True)
+                    ),
+                )
+            )
+        elif not any(o.kind == "done" for o in outs):
             cell.end(
                 Finding(
                     "unresumable",
@@ -67,8 +84,13 @@ class DoubleResume:
                 )
             )
         else:
-            loser = next(o for o in outs if o.kind != "done")
-            cell.fault(f"the other resumer was refused: {loser.detail}")
+            for (w, tools, turns), o in zip(did_each, outs, strict=True):
+                if not tools and not turns:
+                    cell.fault(
+                        f"{w.spec.log_name} drove nothing ({o.kind}"
+                        + (f": {o.detail}" if o.detail else "")
+                        + ")"
+                    )
 
     def unavailable(self, store_kind: str) -> str | None:
         return None

@@ -18,6 +18,7 @@ from collections import Counter
 from typing import Any
 
 from killpoint.judge.baseline import Baseline, durable_results, effects
+from killpoint.judge.contract import acknowledged
 from killpoint.judge.oracle import Sides
 from killpoint.kinds.base import CellContext, Plan, after_checkpoint, boundaries_in_flight
 from killpoint.scenarios import gates
@@ -26,6 +27,10 @@ from killpoint.values.findings import Finding
 from killpoint.values.points import CrashPoint, PointError
 
 SIGSTOP_LEASE = 0.3  # seconds: short, so the takeover after a pause waits little
+# Seconds the woken worker of `sigstop-writing` has to try its write while the takeover
+# is held: one that lands or ends sooner is judged at once; one still running then (a
+# fenced worker waiting for the owner) is judged again once the takeover has ended.
+STALE_TRY = 5.0
 TAKEOVER = Sides("store after the takeover", "store after the stale worker woke")
 
 Signature = tuple[str, str]
@@ -105,15 +110,17 @@ class _Pause:
             raise PointError(f"killpoint: {plan.point}: nothing was left to take over")
         return held, step
 
-    def woken(
+    def late_calls(
         self,
         cell: CellContext,
         stale: Any,
         before: Counter[Signature],
         paused: dict[str, Any] | None,
-        ended: str,
     ) -> None:
-        """After the stale worker ended: its late calls of the unfinished batch may repeat."""
+        """Once the stale worker has ended (or is stopped for good), whatever ended the
+        cell: its late calls of the unfinished batch may repeat once each."""
+        if stale.alive:
+            stale.kill()  # nothing more of it may land uncounted
         late = late_allowance(
             unfinished_batch(paused),
             started=before - durable_results(paused),
@@ -124,7 +131,34 @@ class _Pause:
                 late, "of its unfinished batch finished by the woken worker (dispatched before "
                 "the pause; each may repeat once)",
             )  # fmt: skip
-        cell.fault(f"stale worker ended: {ended}")
+
+    def judge_stale(
+        self,
+        cell: CellContext,
+        taken: tuple[dict[str, Any] | None, int],
+        stale: Any,
+        what: str,
+    ) -> None:
+        """What the stale worker wrote, from the store: the session and the checkpoint
+        count against `taken` (the store as the takeover had it). A returned status says
+        nothing of writes (a fenced worker may wait for the owner and return its result),
+        but what it returned must be durable."""
+        session, count = cell.read(), cell.progress()
+        found = cell.compare_sides(taken[0], session, TAKEOVER)
+        for f in found:
+            cell.add(stale_write(f))
+        if not found and count != taken[1]:
+            cell.add(
+                Finding(
+                    "stale-write",
+                    f"the store's checkpoint count went from {taken[1]} to {count} {what}",
+                    path="store",
+                    expected_value=taken[1],
+                    actual_value=count,
+                )
+            )
+        for f in acknowledged(stale.acks, session):
+            cell.add(f)
 
 
 class Sigstop(_Pause):
@@ -149,28 +183,21 @@ class Sigstop(_Pause):
 
     def run(self, cell: CellContext, plan: Plan) -> None:
         stale, before, paused = self.pause(cell, plan)
-        held, step = self.expired(cell, plan)
-        takeover = cell.start("resumer", checkpoint_offset=held, **step)
-        ended = cell.join(takeover, "the takeover")
-        if not ended.startswith("done"):
-            cell.end(Finding("unresumable", f"the takeover failed: {ended}"))
-        taken = cell.read()
-        stale.cont()
-        woke = stale.join(cell.deadline())
-        if woke.kind == "timeout":
-            cell.end(Finding("hung", "the woken worker did not stop"))
-        for f in cell.compare_sides(taken, cell.read(), TAKEOVER):
-            cell.add(stale_write(f))
-        if woke.kind == "done":
-            cell.add(
-                Finding(
-                    "stale-write",
-                    "the stale worker finished its run after the takeover (its writes were "
-                    "not rejected)",
-                    path="store",
-                )
-            )
-        self.woken(cell, stale, before, paused, f"{woke.kind} {woke.detail}".strip())
+        try:
+            held, step = self.expired(cell, plan)
+            takeover = cell.start("resumer", checkpoint_offset=held, **step)
+            ended = cell.join(takeover, "the takeover")
+            if not ended.startswith("done"):
+                cell.end(Finding("unresumable", f"the takeover failed: {ended}"))
+            taken = cell.read(), cell.progress()
+            stale.cont()
+            woke = stale.join(cell.deadline())
+            if woke.kind == "timeout":
+                cell.end(Finding("hung", "the woken worker did not stop"))
+            cell.fault(f"stale worker ended: {woke.kind} {woke.detail}".strip())
+            self.judge_stale(cell, taken, stale, "after the stale worker woke")
+        finally:
+            self.late_calls(cell, stale, before, paused)
         cell.compare()
 
 
@@ -209,46 +236,87 @@ class SigstopWriting(_Pause):
 
     def run(self, cell: CellContext, plan: Plan) -> None:
         stale, before, paused = self.pause(cell, plan)
-        held, step = self.expired(cell, plan)
-        # The takeover has claimed the run when it reaches its own next checkpoint.
-        hold = gates.checkpoint_gate(held + 1, "writing")
-        takeover = cell.start(
-            "resumer", checkpoint_offset=held, gates=(hold,), release=True, **step
-        )
-        out = takeover.wait(frozenset({hold}), cell.deadline())
-        if out.kind == "timeout":
-            cell.end(Finding("hung", f"the takeover passed its time limit ({out.detail})"))
-        if out.kind != "gates":
+        try:
+            held, step = self.expired(cell, plan)
+            lapsed = cell.lease_deadline()
+            hold = gates.checkpoint_gate(held + 1, "writing")
+            takeover = cell.start(
+                "resumer", checkpoint_offset=held, gates=(hold,), release=True, **step
+            )
+            out = takeover.wait(frozenset({hold}), cell.deadline())
+            if out.kind == "timeout":
+                cell.end(Finding("hung", f"the takeover passed its time limit ({out.detail})"))
+            if out.kind != "gates":
+                cell.end(
+                    Finding(
+                        "unresumable",
+                        f"the takeover ended before its first checkpoint: {out.detail}",
+                    )
+                )
+            self.owned(cell, plan, lapsed)
+            claimed = cell.read(), cell.progress()
+            stale.cont()
+            self.stale_attempt(cell, stale, plan.point.k)
+            self.judge_stale(cell, claimed, stale, "while the takeover owned the run")
+            # The takeover goes on whether or not the woken worker has stopped: a fenced
+            # worker may wait for the owner, which must not wait for it in turn.
+            takeover.release(hold)
+            finished = cell.join(takeover, "the takeover")
+            if not finished.startswith("done"):
+                cell.end(Finding("unresumable", f"the takeover failed: {finished}"))
+            if stale.alive:
+                taken = cell.read(), cell.progress()
+                ended = stale.join(cell.deadline())
+                if ended.kind == "timeout":
+                    cell.end(
+                        Finding("hung", "the woken worker did not stop after the takeover ended")
+                    )
+                self.judge_stale(cell, taken, stale, "after the takeover ended")
+            ended = stale.finished
+            cell.fault(
+                "stale worker ended: "
+                + (f"{ended.kind} {ended.detail}".strip() if ended else "still running")
+            )
+        finally:
+            self.late_calls(cell, stale, before, paused)
+        cell.compare()
+
+    def owned(self, cell: CellContext, plan: Plan, lapsed: float | None) -> None:
+        """The takeover is held at its next checkpoint; whether it owns the run is read from
+        the store (a live lease), not assumed from where it is held (a runtime may claim
+        with a write in the background). A runtime without ownership has nothing to read."""
+        if lapsed is None:
+            return
+
+        def claimed() -> bool:
+            deadline = cell.lease_deadline()
+            return deadline is not None and deadline > time.time()
+
+        if not cell.confirm(claimed):
             cell.end(
                 Finding(
-                    "unresumable", f"the takeover ended before its first checkpoint: {out.detail}"
+                    "missed",
+                    f"at {plan.point} the takeover reached its next checkpoint, but the store "
+                    "never showed it owning the run (no live lease), so no write of the "
+                    "stale worker could be judged",
                 )
             )
-        claimed = cell.read()
-        stale.cont()
-        landed = gates.checkpoint_gate(plan.point.k, "landed")
-        woke = stale.wait(frozenset({landed}), cell.deadline())
+        cell.event("store confirms the takeover owns the run (a live lease)", "store", "store")
+
+    def stale_attempt(self, cell: CellContext, stale: Any, k: int) -> None:
+        """Give the woken worker a bounded time to try its write: its checkpoint lands
+        (released at once, then judged from the store), it ends, or it goes on waiting."""
+        landed = gates.checkpoint_gate(k, "landed")
+        bound = min(cell.deadline(), time.monotonic() + STALE_TRY)
+        woke = stale.wait(frozenset({landed}), bound)
         if woke.kind == "gates":
-            cell.add(
-                Finding(
-                    "stale-write",
-                    f"the stale worker's checkpoint {plan.point.k} landed while another "
-                    "worker owned the run",
-                    path="store",
-                )
-            )
+            cell.fault(f"the stale worker's checkpoint {k} committed")
             stale.release(landed)
-        ended = stale.join(cell.deadline())
-        if ended.kind == "timeout":
-            cell.end(Finding("hung", "the woken worker did not stop"))
-        for f in cell.compare_sides(claimed, cell.read(), TAKEOVER):
-            cell.add(stale_write(f))
-        takeover.release(hold)
-        finished = cell.join(takeover, "the takeover")
-        if not finished.startswith("done"):
-            cell.end(Finding("unresumable", f"the takeover failed: {finished}"))
-        self.woken(cell, stale, before, paused, f"{ended.kind} {ended.detail}".strip())
-        cell.compare()
+            woke = stale.wait(frozenset(), bound)
+        if woke.kind == "timeout":
+            cell.fault(
+                "the woken worker has not stopped (waiting for the owner?); the takeover goes on"
+            )
 
 
 def stale_write(found: Finding) -> Finding:

@@ -404,12 +404,16 @@ class TestSync:
         before the other's checkpoint lands (the charge, the e-mail, the SMS; how many
         depends on how the two interleave), and the cell counts every repeat the ledger
         holds, none of them allowed. Under load the second can load the run after the first
-        has run everything: then there is nothing to count, and nothing may be named."""
+        has run everything: then it drove nothing (the ledger and the model's log say so),
+        there is nothing to count, and nothing may be named."""
         result = run_cell(engine, "side-effects", "sync", "double-resume:5")
-        assert ("duplicated", "both resumers drove the run to its end") == (
-            result.verdict,
-            result.findings[0]["sentence"],
-        )
+        drivers = [f["sentence"] for f in result.findings if f["kind"] == "two-drivers"]
+        if drivers:
+            assert "duplicated" == result.verdict
+            assert drivers[0].startswith("both resumers drove the run: resumer-a ran ")
+            assert "; resumer-b ran " in drivers[0]
+        else:
+            assert ("ok", 0) == (result.verdict, result.duplicates), result.findings
         assert [-9, 0, 0] == result.exit_codes
         repeats = repeated_in_ledger(result)
         assert (repeats, sum(repeats.values())) == (repeats_named(result), result.duplicates)

@@ -1,0 +1,80 @@
+# ruff: noqa: SIM300 - tests assert `expected == actual`
+"""Pause, takeover and double resume judged from what happened (the ledger, the model's
+log, the store), never from a returned status: a runtime whose second or stale caller
+waits for the owner and returns its result is sound, and is told so (real workers, real
+SQLite)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from killpoint import kinds
+from killpoint.engine.cell_host import EngineConfig
+from killpoint.engine.engine import Engine
+from killpoint.values.cell import Cell, CellResult
+
+pytestmark = pytest.mark.slow
+
+PATIENT = "tests.harness.patient_runtime:patient"
+
+
+def run(tmp_path: Path, runtime: str, where: str, timeout: float | None = None) -> CellResult:
+    scenario, mode, schedule = where.split("/")
+    options = {} if timeout is None else {"timeout": timeout}
+    engine = Engine(EngineConfig(work_root=tmp_path / "work", keep="none", **options))
+    return engine.run_cell(Cell(runtime, scenario, mode, "sqlite", kinds.parse_schedule(schedule)))
+
+
+def kinds_of(result: CellResult) -> set[str]:
+    return {f["kind"] for f in result.findings}
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        "research/tool-batch/double-resume:1",
+        "side-effects/tool-batch/double-resume:2",
+        "research/tool-batch/sigstop:1",
+        "research/tool-batch/sigstop:2",
+    ],
+)
+def test_a_caller_that_waits_for_the_owner_is_no_second_driver_and_writes_nothing(
+    tmp_path: Path, where: str
+) -> None:
+    """The patient runtime's second resumer waits for the owner and returns its result,
+    and its woken stale worker is fenced, then returns the owner's result: both callers
+    return a status, yet one process ran every tool and model turn, and the store after
+    the stale worker woke is the takeover's. No two-drivers, no stale-write: ok."""
+    result = run(tmp_path, PATIENT, where)
+    assert set() == kinds_of(result) & {"two-drivers", "stale-write"}, result.detail
+    assert ("ok", True) == (result.verdict, result.expected), result.findings
+    assert all(code == 0 for code in result.exit_codes[1:]), result.exit_codes
+
+
+def test_two_resumers_that_both_drive_are_named_from_the_ledger_and_the_model_log(
+    tmp_path: Path,
+) -> None:
+    """agno has no run ownership: both resumers run tools and ask the model, and the
+    finding says what each did."""
+    pytest.importorskip("agno")
+    result = run(tmp_path, "agno", "side-effects/tool-batch/double-resume:1")
+    (found,) = [f for f in result.findings if f["kind"] == "two-drivers"]
+    assert "resumer-a" in found["sentence"] and "resumer-b" in found["sentence"]
+    assert "model turn(s)" in found["sentence"]
+
+
+def test_a_fenced_worker_that_waits_for_the_owner_does_not_deadlock_sigstop_writing(
+    tmp_path: Path,
+) -> None:
+    """The woken worker's write is rejected and it waits for the owner, which is held at
+    its next checkpoint: the harness lets the takeover go on after a bounded wait, the
+    stale worker then returns the owner's result, and nothing is found (it used to be
+    `hung` at twice the time limit)."""
+    result = run(tmp_path, PATIENT, "research/tool-batch/sigstop-writing:2", timeout=60)
+    assert ("ok", True) == (result.verdict, result.expected), result.findings
+    assert result.seconds < 60
+    texts = [e[1] for e in result.timeline]
+    assert any("store confirms the takeover owns the run" in t for t in texts), texts
+    assert any("the takeover goes on" in t for t in texts), texts
