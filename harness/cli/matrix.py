@@ -123,6 +123,12 @@ def campaign(
     cli_output.summary(result, out, groups)
     cli_output.show_fixed(fixed([*groups, *result.row_groups()], accepted), out)
     cli_output.plain(out, f"seed {camp.seed}")
+    for left in result.leftover_stores:
+        cli_output.plain(
+            err,
+            f"killpoint: could not drop the {left['store']} on {left['server']} "
+            f"({left['error']}); drop it with: {left['statement']}",
+        )
     unjudged = sum(1 for c in heads(result.cells) if c.verdict == "unavailable")
     if unjudged:
         cli_output.plain(

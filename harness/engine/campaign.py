@@ -54,6 +54,8 @@ class CampaignResult:
     planned: int = 0
 
     accepted: dict[str, Accepted] = field(default_factory=dict)  # --accept
+    # Stores that could not be dropped, even when retried at the end (StoreLeftover.to_json).
+    leftover_stores: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def unexpected(self) -> list[CellResult]:
@@ -265,6 +267,7 @@ class Campaign:
             # Every cell has ended and killed its workers: whatever folder none of them
             # kept or removed goes now.
             self.engine.sweep()
+            result.leftover_stores = [x.to_json() for x in self.engine.retry_leftovers()]
         cells_done.sort(key=cell_order)
         result.seconds = time.monotonic() - t0
         return result

@@ -10,6 +10,7 @@ import shutil
 import threading
 import time
 import traceback
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,9 @@ from killpoint.kinds import one_trace_only
 from killpoint.scenarios import ledger as ledger_mod
 from killpoint.scenarios.model import requested_turns
 from killpoint.stores import backend_for, per_url
-from killpoint.stores.outage import Watch
+from killpoint.stores.backend import StoreLeftover
+from killpoint.stores.outage import FULL_BELOW, Watch
+from killpoint.stores.sampling import Sampler
 from killpoint.values.cell import Cell, CellResult
 from killpoint.values.findings import Finding
 from killpoint.values.modes import find
@@ -60,6 +63,12 @@ class Engine:
         # Folders work_dir made whose fate is not settled yet (kept, or removed for good):
         # what sweep() removes once no worker runs.
         self._unsettled: set[Path] = set()
+        # Stores that could not be dropped when their cell ended: retried at the end.
+        self.leftovers: dict[str, StoreLeftover] = {}
+        # Free space and the server's answers, looked at while cells run (from the first
+        # watch on; its threads stop with the engine).
+        self.sampler = Sampler(self.stores, self.work_root, FULL_BELOW)
+        weakref.finalize(self, self.sampler.close)
 
     # -- runtimes and stores --------------------------------------------------------------
 
@@ -88,13 +97,30 @@ class Engine:
         except OSError:
             # The folder cannot name it (its disk is full): a store named nowhere would be
             # left on the server for good, so it goes, and the folder keeps the rest.
-            self.stores.drop(url)
+            self._drop(url)
 
     def forget_store(self, url: str) -> None:
         """A baseline or cell is done with its store: remove it (a PostgreSQL schema; a
         SQLite file goes with its folder), after every connection the engine holds to it."""
         per_url.release(url)
-        self.stores.drop(url)
+        self._drop(url)
+
+    def _drop(self, url: str) -> None:
+        try:
+            self.stores.drop(url)
+        except StoreLeftover as exc:
+            with self._lock:
+                self.leftovers[url] = exc
+
+    def retry_leftovers(self) -> list[StoreLeftover]:
+        """At a campaign's end: drop again each store that could not be dropped when its
+        cell ended; the ones that stay, each with the statement that drops it."""
+        with self._lock:
+            left, self.leftovers = self.leftovers, {}
+        for url in left:
+            self._drop(url)
+        with self._lock:
+            return list(self.leftovers.values())
 
     def work_dir(self, label: str) -> Path:
         with self._lock:
@@ -173,7 +199,8 @@ class Engine:
 
     def watch(self) -> Watch:
         """The store server and the work folder, watched over one cell or baseline."""
-        return Watch(self.stores, self.work_root, self.config.timeout, self.stopping)
+        self.sampler.start()
+        return Watch(self.stores, self.work_root, self.config.timeout, self.stopping, self.sampler)
 
     def adopt_baseline(self, base: Baseline) -> None:
         """Use a baseline made by another process (the pytest-xdist controller) for its row."""

@@ -83,6 +83,7 @@ def to_document(result: CampaignResult, command: list[str] | None = None) -> dic
             for b in result.baselines
         ],
         "cells": [c.to_json() for c in result.cells],
+        "leftover_stores": result.leftover_stores,
     }
 
 

@@ -18,6 +18,26 @@ class StoreUnavailable(KillpointError):
     failure of killpoint's own dependency, not of the runtime under test."""
 
 
+class StoreLeftover(KillpointError):
+    """A store that could not be removed (the server gone, a kill -9 of its postmaster):
+    it stays on the server until the statement that drops it is run."""
+
+    def __init__(self, store: str, where: str, statement: str, reason: str) -> None:
+        super().__init__(f"could not drop {store} on {where} ({reason}); drop it with: {statement}")
+        self.store = store
+        self.where = where
+        self.statement = statement
+        self.reason = reason
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "store": self.store,
+            "server": self.where,
+            "statement": self.statement,
+            "error": self.reason,
+        }
+
+
 class StoreBackend(Protocol):
     """Hands out isolated stores of one kind, and answers for their URLs."""
 
@@ -36,7 +56,8 @@ class StoreBackend(Protocol):
         ...
 
     def drop(self, url: str) -> None:
-        """Remove a store made by `fresh` (best effort: a leftover costs space only)."""
+        """Remove a store made by `fresh`; StoreLeftover when it stays (named, with the
+        statement that removes it, and retried at the campaign's end)."""
         ...
 
     def keep(self, url: str, work: Path) -> None:

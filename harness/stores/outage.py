@@ -15,21 +15,18 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from killpoint.stores.backend import StoreUnavailable
+from killpoint.stores.sampling import FULL_BELOW, Sampler, free_space
 from killpoint.values.findings import Finding
 
 if TYPE_CHECKING:
     from killpoint.stores.backend import StoreBackend
 
-# Free bytes below which the work folder counts as full: SQLite needs room for a page and
-# its journal, a log line for a block.
-FULL_BELOW = 256 * 1024
 # What a full disk looks like in a worker's error or log, whoever raised it.
 DISK_FULL_TEXT = ("No space left on device", "database or disk is full", "ENOSPC", "Errno 28")
 
@@ -62,10 +59,17 @@ class Watch:
     """One cell's (or baseline's) view of the store server and the work folder."""
 
     def __init__(
-        self, stores: StoreBackend, work_root: Path, grace: float, stop: threading.Event
+        self,
+        stores: StoreBackend,
+        work_root: Path,
+        grace: float,
+        stop: threading.Event,
+        sampler: Sampler | None = None,
     ) -> None:
         self.stores = stores
         self.work_root = work_root
+        self.sampler = sampler  # what was seen while the cell ran, between its ends
+        self.since = time.monotonic()
         self.before: str | None = None
         self.cause: str | None = None  # the server could not be reached before the cell
         # A worker that cannot write its log dies without a word: the free space when the
@@ -89,7 +93,8 @@ class Watch:
         except StoreUnavailable as exc:
             return f"{exc} (at the end of the cell)"
         if now == self.before:
-            return None
+            down = self.sampler.down.during(self.since, time.monotonic()) if self.sampler else None
+            return None if down is None else f"{down} (while the cell ran)"
         by = self.stores.restarted_by(now)  # type: ignore[attr-defined]
         if by is not None and own_url and by == own_url:
             return None  # the cell's own store-restart fault: what it tests
@@ -99,6 +104,9 @@ class Watch:
     def disk_problem(self, seen: str) -> str | None:
         """Why the work folder failed this cell (it is full), or None."""
         free = min(self.free_before, free_space(self.work_root))
+        if self.sampler is not None:
+            low = self.sampler.low.during(self.since, time.monotonic())
+            free = free if low is None else min(free, low)
         if free < FULL_BELOW or any(marker in seen for marker in DISK_FULL_TEXT):
             return (
                 f"the work folder {str(self.work_root)!r} is full "
@@ -118,13 +126,6 @@ class Watch:
         if cause is None:
             return findings
         return [outage_finding(kind, cause, findings)]
-
-
-def free_space(folder: Path) -> int:
-    try:
-        return shutil.disk_usage(folder).free
-    except OSError:
-        return FULL_BELOW  # a folder that cannot be asked: not evidence of a full disk
 
 
 def outage_finding(kind: str, cause: str, seen: list[Finding]) -> Finding:

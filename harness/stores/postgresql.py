@@ -19,7 +19,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError, SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
-from killpoint.stores.backend import StoreError, StoreUnavailable
+from killpoint.stores.backend import StoreError, StoreLeftover, StoreUnavailable
 
 PREFIX = "kp_"  # every schema killpoint makes, and the only ones it drops
 # A command that restarts the campaign's server (store-restart): killpoint cannot restart
@@ -190,12 +190,17 @@ class PostgresStores:
         schema = schema_of(url)
         if schema is None or not schema.startswith(PREFIX):
             return
-        engine = create_engine(self.url)
+        engine = create_engine(self.url, poolclass=NullPool, connect_args=BOUNDED)
         try:
             with engine.begin() as conn:
                 conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
-        except SQLAlchemyError:
-            pass  # a leftover schema costs disk, not correctness
+        except SQLAlchemyError as exc:
+            raise StoreLeftover(
+                f"schema {schema}",
+                f"{self.shown()} (database {self.url.database})",
+                f'DROP SCHEMA IF EXISTS "{schema}" CASCADE;',
+                reason(exc),
+            ) from None
         finally:
             engine.dispose()
 

@@ -6,11 +6,19 @@ campaign goes on, and what finished is written."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import time
 from pathlib import Path
 
 import psutil
+import psycopg
 import pytest
+from sqlalchemy.engine import make_url
 
+from killpoint.engine.cell_host import EngineConfig
+from killpoint.engine.engine import Engine
+from killpoint.stores.postgresql import schema_of
 from tests.conftest import LocalPostgres
 from tests.harness.ticking_campaign import TickingCampaign
 
@@ -79,7 +87,87 @@ def test_a_server_that_stays_down_costs_the_cells_and_nothing_else(
         local.resume()
         run.close()
     assert 0 == run.proc.returncode, err
-    cells = json.loads(run.json.read_text())["cells"]
+    document = json.loads(run.json.read_text())
+    cells = document["cells"]
     assert all(c["expected"] for c in cells), [(c["id"], c["detail"]) for c in cells]
     assert "unavailable" in {c["verdict"] for c in cells}
     assert run.html.exists()
+    # The cells in flight when it went down made schemas that could not be dropped, even
+    # at the end: each is named, with the statement that drops it, in the JSON and on stderr.
+    left = document["leftover_stores"]
+    assert left, err
+    for store in left:
+        assert store["store"].startswith("schema kp_")
+        assert store["statement"].startswith('DROP SCHEMA IF EXISTS "kp_')
+        assert f"drop it with: {store['statement']}" in err
+    with psycopg.connect(libpq(url), autocommit=True) as conn:
+        for store in left:
+            conn.execute(store["statement"])
+        assert (
+            []
+            == conn.execute(
+                "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'kp\\_%'"
+            ).fetchall()
+        )
+
+
+def libpq(url: str) -> str:
+    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+def test_a_schema_that_cannot_be_dropped_is_kept_and_dropped_at_the_end(
+    own_pg: tuple[LocalPostgres, str], tmp_path: Path
+) -> None:
+    """A cell's schema whose drop fails (the server is down) is named with its statement,
+    and dropped when it is retried with the server back."""
+    local, url = own_pg
+    engine = Engine(EngineConfig(store=url, work_root=tmp_path / "work"))
+    store = engine.stores.fresh(tmp_path)
+    schema = schema_of(store)
+    local.halt()
+    try:
+        engine.forget_store(store)
+        [left] = engine.retry_leftovers()
+        assert f'DROP SCHEMA IF EXISTS "{schema}" CASCADE;' == left.statement
+        assert "schema " + str(schema) == left.to_json()["store"]
+        assert left.reason
+    finally:
+        local.resume()
+    assert [] == engine.retry_leftovers()
+    with psycopg.connect(libpq(url), autocommit=True) as conn:
+        found = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,))
+        assert found.fetchone() is None
+
+
+FREEZE = 25  # seconds the postmaster stays stopped: far beyond --timeout
+
+
+def test_a_server_frozen_longer_than_the_timeout(
+    own_pg: tuple[LocalPostgres, str], tmp_path: Path
+) -> None:
+    """The postmaster stopped (SIGSTOP) for FREEZE seconds under --timeout 3: no new
+    connection is answered. No cell waits for the whole freeze, the cells it touched are
+    `unavailable` (not `hung`, nothing unexpected), and the campaign ends with exit 0."""
+    local, url = own_pg
+    run = campaign(tmp_path, url, "--timeout", "3")
+    pid = local.postmaster_pid()
+    assert pid is not None
+    try:
+        run.ticks(2 * 3 + 4)
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            time.sleep(FREEZE)  # the fault itself: how long the server does not answer
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        _, err = run.finish(timeout=400)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+        run.close()
+    assert 0 == run.proc.returncode, err
+    cells = json.loads(run.json.read_text())["cells"]
+    assert all(c["expected"] for c in cells), [(c["id"], c["verdict"], c["detail"]) for c in cells]
+    touched = [c for c in cells if c["verdict"] == "unavailable"]
+    assert touched, [c["verdict"] for c in cells]
+    assert all(["store-unavailable"] == [f["kind"] for f in c["findings"]] for c in touched)
+    slowest = max(cells, key=lambda c: c["seconds"])
+    assert slowest["seconds"] < FREEZE - 5, (slowest["id"], slowest["seconds"], slowest["detail"])
