@@ -112,3 +112,16 @@ def test_no_cells_lists_every_skip() -> None:
         "  no cells ran; skipped:",
         "    REFUND/runs: point after-checkpoint:9 is not in this row",
     ] == results(skipped=skipped).failure_message().splitlines()
+
+
+def test_a_finding_without_a_crash_fails_the_check_and_is_listed() -> None:
+    """A row whose uninterrupted run breaks the contract fails crash.check even when every
+    cell is expected, and the message names it."""
+    line = (
+        f"{ROW}: cancel-late: model turn(s) 4 were requested (group cancel-late:-:model@no-crash)"
+    )
+    found = results(OK, without_crash=[line])
+    assert not found.ok
+    message = found.failure_message()
+    assert f"  without a crash: {line}" in message
+    assert "rerun with --crash-seed 5" in message

@@ -290,6 +290,34 @@ class TestUserProject:
         assert verdicts[f"{broken}/after-checkpoint:2"] == "duplicated"
 
 
+class TestWithoutCrash:
+    def test_a_row_whose_baseline_breaks_the_contract_is_one_failing_item(
+        self, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A late cancel shows in the uninterrupted run: the row gets one item of its own
+        that fails naming it, and the crash cell whose resumed run cancels as late passes."""
+        monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parents[3]))
+        result = run(
+            pytester,
+            "--crash-matrix",
+            "--crash-runtime=tests.harness.broken_runtimes:late_cancel",
+            "--crash-scenarios=cancel",
+            "--crash-modes=tool-batch",
+            "--crash-points=after-checkpoint:1",
+        )
+        result.assert_outcomes(passed=1, failed=1)
+        result.stdout.fnmatch_lines(
+            [
+                "*killpoint: tests.harness.broken_runtimes:late_cancel/cancel/tool-batch/sqlite/"
+                "without-crash: happens without a crash (the baseline shows it)",
+                "*  cancel-late: a cancel was requested during model turn 3; *"
+                "[[]group cancel-late:-:model@no-crash]",
+                "without a crash: cancel-late: 1 row(s), diverged*",
+            ],
+            consecutive=False,
+        )
+
+
 @pytest.mark.postgres
 class TestPostgres:
     def test_each_xdist_worker_gets_its_own_database(
