@@ -18,6 +18,7 @@ from rich.table import Table
 from killpoint.cli.exit_codes import EXIT_USAGE
 from killpoint.engine.cell_log import heads
 from killpoint.report.text import cut
+from killpoint.values.sentences import count
 
 if TYPE_CHECKING:
     from killpoint.engine.campaign import CampaignResult
@@ -113,8 +114,7 @@ def show_groups(groups: list[Group], out: Console) -> None:
     """Each cause once: count, explanation, one example and its replay."""
     failing = [g for g in groups if g.verdict != "ok" and not g.accepted]
     for n, g in enumerate(failing[:SHOWN_GROUPS], start=1):
-        where = f" ({g.tool})" if g.tool else ""
-        plain(out, f"{n}. {g.kind}{where}: {len(g.cells)} cell(s), {g.verdict}", style="red")
+        plain(out, f"{n}. {g.heading}: {count(len(g.cells), 'cell')}, {g.verdict}", style="red")
         plain(out, f"   {cut(g.meaning)}")
         plain(out, f"   e.g. {g.example_cell}: {cut(g.example)}")
         plain(out, f"   replay: {g.replay}")
@@ -122,10 +122,10 @@ def show_groups(groups: list[Group], out: Console) -> None:
         plain(out, f"... and {len(failing) - SHOWN_GROUPS} more group(s) in the JSON")
     low = [g for g in groups if g.verdict == "ok"]
     for g in low:
-        plain(out, f"low: {g.kind}: {len(g.cells)} cell(s): {cut(g.example)}")
+        plain(out, f"low: {g.heading}: {count(len(g.cells), 'cell')}: {cut(g.example)}")
     for g in groups:
         if g.accepted:
-            plain(out, f"accepted: {g.key}: {len(g.cells)} cell(s): {cut(g.accepted)}")
+            plain(out, f"accepted: {g.key}: {count(len(g.cells), 'cell')}: {cut(g.accepted)}")
 
 
 def finding_lines(findings: list[dict[str, Any]]) -> list[str]:

@@ -212,13 +212,13 @@ class CellRun:
             worker.kill()
             self.store_at_crash = summary(self.read(), held)
             self.end(
-                Finding(
+                Finding.of(
                     "checkpoint-count",
-                    f"at {plan.point} the store held {held} checkpoint(s); the baseline held "
-                    f"{plan.checkpoints} there",
+                    {"point": str(plan.point), "held": held, "wanted": plan.checkpoints},
                     path="store",
                     expected_value=plan.checkpoints,
                     actual_value=held,
+                    sides=("checkpoints in the baseline there", "checkpoints in the store"),
                 )
             )
         self.event(
@@ -283,13 +283,13 @@ class CellRun:
             worker.kill()
             self.store_at_crash = summary(self.read(), held)
             self.end(
-                Finding(
+                Finding.of(
                     "checkpoint-count",
-                    f"at {plan.point} the store held {held} checkpoint(s); the worker had "
-                    f"begun {begun} and announced {landed} landed",
+                    {"point": str(plan.point), "held": held, "begun": begun, "landed": landed},
                     path="store",
                     expected_value=landed if held < landed else begun,
                     actual_value=held,
+                    sides=("checkpoints the worker announced", "checkpoints in the store"),
                 )
             )
         self.confirmed = held
@@ -387,14 +387,9 @@ class CellRun:
             landed = plan.checkpoints - plan.run_started_at
             expected = plan.expects_loss
             self.end(
-                Finding(
+                Finding.of(
                     "run-lost",
-                    f"run {i + 1} is not in the store after the crash"
-                    + (
-                        " (no checkpoint of it had landed)"
-                        if expected
-                        else f" although {landed} checkpoint(s) of it had landed"
-                    ),
+                    {"run": i + 1, "landed": 0 if expected else landed},
                     path=f"runs[{i}]",
                     expected=expected,
                 )
@@ -447,7 +442,12 @@ class CellRun:
         self.findings += contract.model_calls(final, len(self.model_turns(served=True)))
         self.final = final
         if not found:
-            self.event(f"the {self.sides.actual} run equals the {self.sides.expected}")
+            # Only what was compared: the contract and the ledger may still find more, and
+            # the timeline's last event says the verdict.
+            self.event(
+                f"the {self.sides.actual}'s session matches the {self.sides.expected}'s, field "
+                "by field"
+            )
 
     # -- the whole cell ---------------------------------------------------------------------
 
@@ -495,6 +495,11 @@ class CellRun:
     def result(self) -> CellResult:
         self.findings = ranked(self.findings)
         verdict, expected = verdict_of(self.findings)
+        detail = headline(self.findings)
+        self.event(
+            f"verdict: {verdict}, {'expected' if expected else 'unexpected'}"
+            + (f": {detail}" if detail else "")
+        )
         tails = (
             "".join(log_tail(self.work, w.spec.log_name) for w in self.workers) if self.work else ""
         )
@@ -509,7 +514,7 @@ class CellRun:
             expected=expected,
             duplicates=self.duplicates,
             bound=sum(self.allowed.values()),
-            detail=headline(self.findings),
+            detail=detail,
             findings=[f.to_json() for f in self.findings],
             sides={"expected": self.sides.expected, "actual": self.sides.actual},
             diff=self.diff,

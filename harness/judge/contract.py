@@ -23,8 +23,10 @@ from killpoint.scenarios import Scenario
 from killpoint.scenarios.conversation import canonical_arguments
 from killpoint.scenarios.ledger import Entry
 from killpoint.values.findings import Finding, path_pattern
+from killpoint.values.sentences import count
 
 TERMINAL = ("COMPLETED", "CANCELLED")
+ACKNOWLEDGED = ("status the runtime returned", "status in the store")
 
 
 def acknowledged(
@@ -38,21 +40,23 @@ def acknowledged(
         stored = runs.get(run_id)
         if stored is None:
             found.append(
-                Finding(
+                Finding.of(
                     "acknowledged-lost",
-                    f"run {run_id} returned {status} but is not in the store",
+                    {"run_id": run_id, "status": status, "stored": None},
                     path=f"runs[{run_id!r}]",
                     expected_value=status,
+                    sides=ACKNOWLEDGED,
                 )
             )
         elif status in TERMINAL and stored["status"] != status:
             found.append(
-                Finding(
+                Finding.of(
                     "acknowledged-lost",
-                    f"run {run_id} returned {status} but the store says {stored['status']}",
+                    {"run_id": run_id, "status": status, "stored": stored["status"]},
                     path=f"runs[{run_id!r}].status",
                     expected_value=status,
                     actual_value=stored["status"],
+                    sides=ACKNOWLEDGED,
                 )
             )
     return found
@@ -68,12 +72,13 @@ def regressed(
     for run_id, status in terminal.items():
         now = after.get(run_id, {}).get("status")
         if now != status:
-            found[run_id] = Finding(
+            found[run_id] = Finding.of(
                 "status-regressed",
-                f"run {run_id} was durably {status}; {when} the store says {now}",
+                {"run_id": run_id, "status": status, "when": when, "now": now},
                 path=f"runs[{run_id!r}].status",
                 expected_value=status,
                 actual_value=now,
+                sides=("status once durable", f"store {when}"),
             )
     return found
 
@@ -94,25 +99,18 @@ def cancel_honoured(
         return []
     statuses = [r.get("status") for r in (session or {}).get("runs", {}).values()]
     ignored = session is not None and "CANCELLED" not in statuses
-    later = ", ".join(map(str, beyond))
-    if ignored:
-        sentence = (
-            f"a cancel was requested during model turn {at}, yet model turn(s) {later} were "
-            f"requested and the run ended {', '.join(map(str, statuses)) or 'absent'}"
-        )
-    else:
-        sentence = (
-            f"a cancel was requested during model turn {at}; model turn(s) {later} were "
-            "requested before the run "
-            + ("ended CANCELLED" if session is not None else "stopped (its end was not reached)")
-        )
     return [
-        Finding(
+        Finding.of(
             "cancel-ignored" if ignored else "cancel-late",
-            sentence,
+            {
+                "at": at,
+                "beyond": beyond,
+                "ended": [str(x) for x in statuses] if session is not None else None,
+            },
             path="model",
             expected_value=at,
             actual_value=beyond,
+            sides=("the turn the cancel came in", "model turns requested after it"),
         )
     ]
 
@@ -134,14 +132,14 @@ def model_calls(session: Mapping[str, Any] | None, served: int) -> list[Finding]
     if stored <= served:
         return []
     return [
-        Finding(
+        Finding.of(
             "usage-overcounted",
-            f"the session's runs count {stored} model call(s); the model served {served} "
-            "reply(ies) over the whole cell",
+            {"stored": stored, "served": served},
             path="runs[*].usage.model_calls",
             expected_value=served,
             actual_value=stored,
-            evidence=tuple(f"run {r}: {n} model call(s)" for r, n in counts.items()),
+            sides=("replies the model served", "model calls the runs count"),
+            evidence=tuple(f"run {r}: {count(n, 'model call')}" for r, n in counts.items()),
         )
     ]
 
@@ -176,11 +174,14 @@ def confirmations(
                 # alone is the store's bookkeeping (tool-executions-lost), not a drop.
                 if answer and (rejected or signature not in effects):
                     found.append(
-                        Finding(
+                        Finding.of(
                             "confirmation-dropped",
-                            f"run {run_id} completed "
-                            + ("rejecting" if rejected else "without applying")
-                            + f" the confirmed call {call['name']} of turn {turn}",
+                            {
+                                "run_id": run_id,
+                                "tool": call["name"],
+                                "turn": turn,
+                                "how": "rejecting" if rejected else "without applying",
+                            },
                             path=f"runs[{run_id!r}].tool_executions",
                             tool=call["name"],
                             expected_value="applied",
@@ -189,10 +190,14 @@ def confirmations(
                     )
                 elif not answer and signature in effects:
                     found.append(
-                        Finding(
+                        Finding.of(
                             "confirmation-dropped",
-                            f"run {run_id} ran {call['name']} of turn {turn} although the "
-                            "confirmation refused it",
+                            {
+                                "run_id": run_id,
+                                "tool": call["name"],
+                                "turn": turn,
+                                "how": "refused",
+                            },
                             path=f"runs[{run_id!r}].tool_executions",
                             tool=call["name"],
                             expected_value="refused",
@@ -208,7 +213,13 @@ def state_once(scenario: Scenario, session: Mapping[str, Any] | None) -> list[Fi
     if scenario.state_invariant is None or session is None:
         return []
     return [
-        Finding("state-not-once", problem, path="state", actual_value=session.get("state"))
+        Finding.of(
+            "state-not-once",
+            {"detail": problem},
+            path="state",
+            actual_value=session.get("state"),
+            sides=("the scenario's rule", "session state in the store"),
+        )
         for problem in scenario.state_invariant(session)
     ]
 
@@ -227,13 +238,13 @@ def idempotency(entries: Sequence[Entry], baseline: Mapping[tuple[str, str], int
         distinct = list(dict.fromkeys(seen))
         if len(distinct) > max(1, baseline.get((tool, arguments), 0)):
             found.append(
-                Finding(
+                Finding.of(
                     "idempotency-key-changed",
-                    f"{tool}({arguments}) had its effect {len(seen)} times under "
-                    f"{len(distinct)} different idempotency keys",
+                    {"call": f"{tool}({arguments})", "effects": len(seen), "keys": len(distinct)},
                     path="ledger",
                     tool=tool,
                     actual_value=distinct,
+                    sides=("one key per call", "keys in the ledger"),
                 )
             )
     return found

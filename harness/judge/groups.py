@@ -104,6 +104,14 @@ class Group:
     def meaning(self) -> str:
         return KINDS[self.kind].meaning
 
+    @property
+    def heading(self) -> str:
+        """What tells this group from every other: its kind, tool and path, as its key does
+        ("acknowledged-lost at runs[*].status", "run-differs at runs[*].content")."""
+        tool = f" (tool {self.tool})" if self.tool else ""
+        where = f" at {self.pattern}" if self.pattern and self.pattern != "-" else ""
+        return f"{self.kind}{tool}{where}"
+
     def to_json(self) -> dict[str, Any]:
         if self.without_crash:
             return {

@@ -6,13 +6,16 @@ name, arguments), runs and messages by position (and role); what is missing and 
 extra is said first ("3 of 7 tool executions missing: search(a), ..."), then the fields
 of what matched. The whole difference, leaf by leaf, is kept apart for the JSON.
 
-The two sides are named by the caller ("baseline" / "resumed", or "after the takeover" /
-"after the stale worker woke"), and every sentence uses those names.
+The two sides are named by the caller ("baseline" / "resumed run", or "store after the
+takeover" / "store after the stale worker woke"); every sentence and every finding's
+`sides` use those names, and each kind's sentence comes from its template
+(killpoint.values.sentences).
 """
 
 from __future__ import annotations
 
 import contextlib
+import difflib
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -30,10 +33,19 @@ USAGE_KEYS = ("usage", "metrics", "metrics_details")
 
 @dataclass(frozen=True)
 class Sides:
-    """What the two sides of a comparison are, in the words every sentence uses."""
+    """What the two sides of a comparison are, as nouns every sentence puts "the" before:
+    "baseline" / "resumed run", "store after the takeover" / "store after the stale worker
+    woke"."""
 
     expected: str = "baseline"
-    actual: str = "resumed"
+    actual: str = "resumed run"
+
+    @property
+    def pair(self) -> tuple[str, str]:
+        return self.expected, self.actual
+
+    def facts(self) -> dict[str, str]:
+        return {"expected_side": self.expected, "actual_side": self.actual}
 
 
 @dataclass(frozen=True)
@@ -69,7 +81,10 @@ def comparable(session: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 
 def differences(expected: Any, actual: Any, path: str = "session") -> list[Difference]:
-    """Every leaf that differs (lists by index), at most MAX_DIFFERENCES."""
+    """Every leaf that differs, at most MAX_DIFFERENCES. Lists of tool executions are
+    matched by identity (turn, call index, name, arguments) and messages by alignment, so
+    one missing item is one difference, not a shift of every later one: what is missing
+    first, then what is extra, then the fields of what matched. Other lists by index."""
     found: list[Difference] = []
     _walk(expected, actual, path, found)
     return found
@@ -86,21 +101,74 @@ def _walk(expected: Any, actual: Any, path: str, found: list[Difference]) -> Non
                 _walk(expected[key], actual[key], f"{path}.{key}", found)
         return
     if isinstance(expected, list) and isinstance(actual, list):
-        for n, (e, a) in enumerate(zip(expected, actual, strict=False)):
-            _walk(e, a, f"{path}[{n}]", found)
-        for n in range(min(len(expected), len(actual)), max(len(expected), len(actual))):
-            if len(found) >= MAX_DIFFERENCES:
-                return
-            found.append(
-                Difference(
-                    f"{path}[{n}]",
-                    expected[n] if n < len(expected) else None,
-                    actual[n] if n < len(actual) else None,
-                )
-            )
+        _walk_list(expected, actual, path, found)
         return
     if expected != actual:
         found.append(Difference(path, expected, actual))
+
+
+def _walk_list(expected: list[Any], actual: list[Any], path: str, found: list[Difference]) -> None:
+    pairs, missing, extra = _align(expected, actual, path)
+    for n in missing:
+        found.append(Difference(f"{path}[{n}]", expected[n], None))
+    for m in extra:
+        found.append(Difference(f"{path}[{m}]", None, actual[m]))
+    for n, m in pairs:
+        if len(found) >= MAX_DIFFERENCES:
+            return
+        # The item is named where the resumed side holds it.
+        _walk(expected[n], actual[m], f"{path}[{m}]", found)
+    del found[MAX_DIFFERENCES:]
+
+
+def _is_execution(x: Any) -> bool:
+    return isinstance(x, Mapping) and {"turn", "call_index", "name"} <= set(x)
+
+
+def _align(
+    expected: Sequence[Any], actual: Sequence[Any], path: str
+) -> tuple[list[tuple[int, int]], list[int], list[int]]:
+    """(matched index pairs, indices missing from `actual`, indices extra in it)."""
+    pairs: list[tuple[int, int]] = []
+    missing: list[int] = []
+    extra: list[int] = []
+    if expected and actual and all(map(_is_execution, [*expected, *actual])):
+        waiting: dict[tuple[Any, ...], list[int]] = {}
+        for m, x in enumerate(actual):
+            waiting.setdefault(_identity(x), []).append(m)
+        for n, x in enumerate(expected):
+            slots = waiting.get(_identity(x))
+            if slots:
+                pairs.append((n, slots.pop(0)))
+            else:
+                missing.append(n)
+        taken = {m for _, m in pairs}
+        return pairs, missing, [m for m in range(len(actual)) if m not in taken]
+    if path.endswith(".messages") and expected and actual:
+        keys_e = [_message_key(x) for x in expected]
+        keys_a = [_message_key(x) for x in actual]
+        matcher = difflib.SequenceMatcher(a=keys_e, b=keys_a, autojunk=False)
+        for op, i1, i2, j1, j2 in matcher.get_opcodes():
+            if op == "equal" or (op == "replace" and i2 - i1 == j2 - j1):
+                pairs += zip(range(i1, i2), range(j1, j2), strict=True)
+            else:
+                missing += range(i1, i2)
+                extra += range(j1, j2)
+        return pairs, missing, extra
+    common = min(len(expected), len(actual))
+    return (
+        [(n, n) for n in range(common)],
+        list(range(common, len(expected))),
+        list(range(common, len(actual))),
+    )
+
+
+def _message_key(m: Any) -> str:
+    """What a message is, for alignment: its role, its calls and its content."""
+    if not isinstance(m, Mapping):
+        return repr(m)
+    calls = [(c.get("name"), c.get("arguments")) for c in m.get("tool_calls") or []]
+    return repr((m.get("role"), calls, m.get("content")))
 
 
 def first_difference(expected: Any, actual: Any, path: str = "session") -> Difference | None:
@@ -110,6 +178,11 @@ def first_difference(expected: Any, actual: Any, path: str = "session") -> Diffe
 
 
 # -- findings from two sessions ----------------------------------------------------------------
+
+
+def _usage_key(key: str) -> bool:
+    """A part of the session state that is usage or metrics (agno's session_metrics)."""
+    return "metrics" in key or "usage" in key
 
 
 def compare_sessions(
@@ -123,32 +196,45 @@ def compare_sessions(
         return []
     if e is None or a is None:
         which = sides.actual if a is None else sides.expected
-        return [Finding("runs-differ", f"the session is absent {which}", path="session")]
+        return [Finding.of("runs-differ", {"absent": which}, path="session", sides=sides.pair)]
     found: list[Finding] = []
-    if e["state"] != a["state"]:
-        diff = differences(e["state"], a["state"], "state")
-        found.append(
-            Finding(
-                "state-differs",
-                f"the session state differs at {len(diff)} place(s), first {diff[0].path}: "
-                f"{sides.expected} {_clip(diff[0].expected, 80)!r}, "
-                f"{sides.actual} {_clip(diff[0].actual, 80)!r}",
-                # The part of the state that first differs (state.session_metrics, say):
-                # the cause across cells, not the value.
-                path=".".join(diff[0].path.split(".")[:2]),
-                expected_value=e["state"],
-                actual_value=a["state"],
+    e_state, a_state = e["state"], a["state"]
+    if e_state != a_state:
+        diff = differences(e_state, a_state, "state")
+        usage = [d for d in diff if _usage_key(d.path.split(".")[1] if "." in d.path else "")]
+        rest = [d for d in diff if d not in usage]
+        for kind, part in (("state-differs", rest), ("usage-differs", usage)):
+            if not part:
+                continue
+            first = part[0]
+            found.append(
+                Finding.of(
+                    kind,
+                    {
+                        "where": first.path,
+                        "expected_value": _clip(first.expected, 80),
+                        "actual_value": _clip(first.actual, 80),
+                        "more": len(part) - 1,
+                        **sides.facts(),
+                    },
+                    # The part of the state that first differs (state.session_metrics, say):
+                    # the cause across cells, not the value.
+                    path=".".join(first.path.split(".")[:2]),
+                    expected_value=first.expected,
+                    actual_value=first.actual,
+                    sides=sides.pair,
+                )
             )
-        )
     e_runs, a_runs = e["runs"], a["runs"]
     if len(e_runs) != len(a_runs):
         found.append(
-            Finding(
+            Finding.of(
                 "runs-differ",
-                f"the {sides.expected} has {len(e_runs)} run(s), the {sides.actual} {len(a_runs)}",
+                {"expected_runs": len(e_runs), "actual_runs": len(a_runs), **sides.facts()},
                 path="runs",
                 expected_value=[r.get("status") for r in e_runs],
                 actual_value=[r.get("status") for r in a_runs],
+                sides=sides.pair,
             )
         )
     for n, (er, ar) in enumerate(zip(e_runs, a_runs, strict=False)):
@@ -160,15 +246,21 @@ def compare_runs(
     expected: Mapping[str, Any], actual: Mapping[str, Any], at: str, sides: Sides
 ) -> list[Finding]:
     found: list[Finding] = []
+    run = int(at[at.index("[") + 1 : at.index("]")]) + 1 if "[" in at else 1
     if expected.get("status") != actual.get("status"):
         found.append(
-            Finding(
+            Finding.of(
                 "status-differs",
-                f"{at} ends {actual.get('status')} {sides.actual}, "
-                f"{expected.get('status')} in the {sides.expected}",
+                {
+                    "run": run,
+                    "expected_value": expected.get("status"),
+                    "actual_value": actual.get("status"),
+                    **sides.facts(),
+                },
                 path=f"{at}.status",
                 expected_value=expected.get("status"),
                 actual_value=actual.get("status"),
+                sides=sides.pair,
             )
         )
     found += compare_executions(
@@ -185,14 +277,19 @@ def compare_runs(
         diff = differences(expected.get(key), actual.get(key), f"{at}.{key}")
         first = diff[0] if diff else Difference(f"{at}.{key}", None, None)
         found.append(
-            Finding(
+            Finding.of(
                 kind,
-                f"{first.path}: {sides.expected} {_clip(first.expected, 80)!r}, "
-                f"{sides.actual} {_clip(first.actual, 80)!r}"
-                + (f" (and {len(diff) - 1} more)" if len(diff) > 1 else ""),
+                {
+                    "where": first.path,
+                    "expected_value": _clip(first.expected, 80),
+                    "actual_value": _clip(first.actual, 80),
+                    "more": len(diff) - 1,
+                    **sides.facts(),
+                },
                 path=f"{at}.{key}",
                 expected_value=expected.get(key),
                 actual_value=actual.get(key),
+                sides=sides.pair,
             )
         )
     return found
@@ -210,11 +307,6 @@ def _identity(e: Mapping[str, Any]) -> tuple[Any, ...]:
     return (e.get("turn"), e.get("call_index"), e.get("name"), e.get("arguments"))
 
 
-def _named(items: Sequence[Mapping[str, Any]]) -> str:
-    shown = ", ".join(_call_text(x) for x in items[:SHOWN])
-    return shown + (", ..." if len(items) > SHOWN else "")
-
-
 def compare_executions(
     expected: Sequence[Mapping[str, Any]],
     actual: Sequence[Mapping[str, Any]],
@@ -229,38 +321,41 @@ def compare_executions(
     found: list[Finding] = []
     if missing_ids:
         missing = _take(expected, missing_ids)
+        calls = [_call_text(x) for x in missing]
         found.append(
-            Finding(
+            Finding.of(
                 "tool-executions-lost",
-                f"{len(missing)} of {len(expected)} tool executions of the {sides.expected} "
-                f"missing {sides.actual}: {_named(missing)}",
+                {"n": len(missing), "of": len(expected), "calls": calls, **sides.facts()},
                 path=path,
                 tool=_one_tool(missing),
-                expected_value=[_call_text(x) for x in missing],
+                expected_value=calls,
+                sides=sides.pair,
             )
         )
     if extra_ids:
         extra = _take(actual, extra_ids)
+        calls = [_call_text(x) for x in extra]
         found.append(
-            Finding(
+            Finding.of(
                 "tool-executions-extra",
-                f"{len(extra)} tool execution(s) {sides.actual} that the {sides.expected} "
-                f"does not hold: {_named(extra)}",
+                {"n": len(extra), "calls": calls, **sides.facts()},
                 path=path,
                 tool=_one_tool(extra),
-                actual_value=[_call_text(x) for x in extra],
+                actual_value=calls,
+                sides=sides.pair,
             )
         )
     if missing_ids or extra_ids:
         return found
     if [_identity(x) for x in expected] != [_identity(x) for x in actual]:
         found.append(
-            Finding(
+            Finding.of(
                 "tool-executions-reordered",
-                f"the same {len(expected)} tool executions in another order {sides.actual}",
+                {"n": len(expected), **sides.facts()},
                 path=path,
                 expected_value=[_call_text(x) for x in expected],
                 actual_value=[_call_text(x) for x in actual],
+                sides=sides.pair,
             )
         )
     # Fields of the matched executions, pairing equal identities in order.
@@ -273,14 +368,20 @@ def compare_executions(
         if diff:
             first = diff[0]
             found.append(
-                Finding(
+                Finding.of(
                     "tool-executions-differ",
-                    f"{_call_text(x)} differs at {first.path}: {sides.expected} "
-                    f"{_clip(first.expected, 80)!r}, {sides.actual} {_clip(first.actual, 80)!r}",
+                    {
+                        "call": _call_text(x),
+                        "field": first.path.removeprefix(f"{path}[{m}]."),
+                        "expected_value": _clip(first.expected, 80),
+                        "actual_value": _clip(first.actual, 80),
+                        **sides.facts(),
+                    },
                     path=first.path,
                     tool=str(x.get("name")),
                     expected_value=first.expected,
                     actual_value=first.actual,
+                    sides=sides.pair,
                 )
             )
     return found
@@ -324,15 +425,20 @@ def compare_messages(
             min(len(e_roles), len(a_roles)),
         )
         return [
-            Finding(
+            Finding.of(
                 "messages-differ",
-                f"{len(actual)} messages {sides.actual}, {len(expected)} in the "
-                f"{sides.expected}; from message {n}: {sides.expected} "
-                f"[{', '.join(e_roles[n : n + SHOWN])}], {sides.actual} "
-                f"[{', '.join(a_roles[n : n + SHOWN])}]",
+                {
+                    "at": n,
+                    "actual_n": len(actual),
+                    "expected_n": len(expected),
+                    "expected_roles": e_roles[n : n + SHOWN],
+                    "actual_roles": a_roles[n : n + SHOWN],
+                    **sides.facts(),
+                },
                 path=f"{path}[{n}]",
                 expected_value=e_roles,
                 actual_value=a_roles,
+                sides=sides.pair,
             )
         ]
     diff = differences(list(expected), list(actual), path)
@@ -340,13 +446,19 @@ def compare_messages(
         return []
     first = diff[0]
     return [
-        Finding(
+        Finding.of(
             "messages-differ",
-            f"{len(diff)} field(s) of the messages differ, first {first.path}: {sides.expected} "
-            f"{_clip(first.expected, 80)!r}, {sides.actual} {_clip(first.actual, 80)!r}",
+            {
+                "fields": len(diff),
+                "where": first.path,
+                "expected_value": _clip(first.expected, 80),
+                "actual_value": _clip(first.actual, 80),
+                **sides.facts(),
+            },
             path=first.path,
             expected_value=first.expected,
             actual_value=first.actual,
+            sides=sides.pair,
         )
     ]
 
@@ -392,57 +504,56 @@ def effect_findings(
     for sig, extra in counted.repeated:
         within = min(extra, allowed[sig])
         beyond = extra - within
-        text = _sig_text(sig)
+        call = _sig_text(sig)
         lines = tuple(evidence.get(sig, ()))
         if beyond:
-            why = (
-                f"{beyond} beyond the {within} repeat(s) allowed for a call in flight at a crash"
-                if within
-                else "it was not in flight at any crash, so no repeat is allowed"
-            )
             found.append(
-                Finding(
+                Finding.of(
                     "effect-duplicated",
-                    f"{text} ran {extra} more time(s) than in the baseline; {why}",
+                    {"call": call, "extra": extra, "within": within},
                     path="ledger",
                     tool=sig[0],
                     actual_value=extra,
                     expected_value=within,
                     evidence=lines,
+                    sides=("repeats allowed", "repeats in the ledger"),
                 )
             )
         if within:
             found.append(
-                Finding(
+                Finding.of(
                     "effect-repeated",
-                    f"{text} ran again {within} time(s): it was in flight at a crash",
+                    {"call": call, "within": within},
                     path="ledger",
                     tool=sig[0],
                     actual_value=within,
                     evidence=lines,
                     expected=True,
+                    sides=("repeats allowed", "repeats in the ledger"),
                 )
             )
     if judged:
         for sig, fewer in counted.missing:
             found.append(
-                Finding(
+                Finding.of(
                     "effect-lost",
-                    f"{_sig_text(sig)} ran {fewer} time(s) fewer than in the baseline",
+                    {"call": _sig_text(sig), "fewer": fewer},
                     path="ledger",
                     tool=sig[0],
                     expected_value=fewer,
+                    sides=("effects the ledger lacks", "ledger"),
                 )
             )
         for sig, n in counted.foreign:
             found.append(
-                Finding(
+                Finding.of(
                     "effect-foreign",
-                    f"{_sig_text(sig)} ran {n} time(s); the baseline never ran it",
+                    {"call": _sig_text(sig), "n": n},
                     path="ledger",
                     tool=sig[0],
                     actual_value=n,
                     evidence=tuple(evidence.get(sig, ())),
+                    sides=("baseline ledger", "ledger"),
                 )
             )
     return found

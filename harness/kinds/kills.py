@@ -13,6 +13,7 @@ from killpoint.judge.baseline import Baseline
 from killpoint.kinds.base import CellContext, Plan, after_checkpoint, kill_at
 from killpoint.scenarios import gates
 from killpoint.values.points import CrashPoint, PointError
+from killpoint.values.sentences import numbers
 
 
 class AfterCheckpoint:
@@ -89,7 +90,7 @@ class MidBatch:
 
     def describe(self, point: CrashPoint) -> str:
         i = point.i or 0
-        before = f"calls 0..{i - 1} finished, " if i else ""
+        before = f"{numbers('call', list(range(i)))} finished, " if i else ""
         return (
             f"tool batch {point.k}: {before}call {i} in flight (its effect done, its result "
             "not back), later calls not started; the worker is killed"

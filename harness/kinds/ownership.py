@@ -31,6 +31,7 @@ from killpoint.kinds.kills import MidBatch
 from killpoint.scenarios import gates
 from killpoint.values.findings import Finding
 from killpoint.values.points import CrashPoint, PointError
+from killpoint.values.sentences import count, numbers
 
 if TYPE_CHECKING:
     from killpoint.workers.processes import Worker
@@ -57,9 +58,9 @@ def drove(cell: CellContext, worker: Worker) -> tuple[list[str], list[int]]:
 def did(tools: list[str], turns: list[int]) -> str:
     parts = []
     if tools:
-        parts.append(f"ran {len(tools)} tool call(s) ({', '.join(dict.fromkeys(tools))})")
+        parts.append(f"ran {count(len(tools), 'tool call')} ({', '.join(dict.fromkeys(tools))})")
     if turns:
-        parts.append(f"asked for model turn(s) {', '.join(map(str, sorted(set(turns))))}")
+        parts.append(f"asked for model {numbers('turn', turns)}")
     return " and ".join(parts)
 
 

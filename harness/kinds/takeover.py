@@ -323,13 +323,14 @@ def stale_write(found: Finding) -> Finding:
     """A difference between the store after the takeover and after the stale worker woke:
     whatever field it is in, the stale worker wrote it. One cause, whatever the field: the
     finding is placed at the store (so it groups as one), the field is in its evidence."""
-    return Finding(
+    return Finding.of(
         "stale-write",
-        f"the stale worker wrote after the takeover: {found.sentence}",
+        {"field": found.path, "inner": found.sentence},
         path="store",
         expected_value=found.expected_value,
         actual_value=found.actual_value,
         evidence=(f"field: {found.path}", *((f"tool: {found.tool}",) if found.tool else ())),
+        sides=TAKEOVER.pair,
     )
 
 

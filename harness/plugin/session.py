@@ -347,6 +347,7 @@ class KillpointSession:
         if self.is_worker or not self.results:
             return
         from killpoint.report.text import cut
+        from killpoint.values.sentences import count
 
         result = self.campaign_result(int(pytest.ExitCode.OK))
         figures = result.summary()
@@ -359,9 +360,8 @@ class KillpointSession:
         )
         failing = [g for g in result.groups() if g.verdict != "ok" and not g.accepted]
         for n, g in enumerate(failing[:20], start=1):
-            where = f" ({g.tool})" if g.tool else ""
             terminalreporter.write_line(
-                f"{n}. {g.kind}{where}: {len(g.cells)} cell(s), {g.verdict}"
+                f"{n}. {g.heading}: {count(len(g.cells), 'cell')}, {g.verdict}"
             )
             terminalreporter.write_line(f"   e.g. {g.example_cell}: {cut(g.example)}")
             terminalreporter.write_line(f"   replay: {g.replay}")

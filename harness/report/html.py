@@ -151,11 +151,15 @@ def _main_difference(cell: Mapping[str, Any]) -> dict[str, Any] | None:
     f = deciding_data(cell.get("findings") or [])
     if f is None or (f.get("expected_value") is None and f.get("actual_value") is None):
         return None
-    return {
+    found = {
         "path": f.get("path", ""),
         "baseline": f.get("expected_value"),
         "actual": f.get("actual_value"),
     }
+    sides = f.get("sides")
+    if isinstance(sides, list | tuple) and len(sides) == 2:
+        found["sides"] = [str(sides[0]), str(sides[1])]
+    return found
 
 
 @lru_cache(maxsize=4096)
@@ -195,6 +199,9 @@ def _finding_data(f: Mapping[str, Any], strings: Strings) -> dict[str, Any]:
             data[short] = strings(clip_head(visible(f[key]), TEXT_CHARS))
     if f.get("accepted"):
         data["a"] = strings(visible(f["accepted"]))
+    sides = f.get("sides")
+    if isinstance(sides, list | tuple) and len(sides) == 2:
+        data["sd"] = [visible(sides[0]), visible(sides[1])]
     return data
 
 
@@ -275,6 +282,8 @@ def _cell_data(cell: Mapping[str, Any], strings: Strings) -> dict[str, Any]:
             "baseline": strings(clip_head(visible(diff.get("baseline")), TEXT_CHARS)),
             "actual": strings(clip_head(visible(diff.get("actual")), TEXT_CHARS)),
         }
+        if diff.get("sides"):
+            data["diff"]["sides"] = [visible(x) for x in diff["sides"]]
     if isinstance(store, Mapping):
         runs = store.get("runs") or []
         data["store"] = {
@@ -315,6 +324,18 @@ def _deciding_kind(cell: Mapping[str, Any]) -> str:
     """The kind of the finding that set the cell's verdict (for the list of unexpected cells)."""
     f = deciding_data(cell.get("findings") or [])
     return visible(f.get("kind", "")) if f is not None else ""
+
+
+def _open_kinds(cell: Mapping[str, Any]) -> str:
+    """Every kind of the cell's unexpected findings, the deciding one first: a cell listed
+    under a group filter shows that group's kind even when another decides it."""
+    first = _deciding_kind(cell)
+    rest = [
+        visible(f.get("kind", ""))
+        for f in cell.get("findings") or []
+        if isinstance(f, Mapping) and not f.get("expected") and f.get("verdict") != "ok"
+    ]
+    return ", ".join(dict.fromkeys(k for k in (first, *rest) if k))
 
 
 def _link(value: Any) -> str:
@@ -500,6 +521,7 @@ def build_view(document: Mapping[str, Any]) -> dict[str, Any]:
                     "rank": RANK.get(verdict, len(RANK)),
                     "state": state,
                     "kind": _deciding_kind(cell),
+                    "kinds": _open_kinds(cell),
                     "point_kind": visible(first.split(":", 1)[0]),
                     "schedule": visible(schedule),
                     "says": visible(describe(first)),

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from killpoint.values.sentences import say
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -122,10 +124,19 @@ class Finding:
     actual_value: Any = None  # what the cell's side held
     evidence: tuple[str, ...] = ()  # ledger lines, store rows
     expected: bool = False  # allowed here (an expected loss, a repeat within the bound)
+    # What `expected_value` and `actual_value` are, in words ("baseline", "store after the
+    # takeover", "the cancel's turn"); None: the cell's two sides.
+    sides: tuple[str, str] | None = None
+    facts: Mapping[str, Any] | None = None  # what the sentence was made from (sentences.say)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"killpoint: unknown finding kind {self.kind!r}")
+
+    @classmethod
+    def of(cls, kind: str, facts: Mapping[str, Any], **fields: Any) -> Finding:
+        """A finding whose sentence is its kind's template filled with `facts`."""
+        return cls(kind, say(kind, facts), facts=dict(facts), **fields)
 
     @property
     def verdict(self) -> str:
@@ -156,6 +167,8 @@ class Finding:
             "actual_value": _clip(self.actual_value),
             "evidence": list(self.evidence),
             "group": self.group_key,
+            "sides": list(self.sides) if self.sides else None,
+            "facts": {k: _clip(v) for k, v in self.facts.items()} if self.facts else None,
         }
 
     @classmethod
@@ -169,7 +182,15 @@ class Finding:
             actual_value=data.get("actual_value"),
             evidence=tuple(data.get("evidence") or ()),
             expected=bool(data.get("expected", False)),
+            sides=_pair(data.get("sides")),
+            facts=data.get("facts") if isinstance(data.get("facts"), Mapping) else None,
         )
+
+
+def _pair(value: Any) -> tuple[str, str] | None:
+    if isinstance(value, list | tuple) and len(value) == 2:
+        return str(value[0]), str(value[1])
+    return None
 
 
 _NUMBER = re.compile(r"\[\d+\]|\[\'[^\]]*\'\]")

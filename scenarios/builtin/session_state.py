@@ -93,7 +93,8 @@ def invariant(session: Mapping[str, Any]) -> list[str]:
     count = state.get("count", 0)
     if count != tallies:
         problems.append(
-            f"the session's count is {count} but its runs called tally {tallies} time(s)"
+            f"the session's count is {count} but its runs called tally {tallies} "
+            + ("time" if tallies == 1 else "times")
         )
     held = list(state.get("notes", []))
     if held != notes:

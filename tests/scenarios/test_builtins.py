@@ -310,10 +310,10 @@ def test_session_state_invariant_names_an_update_applied_twice() -> None:
     assert [] == session_state.invariant({"state": agno_form, "runs": {"r": run}})
     twice = {"state": {"count": 2, "notes": ["x", "x"]}, "runs": {"r": run}}
     assert [
-        "the session's count is 2 but its runs called tally 1 time(s)",
+        "the session's count is 2 but its runs called tally 1 time",
         "the session's notes are ['x', 'x'] but the note calls were ['x']",
     ] == session_state.invariant(twice)
-    assert ["the session's count is 0 but its runs called tally 1 time(s)"] == (
+    assert ["the session's count is 0 but its runs called tally 1 time"] == (
         session_state.invariant({"state": {"notes": ["x"]}, "runs": {"r": run}})
     )
 

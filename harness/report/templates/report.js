@@ -60,12 +60,13 @@
       tr.hidden = !ok;
       if (!ok) return;
       shown++;
-      unexp += +d.unexp;
+      if (!groupOn) unexp += +d.unexp;
       if (tr.classList.contains("skipped")) return;
       for (var j = 0; j < ncols; j++) {
         var td = tr.cells[j + 1], b = td.firstChild;
         var inGroup = !!(groupOn && b && groupOn[+b.dataset.c]);
         td.classList.toggle("ing", inGroup);
+        if (inGroup) unexp++;
         if (b && (!only || td.classList.contains("x")) && (!groupOn || inGroup)) used[j] = true;
       }
     });
@@ -107,7 +108,8 @@
     table.classList.toggle("only-x", only);
     table.classList.toggle("grp-on", !!groupOn);
     $("f-count").textContent = shown + " of " + rows.length + " rows" +
-      (only ? "" : ", " + unexp + " unexpected cell" + (unexp === 1 ? "" : "s")) +
+      (groupOn ? ", " + unexp + " cell" + (unexp === 1 ? "" : "s") + " of the group" :
+        only ? "" : ", " + unexp + " unexpected cell" + (unexp === 1 ? "" : "s")) +
       (visible < ncols ? ", " + visible + " of " + ncols + " columns" : "");
     $("empty").hidden = shown > 0;
   }
@@ -293,7 +295,8 @@
         box.appendChild(el("summary", "", "evidence"));
         if (has(f, "ex") || has(f, "ac")) {
           var two = el("div", "sides");
-          [[c.sides[0], "ex", "b"], [c.sides[1], "ac", "a"]].forEach(function (side) {
+          var named = f.sd || c.sides;
+          [[named[0], "ex", "b"], [named[1], "ac", "a"]].forEach(function (side) {
             var d = el("div", side[2]);
             d.appendChild(el("h4", "", side[0]));
             d.appendChild(el("pre", "box", has(f, side[1]) ? str(f[side[1]]) : "—"));
@@ -334,8 +337,9 @@
     });
     $("d-whole-more").hidden = !c.whole_more;
     $("d-whole-more").textContent = c.whole_more ? "… and " + c.whole_more + " more (the JSON has them all)" : "";
-    $("d-side-b").textContent = c.sides[0];
-    $("d-side-a").textContent = c.sides[1];
+    var diffSides = (c.diff && c.diff.sides) || c.sides;
+    $("d-side-b").textContent = diffSides[0];
+    $("d-side-a").textContent = diffSides[1];
     $("d-diff").hidden = !c.diff;
     $("d-no-diff").hidden = !!c.diff;
     if (c.diff) {
@@ -343,7 +347,7 @@
       $("d-base").textContent = str(c.diff.baseline);
       $("d-actual").textContent = str(c.diff.actual);
     } else {
-      $("d-no-diff").textContent = v === "ok" ? "None: the resumed run equals the baseline." : "No difference recorded for this cell.";
+      $("d-no-diff").textContent = v === "ok" ? "None: nothing was found beyond what the mode allows." : "The finding that set the verdict has no values to set side by side; its sentence says what it found.";
     }
 
     var st = $("d-store");

@@ -432,13 +432,13 @@ class TestContractFindings:
         result = agno_cell(tmp_path, "session-state", "mid-commit:2")
         assert ("diverged", False, [-9, 0]) == (result.verdict, result.expected, result.exit_codes)
         assert [
-            "the session's count is 6 but its runs called tally 5 time(s)",
+            "the session's count is 6 but its runs called tally 5 times",
             "the session's notes are ['pear is ripe', 'pear is ripe', 'kiwi came last'] but "
             "the note calls were ['pear is ripe', 'kiwi came last']",
         ] == sentences(result, "state-not-once")
         assert [
-            "runs[0].content: baseline 'Tallied apple, pear, fig, plum: plum tallied (4 so far).', "
-            "resumed 'Tallied apple, pear, fig, plum: plum tallied (5 so far).'"
+            "runs[0].content: 'Tallied apple, pear, fig, plum: plum tallied (4 so far).' in the "
+            "baseline, 'Tallied apple, pear, fig, plum: plum tallied (5 so far).' in the resumed run"
         ] == sentences(result, "run-differs")[:1]
         assert_no_worker_alive(worker_pids([result]))
 
@@ -455,7 +455,7 @@ class TestContractFindings:
         assert [
             (
                 "cancel-late",
-                "a cancel was requested during model turn 3; model turn(s) 4, 5, 6, 7 were "
+                "a cancel was requested during model turn 3, and model turns 4..7 were "
                 "requested before the run ended CANCELLED",
             )
         ] == [(f["kind"], f["sentence"]) for f in engine.baseline(cell.row).findings]
@@ -481,6 +481,7 @@ class TestContractFindings:
             "tool-executions-lost",
             "effect-duplicated",
             "state-differs",
+            "usage-differs",
         }
         repeats = repeated_in_ledger(result)
         assert (repeats, sum(repeats.values())) == (repeats_named(result), result.duplicates)

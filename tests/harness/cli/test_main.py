@@ -413,7 +413,7 @@ class TestRerunAndAccept:
             "--json", str(tmp_path / "c.json"), "--report", str(tmp_path / "c.html"),
         )  # fmt: skip
         assert 0 == accepted.returncode, accepted.stdout + accepted.stderr
-        assert f"accepted: {key}: 1 cell(s): a clock in every run" in accepted.stdout
+        assert f"accepted: {key}: 1 cell: a clock in every run" in accepted.stdout
 
         nothing = killpoint(
             "matrix", "--rerun-failed", str(tmp_path / "c.json"),

@@ -108,7 +108,7 @@ def test_model_calls_counted_beyond_what_the_model_served_are_found() -> None:
     served in the cell; fewer is what a crash leaves (a reply asked again)."""
     (found,) = contract.model_calls(usage_session({"model_calls": 4}, {"model_calls": 3}), served=5)
     assert (found.kind, found.expected_value, found.actual_value) == ("usage-overcounted", 5, 7)
-    assert "7 model call(s)" in found.sentence and "served 5" in found.sentence
+    assert "7 model calls" in found.sentence and "served 5" in found.sentence
     assert contract.model_calls(usage_session({"model_calls": 3}), served=5) == []
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from killpoint.judge.oracle import (
     Sides,
+    comparable,
     compare_sessions,
     count_effects,
     differences,
@@ -76,7 +77,8 @@ class TestSessions:
 
         lost = next(f for f in found if f.kind == "tool-executions-lost")
         assert lost.sentence.startswith(
-            '3 of 7 tool executions of the baseline missing resumed: search({"q":"0"}), '
+            "3 of the 7 tool executions in the baseline are missing from the resumed run: "
+            'search({"q":"0"}), '
         )
         assert "search" == lost.tool
         assert "tool-executions-differ" not in kinds_of(found)
@@ -111,13 +113,13 @@ class TestSessions:
     def test_sentences_name_the_sides_they_compare(self) -> None:
         resumed = copy.deepcopy(SEVEN)
         resumed["runs"]["r1"]["status"] = "RUNNING"
-        sides = Sides("store after the takeover", "after the stale worker woke")
+        sides = Sides("store after the takeover", "store after the stale worker woke")
         (status,) = [
             f for f in compare_sessions(SEVEN, resumed, sides) if f.kind == "status-differs"
         ]
         assert (
-            "runs[0] ends RUNNING after the stale worker woke, COMPLETED in the store after the takeover"
-            == status.sentence
+            "run 1 ends RUNNING in the store after the stale worker woke, COMPLETED in the store "
+            "after the takeover" == status.sentence
         )
 
     def test_a_missing_run_and_a_missing_session(self) -> None:
@@ -131,8 +133,42 @@ class TestSessions:
 class TestDifferences:
     def test_every_leaf_is_listed_with_its_path(self) -> None:
         found = differences({"a": [1, 2, 3], "b": "x"}, {"a": [1, 9], "b": "y"})
-        assert ["session.a[1]", "session.a[2]", "session.b"] == [d.path for d in found]
+        # what is missing before what changed
+        assert ["session.a[2]", "session.a[1]", "session.b"] == [d.path for d in found]
         assert first_difference({}, {"extra": 1}) is not None
+
+    def test_one_missing_execution_is_one_difference_not_a_shift(self) -> None:
+        """The first tool execution gone: the whole difference says that once (by identity),
+        not as every later execution's fields at a shifted index."""
+        resumed = copy.deepcopy(SEVEN)
+        run = resumed["runs"]["r1"]
+        gone = run["tool_executions"].pop(0)
+        del run["messages"][1:3]  # its call and result
+
+        found = differences(comparable(SEVEN), comparable(resumed))
+
+        assert [
+            ("session.runs[0].messages[1]", SEVEN["runs"]["r1"]["messages"][1], None),
+            ("session.runs[0].messages[2]", SEVEN["runs"]["r1"]["messages"][2], None),
+            ("session.runs[0].tool_executions[0]", gone, None),
+        ] == [(d.path, d.expected, d.actual) for d in found]
+
+    def test_an_extra_execution_then_a_changed_one_in_that_order(self) -> None:
+        resumed = copy.deepcopy(SEVEN)
+        run = resumed["runs"]["r1"]
+        run["tool_executions"][5]["result"] = "other"
+        run["tool_executions"].insert(0, execution("search", "again", 1, 1))
+
+        found = differences(SEVEN["runs"]["r1"]["tool_executions"], run["tool_executions"], "x")
+
+        assert [("x[0]", None, "again"), ("x[6].result", "ok", "other")] == [
+            (
+                d.path,
+                d.expected,
+                d.actual if d.expected else '"again"' in d.actual["arguments"] and "again",
+            )
+            for d in found
+        ]
 
 
 class TestEffects:

@@ -33,7 +33,7 @@ DIVERGED = replace(
     detail="the resumed run ended RUNNING\nand more",
     findings=[
         Finding(
-            "status-differs", "runs[0] ends RUNNING resumed, COMPLETED in the baseline"
+            "status-differs", "run 1 ends RUNNING in the resumed run, COMPLETED in the baseline"
         ).to_json()
     ],
     replay=f"killpoint replay {ROW}/after-checkpoint:2",
@@ -84,7 +84,7 @@ def test_the_failure_message_lists_each_unexpected_cell_and_how_to_rerun() -> No
         str(found),
         "  baseline failed: shop/REFUND/runs: boom",
         f"  diverged    {DIVERGED.id}",
-        "              status-differs: runs[0] ends RUNNING resumed, COMPLETED in the baseline",
+        "              status-differs: run 1 ends RUNNING in the resumed run, COMPLETED in the baseline",
         f"              replay: {DIVERGED.replay}",
         "  rerun with --crash-seed 5",
         "  kept cells (store, ledger, worker logs) under /tmp/kp-1",

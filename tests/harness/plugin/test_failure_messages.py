@@ -32,10 +32,10 @@ def test_every_line_of_a_failed_cell() -> None:
         detail="the resumed run ended RUNNING",
         findings=[
             Finding(
-                "status-differs", "runs[0] ends RUNNING resumed, COMPLETED in the baseline"
+                "status-differs", "run 1 ends RUNNING in the resumed run, COMPLETED in the baseline"
             ).to_json(),
             Finding("effect-repeated", "a call in flight ran again", expected=True).to_json(),
-            Finding("effect-duplicated", "charge_card ran 2 more time(s)").to_json(),
+            Finding("effect-duplicated", "charge_card ran twice more").to_json(),
         ],
         duplicates=3,
         bound=1,
@@ -48,8 +48,8 @@ def test_every_line_of_a_failed_cell() -> None:
         "  verdict:          diverged (unexpected for tool-batch at after-checkpoint:2)",
         "  detail:           the resumed run ended RUNNING",
         "  findings:",
-        "    status-differs: runs[0] ends RUNNING resumed, COMPLETED in the baseline",
-        "    effect-duplicated: charge_card ran 2 more time(s)",
+        "    status-differs: run 1 ends RUNNING in the resumed run, COMPLETED in the baseline",
+        "    effect-duplicated: charge_card ran twice more",
         "  duplicates:       3 (bound 1)",
         f"  replay:           {REPLAY}",
         "  seed:             5 (--crash-seed 5)",

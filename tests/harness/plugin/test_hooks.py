@@ -264,9 +264,9 @@ class TestUserProject:
                 "*killpoint: shop.broken:forgetful on scenarios.refund:REFUND: 2 cells "
                 "(2 duplicated), 2 unexpected, seed 5",
                 f"  duplicated  {broken}/after-checkpoint:1",
-                "              effect-duplicated: lookup_order(*) ran 1 more time(s) than in "
+                "              effect-duplicated: lookup_order(*) ran once more than in "
                 "the baseline; it was not in flight at any crash, so no repeat is allowed",
-                "              runs-differ: the baseline has 1 run(s), the resumed 2",
+                "              runs-differ: the baseline holds 1 run, the resumed run 2",
                 f"              replay: {replay}",
                 f"  duplicated  {broken}/after-checkpoint:2",
                 # a matrix cell item: verdict, every finding, replay, seed

@@ -1,0 +1,315 @@
+"""Every finding's sentence, from one template per kind.
+
+A finding is made from facts (numbers, names, the two sides compared); its kind's template
+turns them into the one plain sentence the terminal, `replay` and the report show. Counts
+agree with their nouns ("1 cell", "2 cells"), ranges collapse ("call 0", "calls 0..2"), and
+the sides are named for what they are ("the baseline", "the store after the takeover"). A
+kind without a template of its own (a new one, or one whose finding is a message from a
+worker) says its `detail`.
+
+`problems(sentence)` is the check every template is held to: no "(s)", no "1 cells", no
+"0..0", no word doubled.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+Facts = Mapping[str, Any]
+
+# Nouns whose plural is not the singular plus "s".
+_PLURAL = {
+    "reply": "replies",
+    "time": "times",
+    "key": "keys",
+    "repeat": "repeats",
+    "difference": "differences",
+}
+
+
+def plural(noun: str) -> str:
+    if noun in _PLURAL:
+        return _PLURAL[noun]
+    head, _, last = noun.rpartition(" ")
+    last = last + ("es" if last.endswith(("s", "x", "ch", "sh")) else "s")
+    return f"{head} {last}" if head else last
+
+
+def count(n: int, noun: str) -> str:
+    """`count(1, "cell")` is "1 cell"; `count(3, "tool execution")` is "3 tool executions"."""
+    return f"{n} {noun if n == 1 else plural(noun)}"
+
+
+def times(n: int) -> str:
+    return {1: "once", 2: "twice"}.get(n, f"{n} times")
+
+
+def verb(n: int, one: str, many: str) -> str:
+    return one if n == 1 else many
+
+
+def numbers(noun: str, values: Sequence[int]) -> str:
+    """`numbers("turn", [4])` is "turn 4"; [4, 5, 6] is "turns 4..6"; [2, 5] is "turns 2, 5"."""
+    items = sorted(dict.fromkeys(values))
+    if not items:
+        return f"no {plural(noun)}"
+    if len(items) == 1:
+        return f"{noun} {items[0]}"
+    if items == list(range(items[0], items[-1] + 1)):
+        return f"{plural(noun)} {items[0]}..{items[-1]}"
+    return f"{plural(noun)} {', '.join(map(str, items))}"
+
+
+def value(x: Any, limit: int = 80) -> str:
+    text = repr(x)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def listed(items: Iterable[str], shown: int = 4) -> str:
+    items = list(items)
+    return ", ".join(items[:shown]) + (", ..." if len(items) > shown else "")
+
+
+def both(f: Facts) -> str:
+    """`{expected} in the E, {actual} in the A`."""
+    return (
+        f"{value(f['expected_value'])} in the {f['expected_side']}, "
+        f"{value(f['actual_value'])} in the {f['actual_side']}"
+    )
+
+
+def _more(n: int) -> str:
+    return f" (and {count(n, 'more difference')})" if n > 0 else ""
+
+
+# -- the templates ----------------------------------------------------------------------------
+
+
+def _run_lost(f: Facts) -> str:
+    if f["landed"] <= 0:
+        return (
+            f"run {f['run']} is not in the store after the crash (no checkpoint of it had landed)"
+        )
+    return (
+        f"run {f['run']} is not in the store after the crash although "
+        f"{count(f['landed'], 'checkpoint')} of it had landed"
+    )
+
+
+def _checkpoint_count(f: Facts) -> str:
+    held = f"at {f['point']} the store held {count(f['held'], 'checkpoint')}"
+    if f.get("begun") is not None:
+        return f"{held}; the worker had begun {f['begun']} and announced {f['landed']} landed"
+    return f"{held}; the baseline held {f['wanted']} there"
+
+
+def _acknowledged_lost(f: Facts) -> str:
+    if f.get("stored") is None:
+        return f"run {f['run_id']} returned {f['status']} but is not in the store"
+    return f"run {f['run_id']} returned {f['status']} but the store says {f['stored']}"
+
+
+def _status_regressed(f: Facts) -> str:
+    return f"run {f['run_id']} was durably {f['status']}; {f['when']} the store says {f['now']}"
+
+
+def _cancel(f: Facts) -> str:
+    beyond = list(f["beyond"])
+    later = f"model {numbers('turn', beyond)} {verb(len(beyond), 'was', 'were')} requested"
+    ended = f.get("ended")
+    if ended is None:
+        end = "before the run stopped (its end was not reached)"
+    elif "CANCELLED" in ended:
+        end = "before the run ended CANCELLED"
+    else:
+        end = f"and the run ended {', '.join(ended) or 'absent'}"
+    joint = "yet" if ended is not None and "CANCELLED" not in ended else "and"
+    return f"a cancel was requested during model turn {f['at']}, {joint} {later} {end}"
+
+
+def _confirmation_dropped(f: Facts) -> str:
+    if f["how"] == "refused":
+        return (
+            f"run {f['run_id']} ran {f['tool']} of turn {f['turn']} although the confirmation "
+            "refused it"
+        )
+    return (
+        f"run {f['run_id']} completed {f['how']} the confirmed call {f['tool']} of turn {f['turn']}"
+    )
+
+
+def _idempotency(f: Facts) -> str:
+    return (
+        f"{f['call']} had its effect {times(f['effects'])} under "
+        f"{count(f['keys'], 'different idempotency key')}"
+    )
+
+
+def _effect_duplicated(f: Facts) -> str:
+    within, beyond = f["within"], f["extra"] - f["within"]
+    why = (
+        f"{beyond} beyond the {count(within, 'repeat')} allowed for a call in flight at a crash"
+        if within
+        else "it was not in flight at any crash, so no repeat is allowed"
+    )
+    return f"{f['call']} ran {times(f['extra'])} more than in the baseline; {why}"
+
+
+def _effect_repeated(f: Facts) -> str:
+    return f"{f['call']} ran again ({times(f['within'])}): it was in flight at a crash"
+
+
+def _effect_lost(f: Facts) -> str:
+    return f"{f['call']} ran {count(f['fewer'], 'time')} fewer than in the baseline"
+
+
+def _effect_foreign(f: Facts) -> str:
+    return f"{f['call']} ran {times(f['n'])}; the baseline never ran it"
+
+
+def _runs_differ(f: Facts) -> str:
+    if f.get("absent"):
+        return f"the session is absent from the {f['absent']}"
+    return (
+        f"the {f['expected_side']} holds {count(f['expected_runs'], 'run')}, "
+        f"the {f['actual_side']} {f['actual_runs']}"
+    )
+
+
+def _status_differs(f: Facts) -> str:
+    return (
+        f"run {f['run']} ends {f['actual_value']} in the {f['actual_side']}, "
+        f"{f['expected_value']} in the {f['expected_side']}"
+    )
+
+
+def _executions_lost(f: Facts) -> str:
+    return (
+        f"{f['n']} of the {count(f['of'], 'tool execution')} in the {f['expected_side']} "
+        f"{verb(f['n'], 'is', 'are')} missing from the {f['actual_side']}: {listed(f['calls'])}"
+    )
+
+
+def _executions_extra(f: Facts) -> str:
+    return (
+        f"the {f['actual_side']} holds {count(f['n'], 'tool execution')} that the "
+        f"{f['expected_side']} does not: {listed(f['calls'])}"
+    )
+
+
+def _executions_reordered(f: Facts) -> str:
+    return (
+        f"the {f['actual_side']} holds the same {count(f['n'], 'tool execution')} as the "
+        f"{f['expected_side']}, in another order"
+    )
+
+
+def _executions_differ(f: Facts) -> str:
+    return f"{f['call']}, {f['field']}: {both(f)}"
+
+
+def _messages_differ(f: Facts) -> str:
+    if f.get("at") is None:  # the same shape; fields differ
+        return (
+            f"{count(f['fields'], 'field')} of the messages differ, first {f['where']}: {both(f)}"
+        )
+    return (
+        f"the {f['actual_side']} holds {count(f['actual_n'], 'message')}, the "
+        f"{f['expected_side']} {f['expected_n']}; from message {f['at']}: the "
+        f"{f['expected_side']} has [{listed(f['expected_roles'])}], the {f['actual_side']} "
+        f"[{listed(f['actual_roles'])}]"
+    )
+
+
+def _field_differs(f: Facts) -> str:
+    return f"{f['where']}: {both(f)}{_more(f.get('more', 0))}"
+
+
+def _usage_overcounted(f: Facts) -> str:
+    return (
+        f"the session's runs count {count(f['stored'], 'model call')}; the model served "
+        f"{count(f['served'], 'reply')} over the whole cell"
+    )
+
+
+def _stale_write(f: Facts) -> str:
+    if f.get("inner"):
+        return f"the stale worker wrote after the takeover, at {f['field']}: {f['inner']}"
+    return str(f["detail"])
+
+
+def _generic(f: Facts) -> str:
+    return str(f["detail"])
+
+
+TEMPLATES: dict[str, Callable[[Facts], str]] = {
+    "run-lost": _run_lost,
+    "checkpoint-count": _checkpoint_count,
+    "acknowledged-lost": _acknowledged_lost,
+    "status-regressed": _status_regressed,
+    "cancel-ignored": _cancel,
+    "cancel-late": _cancel,
+    "confirmation-dropped": _confirmation_dropped,
+    "idempotency-key-changed": _idempotency,
+    "effect-duplicated": _effect_duplicated,
+    "effect-repeated": _effect_repeated,
+    "effect-lost": _effect_lost,
+    "effect-foreign": _effect_foreign,
+    "runs-differ": _runs_differ,
+    "status-differs": _status_differs,
+    "tool-executions-lost": _executions_lost,
+    "tool-executions-extra": _executions_extra,
+    "tool-executions-reordered": _executions_reordered,
+    "tool-executions-differ": _executions_differ,
+    "messages-differ": _messages_differ,
+    "state-differs": _field_differs,
+    "usage-differs": _field_differs,
+    "run-differs": _field_differs,
+    "stale-write": _stale_write,
+    "usage-overcounted": _usage_overcounted,
+}
+
+
+def say(kind: str, facts: Facts) -> str:
+    """The sentence of a finding of `kind` with these facts."""
+    return TEMPLATES.get(kind, _generic)(facts)
+
+
+# -- the check --------------------------------------------------------------------------------
+
+_ONE_PLURAL = re.compile(r"\b1 (\w+ )?(\w+s)\b(?! (?:of|in)\b)")
+_SINGULAR_OK = {"was", "is", "has", "does", "holds", "ends", "says", "differs"}
+_RANGE = re.compile(r"\b(\d+)\.\.(\d+)\b")
+_DOUBLED = re.compile(r"\b(\w+) \1\b", re.IGNORECASE)
+
+
+def problems(sentence: str) -> list[str]:
+    """What does not read in a sentence: "(s)", "1 cells", "0..0" or "3..1", a word twice."""
+    found = []
+    if "(s)" in sentence:
+        found.append("a plural left to the reader: '(s)'")
+    for m in _ONE_PLURAL.finditer(sentence):
+        if m.group(2) not in _SINGULAR_OK and not m.group(2).endswith("ss"):
+            found.append(f"one, in the plural: {m.group(0)!r}")
+    for m in _RANGE.finditer(sentence):
+        if int(m.group(1)) >= int(m.group(2)):
+            found.append(f"a range of one or none: {m.group(0)!r}")
+    for m in _DOUBLED.finditer(sentence):
+        if not m.group(1).isdigit():
+            found.append(f"a word twice: {m.group(0)!r}")
+    if not sentence.strip():
+        found.append("no sentence")
+    return found
+
+
+__all__ = [
+    "TEMPLATES",
+    "count",
+    "numbers",
+    "plural",
+    "problems",
+    "say",
+    "times",
+]
