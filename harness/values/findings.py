@@ -69,24 +69,24 @@ _KINDS: tuple[FindingKind, ...] = (
     FindingKind("two-drivers", "duplicated", "high", "two workers drove the same run"),
     FindingKind("idempotency-key-changed", "duplicated", "high", "a tool that takes an idempotency key ran the same call again under a new key"),
     FindingKind("effect-lost", "diverged", "high", "a side effect of the baseline never happened"),
-    FindingKind("effect-foreign", "diverged", "medium", "a side effect happened that the baseline never had"),
+    FindingKind("effect-foreign", "diverged", "high", "a side effect happened that the baseline never had"),
     # the session against the baseline
     FindingKind("runs-differ", "diverged", "high", "the session holds other runs than the baseline's"),
     FindingKind("status-differs", "diverged", "high", "a run ends with another status than in the baseline"),
     FindingKind("tool-executions-lost", "diverged", "high", "tool executions of the baseline are missing from the store"),
-    FindingKind("tool-executions-extra", "diverged", "medium", "the store holds tool executions the baseline does not"),
+    FindingKind("tool-executions-extra", "diverged", "high", "the store holds tool executions the baseline does not"),
     FindingKind("tool-executions-reordered", "diverged", "low", "the same tool executions, in another order"),
-    FindingKind("tool-executions-differ", "diverged", "medium", "a tool execution differs in a field (result, status...)"),
-    FindingKind("messages-differ", "diverged", "medium", "the run's messages differ from the baseline's"),
+    FindingKind("tool-executions-differ", "diverged", "high", "a tool execution differs in a field (result, status...)"),
+    FindingKind("messages-differ", "diverged", "high", "the run's messages differ from the baseline's"),
     FindingKind("state-differs", "diverged", "high", "the session state differs from the baseline's"),
     FindingKind("usage-differs", "diverged", "low", "usage or metrics differ from the baseline's"),
-    FindingKind("run-differs", "diverged", "medium", "another field of the run differs from the baseline's"),
+    FindingKind("run-differs", "diverged", "high", "another field of the run differs from the baseline's"),
     # the contract (whatever the baseline did)
     FindingKind("cancel-late", "diverged", "high", "the run ended CANCELLED, but only after model turns past the first step boundary after the cancel"),
     FindingKind("cancel-ignored", "diverged", "high", "a cancel was requested, yet the run went on past the next step boundary and did not end CANCELLED"),
     FindingKind("state-not-once", "diverged", "high", "a tool's session-state update was not applied exactly once"),
     FindingKind("confirmation-dropped", "diverged", "high", "a confirmation given to continue the run was neither applied nor refused"),
-    FindingKind("usage-overcounted", "diverged", "high", "the runs count more model calls than the model served"),
+    FindingKind("usage-overcounted", "diverged", "low", "the runs count more model calls than the model served"),
     FindingKind("ended-run-continued", "diverged", "high", "continuing a run that had ended changed the store or ran effects or model turns"),
     # the run itself
     FindingKind("nondeterministic", "diverged", "high", "two uninterrupted runs of the scenario differ: no cell of the row can be judged"),
@@ -99,6 +99,53 @@ _KINDS: tuple[FindingKind, ...] = (
     FindingKind("store-unavailable", "unavailable", "info", "the store server went away or restarted during the cell; what the cell saw is evidence, not a verdict on the runtime"),
 )  # fmt: skip
 KINDS: dict[str, FindingKind] = {k.name: k for k in _KINDS}
+
+
+@dataclass(frozen=True)
+class Harm:
+    name: str
+    severity: str
+    what: str
+
+
+# The one severity table: a kind's severity is its harm's (tests/harness/values hold every
+# kind to it, and the README states it). By what a user loses, not by where it was found.
+HARMS: tuple[Harm, ...] = (
+    Harm("lost", "high", "what was durable (a run, its tool executions, an effect) is lost"),
+    Harm("acknowledged", "high", "a status the runtime acknowledged is not stored"),
+    Harm("repeated", "high", "effects repeated beyond the bound, or two workers drove one run"),
+    Harm("stale-write", "high", "a worker that lost the run wrote after the takeover"),
+    Harm("store", "high", "the store broke an invariant or took back a terminal status"),
+    Harm("content", "high", "what the run holds differs: content, messages, tool results, status, state, effects"),
+    Harm("contract", "high", "a promise broken whatever the baseline did: cancel, confirmation, state once, ended runs, the mode"),
+    Harm("unjudged", "high", "the cell could not be judged: hung, missed, unresumable, a killpoint error, a row that is not deterministic"),
+    Harm("unsynced", "medium", "a power cut took back what had landed but was not synced"),
+    Harm("order", "low", "the same tool executions, in another order"),
+    Harm("usage", "low", "usage and metrics (tokens, model-call counts)"),
+    Harm("bookkeeping", "low", "a field disagrees with the rest without changing what a resume does"),
+    Harm("allowed", "info", "a repeat the bound allows"),
+    Harm("outage", "info", "killpoint's own store or disk failed: evidence, not a verdict"),
+)  # fmt: skip
+HARM_OF: dict[str, str] = {
+    "run-lost": "lost", "tool-executions-lost": "lost", "effect-lost": "lost",
+    "acknowledged-lost": "acknowledged",
+    "effect-duplicated": "repeated", "two-drivers": "repeated", "idempotency-key-changed": "repeated",
+    "stale-write": "stale-write",
+    "store-invariant": "store", "checkpoint-count": "store", "status-regressed": "store",
+    "messages-differ": "content", "run-differs": "content", "tool-executions-differ": "content",
+    "tool-executions-extra": "content", "status-differs": "content", "runs-differ": "content",
+    "state-differs": "content", "effect-foreign": "content",
+    "cancel-ignored": "contract", "cancel-late": "contract", "state-not-once": "contract",
+    "confirmation-dropped": "contract", "ended-run-continued": "contract", "mode-broken": "contract",
+    "unresumable": "unjudged", "hung": "unjudged", "missed": "unjudged", "error": "unjudged",
+    "nondeterministic": "unjudged",
+    "checkpoints-lost": "unsynced",
+    "tool-executions-reordered": "order",
+    "usage-differs": "usage", "usage-overcounted": "usage",
+    "inconsistency": "bookkeeping",
+    "effect-repeated": "allowed",
+    "disk-full": "outage", "store-unavailable": "outage",
+}  # fmt: skip
 # Kinds grouped per tool: the tool is what the finding is about.
 BY_TOOL = frozenset(
     {
@@ -261,11 +308,14 @@ def headline(findings: Sequence[Finding], verdict: str = "") -> str:
 
 __all__ = [
     "BY_NAME",
+    "HARMS",
+    "HARM_OF",
     "KINDS",
     "RANK",
     "VERDICTS",
     "Finding",
     "FindingKind",
+    "Harm",
     "Verdict",
     "deciding",
     "deciding_data",

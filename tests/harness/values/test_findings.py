@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from killpoint.values.findings import Finding, deciding_data, headline, ranked, verdict_of
+from pathlib import Path
+
+from killpoint.values.findings import (
+    HARM_OF,
+    HARMS,
+    KINDS,
+    Finding,
+    deciding_data,
+    headline,
+    ranked,
+    verdict_of,
+)
 
 LOST = Finding("run-lost", "run 1 is not in the store after the crash", expected=True)
 CANCEL = Finding(
@@ -36,3 +47,25 @@ class TestDecidingFinding:
         dup = Finding("effect-duplicated", "charged twice")
         assert headline(ranked([usage, LOST, dup])) == "charged twice"
         assert verdict_of([usage, LOST, dup]) == ("duplicated", False)
+
+
+class TestSeverity:
+    def test_every_kind_takes_its_severity_from_the_one_table(self) -> None:
+        """A new kind must name its harm; its severity is that harm's."""
+        harms = {h.name: h for h in HARMS}
+        for kind in KINDS.values():
+            assert kind.name in HARM_OF, f"{kind.name}: name its harm in HARM_OF"
+            harm = harms[HARM_OF[kind.name]]
+            assert kind.severity == harm.severity, (kind.name, harm.name)
+
+    def test_losing_messages_outranks_a_token_count(self) -> None:
+        assert KINDS["messages-differ"].severity == "high"
+        assert KINDS["usage-differs"].severity == "low"
+        assert KINDS["run-differs"].severity == "high"
+
+    def test_the_readme_states_the_table(self) -> None:
+        readme = (Path(__file__).parents[3] / "README.md").read_text(encoding="utf-8")
+        for harm in HARMS:
+            kinds = ", ".join(f"`{k}`" for k, h in HARM_OF.items() if h == harm.name)
+            row = f"| {harm.severity} | {harm.what} | {kinds} |"
+            assert row in readme, f"README lacks the severity row:\n{row}"
