@@ -15,6 +15,7 @@ from .builtin import (
     multi_run,
     parallel_fetch,
     research,
+    reserve,
     session_state,
     side_effects,
     tool_error,
@@ -45,6 +46,7 @@ BUILTINS: dict[str, Scenario] = {
         hostile_content.SCENARIO,
         multi_run.SCENARIO,
         session_state.SCENARIO,
+        reserve.SCENARIO,
     )
 }
 

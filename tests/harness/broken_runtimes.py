@@ -492,3 +492,12 @@ CONTRACT_VARIANTS = (
     ("silent_final_write", "acknowledged-lost", "multi-run/tool-batch/after-checkpoint:2"),
     ("blind_write", "stale-write", "research/tool-batch/sigstop-writing:2"),
 )
+
+# The same three promises, each seen by one scenario of its own until `reserve` (parallel
+# idempotent reservations that update the session state, cancelled mid-run): the
+# variant, its finding kind, and a reserve cell that shows it.
+RESERVE_VARIANTS = (
+    ("late_cancel", "cancel-ignored", "reserve/tool-batch/after-checkpoint:1"),
+    ("adding_state", "state-not-once", "reserve/tool-batch/after-checkpoint:1"),
+    ("per_worker_key", "idempotency-key-changed", "reserve/tool-batch/mid-batch:2:0"),
+)

@@ -22,6 +22,7 @@ from killpoint.scenarios.builtin import (
     multi_run,
     parallel_fetch,
     research,
+    reserve,
     session_state,
     side_effects,
     tool_error,
@@ -325,3 +326,28 @@ def test_ledger_multiset_ignores_interleaving() -> None:
     b = scenarios.Entry("s", "t", '{"a":2}', None, "started", True, 2, 1.0)
     assert ledger_multiset([a, b]) == ledger_multiset([b, a])
     assert ledger_multiset([a, b]) != ledger_multiset([a, a])
+
+
+@pytest.mark.parametrize("mode", ["runs", "tool-batch", "tool"])
+def test_reserve_is_cancelled_after_its_second_batch_with_each_item_counted_once(
+    mode: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """reserve: cancelled while turn 2 is asked for, the run stops after turn 2's batch
+    (2 requests, 4 reservations), CANCELLED; every call had its own idempotency key, and
+    the session's state counts each item once (the invariant holds on the stored session)."""
+    out = baseline("reserve", mode, tmp_path_factory)
+    assert (2, "CANCELLED") == (len(out.traffic), out.runs[0].status.value)
+    keys = {e.idempotency_key for e in out.runs[0].tool_executions}
+    assert 4 == len(keys) and {e.key for e in out.ledger} == keys
+    session = ReferenceAdapter().read_session(out.driver.agent.db.url, SESSION)
+    assert session is not None
+    assert {"reserved": {"a": 1, "b": 1, "c": 1, "d": 1}} == session["state"]
+    assert [] == reserve.invariant(session)
+
+
+def test_reserve_invariant_names_an_item_counted_twice() -> None:
+    call = {"name": "reserve", "arguments": '{"item": "a"}'}
+    run = {"messages": [{"role": "assistant", "tool_calls": [call]}]}
+    assert [] == reserve.invariant({"state": {"reserved": {"a": 1}}, "runs": {"r": run}})
+    (problem,) = reserve.invariant({"state": {"reserved": {"a": 2}}, "runs": {"r": run}})
+    assert "{'a': 2}" in problem and "{'a': 1}" in problem

@@ -23,6 +23,7 @@ NAMES = [
     "hostile-content",
     "multi-run",
     "session-state",
+    "reserve",
 ]
 
 

@@ -19,7 +19,7 @@ from killpoint.report.document import to_document
 from killpoint.scenarios.conversation import canonical_arguments
 from killpoint.scenarios.ledger import Entry
 from killpoint.values.cell import Cell, CellResult
-from tests.harness.broken_runtimes import CONTRACT_VARIANTS
+from tests.harness.broken_runtimes import CONTRACT_VARIANTS, RESERVE_VARIANTS
 
 
 def run(tmp_path: Path, runtime: str, where: str) -> CellResult:
@@ -57,6 +57,19 @@ def test_only_its_check_names_each_broken_promise(
     assert set() == sound_row
     assert (True, set()) == (sound.expected, unexpected_kinds(sound)), sound.detail
     assert kind not in {f["kind"] for f in sound.findings}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("variant", "kind", "where"), RESERVE_VARIANTS, ids=[v[0] for v in RESERVE_VARIANTS]
+)
+def test_a_second_shape_names_the_same_broken_promises(
+    tmp_path: Path, variant: str, kind: str, where: str
+) -> None:
+    """cancel, idempotency keys and session state each had one scenario; `reserve` (two
+    parallel batches of idempotent calls that update the state, cancelled mid-run) names
+    the same three broken promises, and the reference runtime passes it."""
+    test_only_its_check_names_each_broken_promise(tmp_path, variant, kind, where)
 
 
 def confirm_session(execution: dict[str, object] | None) -> dict[str, object]:
