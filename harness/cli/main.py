@@ -110,6 +110,16 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from killpoint.report.redact import redact
     from killpoint.report.targets import Target, TargetError, same_file
 
+    if args.from_journal is not None or args.results is None:
+        if args.results is not None or args.from_journal is None:
+            return cli_output.usage_error(
+                "killpoint: give `report` a matrix JSON, or --from-journal JOURNAL, not both"
+                if args.results is not None
+                else "killpoint: give `report` a matrix JSON, or --from-journal JOURNAL"
+            )
+        from killpoint.cli import rebuild
+
+        return rebuild.run(args)
     source = Path(args.results)
     out = Path(args.output) if args.output else source.with_suffix(".html")
     if same_file(source, out):
@@ -181,8 +191,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_search)
 
     p = sub.add_parser("report", help="render a saved JSON as the HTML crash-matrix report")
-    p.add_argument("results", help="a matrix JSON")
+    p.add_argument("results", nargs="?", help="a matrix JSON")
     p.add_argument("-o", "--output", help="where the HTML goes (default: beside the JSON, .html)")
+    p.add_argument(
+        "--from-journal",
+        metavar="JOURNAL",
+        help="rebuild the JSON (beside the journal) and the HTML of a campaign that did not "
+        "write them, from the .journal.jsonl it left",
+    )
     p.set_defaults(func=_cmd_report)
     return parser
 

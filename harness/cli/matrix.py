@@ -8,6 +8,7 @@ report to rerun); then the campaign runs, and what finished is written, whatever
 from __future__ import annotations
 
 import argparse
+import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,12 +22,14 @@ from killpoint.cli.exit_codes import (
 )
 from killpoint.engine.cell_log import heads
 from killpoint.engine.options import CampaignConfig, ConfigError, OptionError
+from killpoint.engine.signal_hold import SignalHold
 from killpoint.report.targets import Target, TargetError, default_paths, same_file
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from killpoint.engine.campaign import Campaign, CampaignResult
+    from killpoint.report.journal import Journal
 
 
 def config_from(args: argparse.Namespace) -> CampaignConfig:
@@ -111,14 +114,26 @@ def campaign(
 
     err, out = cli_output.stderr(), cli_output.stdout()
     camp = Campaign(config, accepted=accepted, cells=cells)
+    recover_left_behind(json_target, html_target, err)
+    journal = open_journal(camp, json_target)
     cli_output.plain(
         err,
         f"killpoint matrix runtime={config.runtime} store={redact(shown(config.store))} "
         f"points={config.points} depth={config.depth} seed={camp.seed} workers={config.workers}"
         + (f" rerun={len(cells)} cell(s)" if cells is not None else ""),
     )
-    result = with_progress(camp, err)
-    not_written = write_reports(result, json_target, html_target, out, err)
+    # Engaged by the campaign at its first interrupt or its last cell; released once the
+    # reports are written, which no signal cuts off half-way.
+    hold = SignalHold()
+    try:
+        result = with_progress(camp, err, recorder=journal, hold=hold)
+        if journal is not None:
+            journal.ended(result)
+        not_written, lost = write_reports(result, json_target, html_target, out, err)
+        if journal is not None:
+            finish_journal(journal, lost, err)
+    finally:
+        hold.release()
     groups = result.groups()
     cli_output.summary(result, out, groups)
     cli_output.show_fixed(fixed([*groups, *result.row_groups()], accepted), out)
@@ -140,6 +155,13 @@ def campaign(
     if result.interrupted:
         cli_output.plain(err, "interrupted: the report holds the cells that finished")
         return interrupted_status(result.signal)
+    if hold.received:
+        cli_output.plain(
+            err,
+            f"killpoint: {signal.Signals(hold.received[0]).name} came while the reports were "
+            "written; they are complete",
+        )
+        return interrupted_status(hold.received[0])
     if not_written:
         return EXIT_NOT_WRITTEN
     if result.failing:
@@ -150,18 +172,87 @@ def campaign(
     return 0
 
 
+def open_journal(camp: Campaign, json_target: Target) -> Journal | None:
+    """The journal beside a JSON written to a file (a stream has no beside)."""
+    from killpoint.report.document import head
+    from killpoint.report.journal import Journal, journal_path
+
+    if json_target.kind != "regular":
+        return None
+    path = journal_path(json_target.real)
+    top = head(camp.config, camp.seed, camp.accepted)
+    try:
+        return Journal(path, json_target.real, top)
+    except OSError as exc:
+        cli_output.plain(
+            cli_output.stderr(),
+            f"killpoint: cannot write the journal {str(path)!r} ({exc.strerror or exc}); "
+            "the cells are written at the end only",
+        )
+        return None
+
+
+def finish_journal(journal: Journal, lost: bool, err: Console) -> None:
+    """The journal goes once both reports are written (where asked, or to a fallback);
+    when one could not be written anywhere (`lost`) it stays, and says how to rebuild them."""
+    if journal.broken is not None:
+        cli_output.plain(
+            err, f"killpoint: the journal {str(journal.path)!r} stopped: {journal.broken}"
+        )
+    if not lost:
+        journal.remove()
+        return
+    journal.close()
+    cli_output.plain(
+        err,
+        f"killpoint: the finished cells are in {str(journal.path)!r}; rebuild the reports with "
+        f"`killpoint report --from-journal {journal.path}`",
+    )
+
+
+def recover_left_behind(json_target: Target, html_target: Target, err: Console) -> None:
+    """A journal beside this campaign's JSON is an earlier campaign's that did not write its
+    reports (the JSON's lock is ours, so it has ended): its cells are rebuilt into reports
+    of their own, before this campaign replaces the JSON."""
+    from killpoint.report.document import ReportError
+    from killpoint.report.journal import journal_path, read_journal, recovered_paths, write_rebuilt
+
+    if json_target.kind != "regular":
+        return
+    path = journal_path(json_target.real)
+    if not path.exists():
+        return
+    try:
+        left = read_journal(path)
+        json_path, html_path = recovered_paths(json_target.real, left.pid)
+        write_rebuilt(left, json_path, html_path)
+    except (ReportError, OSError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        cli_output.plain(
+            err, f"killpoint: a journal was left at {str(path)!r} and could not be rebuilt: {why}"
+        )
+        return
+    path.unlink(missing_ok=True)
+    who = f"pid {left.pid}" if left.pid is not None else "an earlier campaign"
+    cli_output.plain(
+        err,
+        f"killpoint: {who} ended without writing its reports; the {left.cells} cell(s) "
+        f"its journal holds are rebuilt into {json_path} and {html_path}",
+    )
+
+
 def write_reports(
     result: CampaignResult, json_target: Target, html_target: Target, out: Console, err: Console
-) -> bool:
-    """Write the JSON, then the HTML; a path that fails gets a fallback (named). True when
-    something could not be written where asked."""
+) -> tuple[bool, bool]:
+    """Write the JSON, then the HTML; a path that fails gets a fallback (named). Whether
+    something could not be written where asked, and whether one could not be written at all."""
     from killpoint.report.document import dumps, to_document, write
     from killpoint.report.html import render_report
     from killpoint.report.redact import redact
 
     document = to_document(result)
     written: list[str] = []
-    missed = False
+    missed = lost = False
     for target, make in (
         (json_target, lambda: dumps(document)),
         (html_target, lambda: redact(render_report(document))),
@@ -172,7 +263,7 @@ def write_reports(
             cli_output.plain(
                 err, f"killpoint: could not write {str(target.path)!r} nor a fallback: {exc}"
             )
-            missed = True
+            missed = lost = True
             continue
         if fallback is not None:
             missed = True
@@ -184,10 +275,10 @@ def write_reports(
             written.append(str(target.path.absolute()))
     if written:
         cli_output.plain(out, f"written: {', '.join(written)}")
-    return missed
+    return missed, lost
 
 
-def with_progress(camp: Campaign, err: Console) -> CampaignResult:
+def with_progress(camp: Campaign, err: Console, **run: Any) -> CampaignResult:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(
@@ -210,7 +301,7 @@ def with_progress(camp: Campaign, err: Console) -> CampaignResult:
             bad += 1 if r.failing else 0
             progress.update(task, advance=1, bad=bad)
 
-        return camp.run(on_planned=planned, on_cell=cell_done)
+        return camp.run(on_planned=planned, on_cell=cell_done, **run)
 
 
 def add_parser(sub: Any, work_dir_help: str, positive_int: Any) -> None:

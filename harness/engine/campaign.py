@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from killpoint import kinds, scenarios
 from killpoint.adapters.protocol import RuntimeAdapter
@@ -19,6 +19,7 @@ from killpoint.engine.cell_log import CellLog, heads, select
 from killpoint.engine.engine import Engine, Interrupted
 from killpoint.engine.heap_trim import HeapTrimmer
 from killpoint.engine.options import CampaignConfig, ConfigError, OptionError, default_workers
+from killpoint.engine.signal_hold import SignalHold
 from killpoint.judge.baseline import Baseline
 from killpoint.judge.groups import Accepted, Group, apply_accepted, group_findings, row_groups
 from killpoint.values.cell import Cell, CellResult
@@ -80,28 +81,47 @@ class CampaignResult:
         return bool(self.unexpected or self.failing_rows)
 
     def summary(self) -> dict[str, Any]:
-        cells = heads(self.cells)
-        by: dict[str, int] = {}
-        for c in cells:
-            by[c.verdict] = by.get(c.verdict, 0) + 1
-        groups = self.groups()
-        return {
-            "cells": len(cells),
-            "planned": self.planned,
-            "unexpected": sum(1 for c in cells if c.failing),
-            "accepted": sum(1 for c in cells if c.accepted),
-            "errors": by.get("error", 0),
-            "groups": sum(1 for g in groups if g.verdict != "ok" and not g.accepted),
-            "without_crash": len(self.failing_rows),
-            "findings": sum(len(c.findings) for c in cells),
-            "expected_losses": sum(1 for c in cells if c.verdict == "lost" and c.expected),
-            "duplicates": sum(c.duplicates for c in cells),
-            "duplicates_beyond_bound": sum(max(0, c.duplicates - c.bound) for c in cells),
-            "by_verdict": by,
-            "missed": by.get("missed", 0),
-            "seconds": round(self.seconds, 3),
-            "cells_per_second": round(len(self.cells) / self.seconds, 2) if self.seconds else 0.0,
-        }
+        return summarize(self.cells, self.planned, self.seconds, len(self.failing_rows))
+
+
+def summarize(
+    cells: Sequence[CellResult], planned: int, seconds: float, without_crash: int = 0
+) -> dict[str, Any]:
+    """The figures of a campaign's finished cells (a report's `summary`); `without_crash`:
+    the rows' failing groups (CampaignResult.failing_rows)."""
+    count = len(cells)
+    cells = heads(cells)
+    by: dict[str, int] = {}
+    for c in cells:
+        by[c.verdict] = by.get(c.verdict, 0) + 1
+    groups = group_findings(cells)
+    return {
+        "cells": count,
+        "planned": planned,
+        "unexpected": sum(1 for c in cells if c.failing),
+        "accepted": sum(1 for c in cells if c.accepted),
+        "errors": by.get("error", 0),
+        "groups": sum(1 for g in groups if g.verdict != "ok" and not g.accepted),
+        "without_crash": without_crash,
+        "findings": sum(len(c.findings) for c in cells),
+        "expected_losses": sum(1 for c in cells if c.verdict == "lost" and c.expected),
+        "duplicates": sum(c.duplicates for c in cells),
+        "duplicates_beyond_bound": sum(max(0, c.duplicates - c.bound) for c in cells),
+        "by_verdict": by,
+        "missed": by.get("missed", 0),
+        "seconds": round(seconds, 3),
+        "cells_per_second": round(count / seconds, 2) if seconds else 0.0,
+    }
+
+
+class Recorder(Protocol):
+    """Told what a campaign has done as it does it (a journal of finished cells)."""
+
+    def planned(self, result: CampaignResult) -> None:
+        """The baselines ran: `result` holds them, the skipped rows and the count planned."""
+
+    def finished(self, cell: CellResult) -> None:
+        """A cell finished and is recorded (called in the cell's thread, one at a time)."""
 
 
 class Campaign:
@@ -213,23 +233,37 @@ class Campaign:
         self,
         on_planned: Callable[[int], None] = lambda n: None,
         on_cell: Callable[[CellResult], None] = lambda r: None,
+        *,
+        recorder: Recorder | None = None,
+        hold: SignalHold | None = None,
     ) -> CampaignResult:
+        """Run every cell. `recorder` is told the plan and each finished cell as it is
+        recorded (a journal); `hold` is engaged from the first interrupt, or the last
+        cell's end, and left engaged: the caller releases it once the reports are
+        written, so that no signal cuts them off half-way."""
         t0 = time.monotonic()
+        own_hold = hold is None
+        hold = hold if hold is not None else SignalHold()
         cells_done = CellLog()
         result = CampaignResult(self.config, self.seed, cells_done, accepted=self.accepted)
-        rows, result.skipped = self.rows()
         pool = ThreadPoolExecutor(max_workers=self.config.workers, thread_name_prefix="cell")
         # Each cell's thread records its own result: an interrupt is raised in the main
         # thread only, so between a cell's end and its record there is no moment where
         # it could be lost (or counted twice). The main thread only reports progress.
         recorded = threading.Lock()
+        closed = False  # given up: what still finishes is in no report
         news: queue.SimpleQueue[CellResult] = queue.SimpleQueue()
+        futures: list[Future[Any]] = []
 
         def run_one(cell: Cell) -> None:
             r = self.engine.run_cell(cell)
             apply_accepted([r], self.accepted)
             with recorded:
+                if closed:
+                    return
                 cells_done.append(r)
+                if recorder is not None:
+                    recorder.finished(r)
             news.put(r)
 
         def report_news() -> None:
@@ -240,14 +274,21 @@ class Campaign:
                     return
 
         try:
-            baselines = list(pool.map(self.engine.baseline, rows))
+            rows, result.skipped = self.rows()
+            futures += [pool.submit(self.engine.baseline, r) for r in rows]
+            baselines = [f.result() for f in futures]
             result.baselines = baselines
             cells = [c for b in baselines for c in self.cells_for(b)]
             result.skipped += self.point_skips
             result.skipped += self.skipped_points
             result.planned = len(cells)
+            if recorder is not None:
+                recorder.planned(result)
             on_planned(len(cells))
-            pending: set[Future[None]] = {pool.submit(run_one, c) for c in cells}
+            pending: set[Future[None]] = set()
+            for c in cells:
+                pending.add(pool.submit(run_one, c))
+            futures += pending
             while pending:
                 done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
                 for f in done:
@@ -255,21 +296,36 @@ class Campaign:
                         f.result()
                 report_news()
                 self.trimmer.maybe_trim()
+            hold.engage()
         except KeyboardInterrupt as exc:
+            hold.engage()
             result.interrupted = True
             result.signal = getattr(exc, "signum", None)
             self.engine.stopping.set()
             kill_all()
-            pool.shutdown(wait=True, cancel_futures=True)
-            kill_all()
+            for f in futures:
+                f.cancel()  # queued: never starts
+            # The cells in flight end as their workers die (none is a result); a second
+            # signal gives them up at once.
+            running = [f for f in futures if not f.done()]
+            while running and not hold.received:
+                _, undone = wait(running, timeout=0.05)
+                running = list(undone)
+                kill_all()
+            if running:
+                with recorded:
+                    closed = True
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            pool.shutdown(wait=not closed, cancel_futures=True)
             # Every cell has ended and killed its workers: whatever folder none of them
             # kept or removed goes now.
             self.engine.sweep()
             result.leftover_stores = [x.to_json() for x in self.engine.retry_leftovers()]
+        report_news()
         cells_done.sort(key=cell_order)
         result.seconds = time.monotonic() - t0
+        if own_hold:
+            hold.release()  # nobody else writes a report of this run: signals are live again
         return result
 
 
@@ -322,9 +378,11 @@ __all__ = [
     "CampaignResult",
     "ConfigError",
     "OptionError",
+    "Recorder",
     "Skipped",
     "cell_order",
     "default_workers",
     "skip_reason",
     "sorted_cells",
+    "summarize",
 ]

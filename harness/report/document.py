@@ -6,13 +6,17 @@ from __future__ import annotations
 import json
 import platform
 import sys
+from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from killpoint.adapters.registry import BUILTINS
-from killpoint.engine.campaign import CampaignResult
+from killpoint.engine.campaign import CampaignResult, summarize
+from killpoint.engine.cell_log import heads
+from killpoint.engine.options import CampaignConfig
 from killpoint.errors import KillpointError
+from killpoint.judge.groups import Accepted, group_findings
 from killpoint.report.redact import redact, redact_argv
 from killpoint.report.targets import Target, fallback_path, write_atomically
 from killpoint.values.cell import CellResult
@@ -45,26 +49,33 @@ def _excluded(runtime: str) -> list[str]:
         return []
 
 
-def to_document(result: CampaignResult, command: list[str] | None = None) -> dict[str, Any]:
-    config = result.config
-    store = "sqlite" if config.store == "sqlite" else "postgresql"
-    groups = result.groups()
+def head(
+    config: CampaignConfig,
+    seed: int,
+    accepted: Mapping[str, Accepted],
+    command: list[str] | None = None,
+) -> dict[str, Any]:
+    """What the document says of the campaign before any cell ran: its configuration."""
     return {
         "schema": SCHEMA,
         "command": " ".join(redact_argv(command if command is not None else sys.argv)),
-        "seed": result.seed,
+        "seed": seed,
         "runtime": config.runtime,
-        "store": store,
+        "store": "sqlite" if config.store == "sqlite" else "postgresql",
         "modes": list(config.mode_names()),
         "points": str(config.points),
         "depth": config.depth,
         "versions": versions(),
-        "interrupted": result.interrupted,
-        "summary": result.summary(),
         "excluded_from_comparison": _excluded(config.runtime),
-        "groups": [g.to_json() for g in groups],
+        "accepted": {k: {"reason": a.reason, "link": a.link} for k, a in accepted.items()},
+    }
+
+
+def plan(result: CampaignResult, store: str) -> dict[str, Any]:
+    """What the document says once the baselines ran: what their runs showed, the rows
+    skipped, the baselines."""
+    return {
         "without_crash": [g.to_json() for g in result.row_groups()],
-        "accepted": {k: {"reason": a.reason, "link": a.link} for k, a in result.accepted.items()},
         "skipped": [{**vars(s), "store": store} for s in result.skipped],
         "baselines": [
             {
@@ -82,9 +93,51 @@ def to_document(result: CampaignResult, command: list[str] | None = None) -> dic
             }
             for b in result.baselines
         ],
-        "cells": [c.to_json() for c in result.cells],
-        "leftover_stores": result.leftover_stores,
     }
+
+
+def assemble(
+    top: dict[str, Any],
+    planned: dict[str, Any],
+    cells: Sequence[CellResult],
+    *,
+    count: int,
+    seconds: float,
+    interrupted: bool,
+    leftover_stores: Sequence[dict[str, Any]] = (),
+) -> dict[str, Any]:
+    """The whole document from its parts: `top` (head()), `planned` (plan()), the cells in
+    report order, how many were planned (`count`). A campaign's own result and a journal
+    left behind are written by this one function."""
+    order = ("schema", "command", "seed", "runtime", "store", "modes", "points", "depth")
+    document = {k: top[k] for k in order}
+    document["versions"] = top["versions"]
+    document["interrupted"] = interrupted
+    rows = planned.get("without_crash", [])
+    failing_rows = sum(1 for g in rows if g["verdict"] != "ok" and not g.get("accepted"))
+    document["summary"] = summarize(cells, count, seconds, failing_rows)
+    document["excluded_from_comparison"] = top["excluded_from_comparison"]
+    document["groups"] = [g.to_json() for g in group_findings(heads(cells))]
+    document["without_crash"] = rows
+    document["accepted"] = top["accepted"]
+    document["skipped"] = planned.get("skipped", [])
+    document["baselines"] = planned.get("baselines", [])
+    document["cells"] = [c.to_json() for c in cells]
+    document["leftover_stores"] = list(leftover_stores)
+    return document
+
+
+def to_document(result: CampaignResult, command: list[str] | None = None) -> dict[str, Any]:
+    top = head(result.config, result.seed, result.accepted, command)
+    return assemble(
+        top,
+        plan(result, top["store"]),
+        result.cells,
+        count=result.planned,
+        seconds=result.seconds,
+        interrupted=result.interrupted,
+        leftover_stores=result.leftover_stores,
+    )
 
 
 def dumps(document: dict[str, Any]) -> str:
@@ -137,7 +190,10 @@ def read_json(path: Path) -> dict[str, Any]:
 __all__ = [
     "SCHEMA",
     "ReportError",
+    "assemble",
     "dumps",
+    "head",
+    "plan",
     "read_json",
     "to_document",
     "versions",

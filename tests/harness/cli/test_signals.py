@@ -4,6 +4,7 @@ process, and nothing it started may outlive it."""
 # ruff: noqa: SIM300
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import select
@@ -11,12 +12,14 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
 import pytest
 
+from killpoint.report.journal import journal_path
 from tests.harness.ticking_campaign import TickingCampaign
 
 REPO = Path(__file__).resolve().parents[3]
@@ -153,3 +156,63 @@ def test_ctrl_c_during_start_up_exits_130_quietly(tmp_path: Path, short_tmp: Pat
     assert 130 == proc.returncode, err
     assert "" == err.strip()
     assert not (tmp_path / "m.json").exists()
+
+
+def test_two_ctrl_c_in_a_row_still_write_what_finished(tmp_path: Path, short_tmp: Path) -> None:
+    """A second Ctrl-C 0.05 s after the first (an impatient user) gives up the cells in
+    flight, never the ones that finished: the JSON and the HTML hold them, marked
+    interrupted, and the journal is gone (the reports hold all it did)."""
+    run = campaign(tmp_path, short_tmp, "--points", "all")
+    run.ticks(2 * 3 + 10)
+    os.killpg(run.proc.pid, signal.SIGINT)
+    time.sleep(0.05)  # the probe's own rhythm between two key presses, not a wait
+    os.killpg(run.proc.pid, signal.SIGINT)
+    _, err = run.finish()
+    assert 130 == run.proc.returncode, err
+    assert "Traceback" not in err, err
+    document = json.loads(run.json.read_text())
+    assert document["interrupted"] is True
+    assert 0 < len(document["cells"]) < document["summary"]["planned"]
+    assert run.html.read_text().rstrip().endswith("</html>")
+    assert not journal_path(run.json).exists()
+
+
+def test_sigterm_while_the_reports_are_written_leaves_them_whole(
+    tmp_path: Path, short_tmp: Path
+) -> None:
+    """The JSON goes to a FIFO whose buffer is one page, so that its writer is caught in
+    the middle of the JSON: SIGTERM then is held until both reports are written whole,
+    and the status still says SIGTERM."""
+    os.mkfifo(tmp_path / "m.json")
+    reader = os.open(tmp_path / "m.json", os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        fcntl.fcntl(reader, fcntl.F_SETPIPE_SZ, 4096)
+        run = campaign(tmp_path, short_tmp, "--points", "boundaries")
+        chunks: list[bytes] = []
+        signalled = False
+        while True:
+            ready, _, _ = select.select([reader], [], [], 120)
+            assert ready, "the JSON was never written"
+            try:
+                chunk = os.read(reader, 65536)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                if chunks:
+                    break  # the writer closed the FIFO: the JSON is complete
+                assert run.proc.poll() is None, "the campaign ended before writing the JSON"
+                continue  # no writer yet
+            chunks.append(chunk)
+            if not signalled:
+                # The JSON is longer than the FIFO holds: its writer is still in it.
+                run.proc.send_signal(signal.SIGTERM)
+                signalled = True
+    finally:
+        os.close(reader)
+    _, err = run.finish()
+    assert 143 == run.proc.returncode, err
+    document = json.loads(b"".join(chunks))
+    assert len(document["cells"]) == document["summary"]["planned"] > 0
+    assert len(b"".join(chunks)) > 4096
+    assert run.html.read_text().rstrip().endswith("</html>")
+    assert "SIGTERM came while the reports were written" in err
