@@ -25,6 +25,8 @@ from killpoint.engine.options import CampaignConfig, ConfigError, OptionError
 from killpoint.engine.signal_hold import SignalHold
 from killpoint.report.targets import Target, TargetError, default_paths, same_file
 
+SHOWN_SWEPT = 10  # folders named one by one; the rest are counted
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -115,6 +117,7 @@ def campaign(
     err, out = cli_output.stderr(), cli_output.stdout()
     camp = Campaign(config, accepted=accepted, cells=cells)
     recover_left_behind(json_target, html_target, err)
+    name_swept(camp.engine.swept, err)
     journal = open_journal(camp, json_target)
     cli_output.plain(
         err,
@@ -170,6 +173,19 @@ def campaign(
         cli_output.no_cells(result, err)
         return EXIT_NO_CELLS
     return 0
+
+
+def name_swept(folders: list[Path], err: Console) -> None:
+    """Cell folders of killed campaigns, removed before this one started."""
+    if not folders:
+        return
+    shown = ", ".join(str(f) for f in folders[:SHOWN_SWEPT])
+    more = f" and {len(folders) - SHOWN_SWEPT} more" if len(folders) > SHOWN_SWEPT else ""
+    cli_output.plain(
+        err,
+        f"killpoint: removed {len(folders)} cell folder(s) that killed campaigns left "
+        f"behind: {shown}{more}",
+    )
 
 
 def open_journal(camp: Campaign, json_target: Target) -> Journal | None:

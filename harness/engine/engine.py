@@ -20,7 +20,7 @@ from killpoint.adapters.registry import load_adapter
 from killpoint.engine.cell_host import EngineConfig, Row
 from killpoint.engine.cell_run import CellRun, log_tail
 from killpoint.engine.deadline import Caller, Overdue
-from killpoint.engine.work_root import make_work_root
+from killpoint.engine.work_root import default_parent, make_work_root, mark_kept, sweep_orphans
 from killpoint.judge import contract
 from killpoint.judge.baseline import Baseline, effects
 from killpoint.judge.contract import acknowledged
@@ -52,6 +52,11 @@ class Engine:
     def __init__(self, config: EngineConfig) -> None:
         self.config = config
         self.stores = backend_for(config.store)
+        # Folders that killed campaigns left where this one makes its own: swept first.
+        self.swept: list[Path] = []
+        if config.work_root is None:
+            parent = config.work_parent or default_parent()
+            self.swept = sweep_orphans(parent)
         self.work_root = config.work_root or make_work_root(self, config.work_parent)
         self.work_root.mkdir(parents=True, exist_ok=True)
         self._baselines: dict[Row, Baseline] = {}
@@ -140,6 +145,8 @@ class Engine:
             shutil.rmtree(path, ignore_errors=True)
             if path.exists():
                 return
+        else:
+            mark_kept(path)
         with self._lock:
             self._unsettled.discard(path)
 

@@ -1,8 +1,13 @@
 """Where cells keep their stores: RAM when there is room, the user's choice when given."""
 
+# ruff: noqa: SIM300
+
 from __future__ import annotations
 
 import gc
+import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -62,3 +67,70 @@ def test_a_work_dir_is_created_and_checked(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
     with pytest.raises(OSError):
         check_work_dir(tmp_path / "file" / "sub")
+
+
+OWNER_SCRIPT = """
+import sys, threading
+from pathlib import Path
+from killpoint.engine.work_root import make_work_root, mark_kept
+
+class Campaign: pass
+owner = Campaign()
+root = make_work_root(owner, Path(sys.argv[1]))
+(root / "00001-in-flight").mkdir()
+(root / "00001-in-flight" / "store.db").write_text("x")
+kept = root / "00002-kept"
+kept.mkdir()
+mark_kept(kept)
+print(root, flush=True)
+threading.Event().wait()
+"""
+
+
+def owning_process(parent: Path) -> tuple[subprocess.Popen[str], Path]:
+    """A process that made a work folder with one cell in flight and one kept, and waits."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", OWNER_SCRIPT, str(parent)], stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    return proc, Path(proc.stdout.readline().strip())
+
+
+def test_a_killed_campaigns_folders_are_swept_but_what_it_kept(tmp_path: Path) -> None:
+    """SIGKILL leaves the work folder with its cells in flight: the next campaign in the
+    same place removes those (and names them), never a kept one, never a live one's."""
+    live, live_root = owning_process(tmp_path)
+    dead, dead_root = owning_process(tmp_path)
+    try:
+        dead.kill()
+        dead.wait()
+        assert [dead_root / "00001-in-flight"] == work_root.sweep_orphans(tmp_path)
+        assert (dead_root / "00002-kept").is_dir()
+        assert not (dead_root / "00001-in-flight").exists()
+        assert (live_root / "00001-in-flight" / "store.db").exists()
+        assert [] == work_root.sweep_orphans(tmp_path)  # swept once
+    finally:
+        live.kill()
+        live.wait()
+    assert [live_root / "00001-in-flight"] == work_root.sweep_orphans(tmp_path)
+
+
+def test_a_folder_with_nothing_kept_goes_whole(tmp_path: Path) -> None:
+    dead, root = owning_process(tmp_path)
+    dead.kill()
+    dead.wait()
+    shutil.rmtree(root / "00002-kept")
+    assert [root / "00001-in-flight"] == work_root.sweep_orphans(tmp_path)
+    assert not root.exists()
+
+
+def test_an_engine_sweeps_where_it_makes_its_folder(tmp_path: Path) -> None:
+    from killpoint.engine.cell_host import EngineConfig
+    from killpoint.engine.engine import Engine
+
+    dead, root = owning_process(tmp_path)
+    dead.kill()
+    dead.wait()
+    engine = Engine(EngineConfig(work_parent=tmp_path))
+    assert [root / "00001-in-flight"] == engine.swept
+    assert engine.work_root.parent == tmp_path and (engine.work_root / work_root.OWNER).exists()
