@@ -497,7 +497,7 @@ CONTRACT_VARIANTS = (
 # idempotent reservations that update the session state, cancelled mid-run): the
 # variant, its finding kind, and a reserve cell that shows it.
 RESERVE_VARIANTS = (
-    ("late_cancel", "cancel-ignored", "reserve/tool-batch/after-checkpoint:1"),
+    ("late_cancel", "cancel-late", "reserve/tool-batch/after-checkpoint:1"),
     ("adding_state", "state-not-once", "reserve/tool-batch/after-checkpoint:1"),
     ("per_worker_key", "idempotency-key-changed", "reserve/tool-batch/mid-batch:2:0"),
 )
