@@ -110,7 +110,8 @@ def campaign(
     cells: list[str] | None,
 ) -> int:
     from killpoint.engine.campaign import Campaign
-    from killpoint.judge.groups import fixed
+    from killpoint.judge.groups import unmet
+    from killpoint.report.document import narrowed
     from killpoint.report.redact import redact
     from killpoint.stores import shown
 
@@ -132,14 +133,17 @@ def campaign(
         result = with_progress(camp, err, recorder=journal, hold=hold)
         if journal is not None:
             journal.ended(result)
-        not_written, lost = write_reports(result, json_target, html_target, out, err)
+        not_written, lost = write_reports(
+            result, json_target, html_target, out, err, rerun=cells is not None
+        )
         if journal is not None:
             finish_journal(journal, lost, err)
     finally:
         hold.release()
     groups = result.groups()
     cli_output.summary(result, out, groups)
-    cli_output.show_fixed(fixed([*groups, *result.row_groups()], accepted), out)
+    narrow = narrowed(result, rerun=cells is not None)
+    cli_output.show_unmet(unmet([*groups, *result.row_groups()], accepted, narrow), narrow, out)
     cli_output.plain(out, f"seed {camp.seed}")
     for left in result.leftover_stores:
         cli_output.plain(
@@ -258,7 +262,13 @@ def recover_left_behind(json_target: Target, html_target: Target, err: Console) 
 
 
 def write_reports(
-    result: CampaignResult, json_target: Target, html_target: Target, out: Console, err: Console
+    result: CampaignResult,
+    json_target: Target,
+    html_target: Target,
+    out: Console,
+    err: Console,
+    *,
+    rerun: bool = False,
 ) -> tuple[bool, bool]:
     """Write the JSON, then the HTML; a path that fails gets a fallback (named). Whether
     something could not be written where asked, and whether one could not be written at all."""
@@ -266,7 +276,7 @@ def write_reports(
     from killpoint.report.html import render_report
     from killpoint.report.redact import redact
 
-    document = to_document(result)
+    document = to_document(result, rerun=rerun)
     written: list[str] = []
     missed = lost = False
     for target, make in (

@@ -164,9 +164,12 @@ def no_cells(result: CampaignResult, err: Console) -> None:
         plain(err, f"  {reason} ({shown})")
 
 
-def show_fixed(fixed: list[Accepted], out: Console) -> None:
-    for a in fixed:
-        plain(out, f"fixed? the accepted group {a.group} did not occur ({cut(a.reason)})")
+def show_unmet(unmet: list[tuple[Accepted, str]], narrowed: str | None, out: Console) -> None:
+    """Accepted groups not met: "not exercised" after a narrowed campaign (saying how it
+    was narrowed), "no longer occurs" only after a whole one."""
+    for a, status in unmet:
+        why = f"; this campaign ran {narrowed}" if narrowed and status != "no longer occurs" else ""
+        plain(out, f"{status}: the accepted group {a.group} ({cut(a.reason)}){why}")
 
 
 __all__ = [
@@ -175,8 +178,8 @@ __all__ = [
     "finding_lines",
     "no_cells",
     "plain",
-    "show_fixed",
     "show_groups",
+    "show_unmet",
     "show_without_crash",
     "stderr",
     "stdout",

@@ -5,7 +5,8 @@ tool, the path with its numbers made `*`), with how many cells show it, one plai
 explanation, one example and its replay command. A project may commit a file of accepted
 findings (by group, with a reason and a link): cells whose unexpected findings are all
 accepted are shown and counted apart and do not fail; an accepted group that no longer
-occurs is reported as fixed.
+occurs is reported as "no longer occurs" after a whole campaign, and "not exercised" after
+one narrowed to some points, scenarios or modes (or a rerun, or an interrupted one).
 
 The file is TOML:
 
@@ -214,13 +215,30 @@ def row_groups(baselines: Iterable[Any], accepted: Mapping[str, Accepted]) -> li
     )
 
 
-def fixed(groups: Iterable[Group], accepted: Mapping[str, Accepted]) -> list[Accepted]:
-    """Accepted groups this campaign did not meet: fixed, or not exercised."""
+NOT_EXERCISED = "not exercised"
+NO_LONGER = "no longer occurs"
+
+
+def unmet(
+    groups: Iterable[Group], accepted: Mapping[str, Accepted], narrowed: str | None
+) -> list[tuple[Accepted, str]]:
+    """Accepted groups this campaign did not meet, each with what that says. A campaign
+    `narrowed` (a subset of points, scenarios or modes, a rerun, an interrupt: the reason)
+    may simply not have run what showed them: "not exercised", never "fixed". Only a
+    whole campaign can say a group "no longer occurs"."""
     met = {g.key for g in groups}
-    return [a for key, a in accepted.items() if key not in met]
+    status = NOT_EXERCISED if narrowed else NO_LONGER
+    return [(a, status) for key, a in accepted.items() if key not in met]
+
+
+def fixed(groups: Iterable[Group], accepted: Mapping[str, Accepted]) -> list[Accepted]:
+    """Accepted groups this campaign did not meet (whatever it exercised)."""
+    return [a for a, _ in unmet(groups, accepted, None)]
 
 
 __all__ = [
+    "NOT_EXERCISED",
+    "NO_LONGER",
     "AcceptError",
     "Accepted",
     "Group",
@@ -229,4 +247,5 @@ __all__ = [
     "group_findings",
     "read_accepted",
     "row_groups",
+    "unmet",
 ]

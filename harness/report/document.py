@@ -16,7 +16,7 @@ from killpoint.engine.campaign import CampaignResult, summarize
 from killpoint.engine.cell_log import heads
 from killpoint.engine.options import CampaignConfig
 from killpoint.errors import KillpointError
-from killpoint.judge.groups import Accepted, group_findings
+from killpoint.judge.groups import NO_LONGER, NOT_EXERCISED, Accepted, group_findings
 from killpoint.report.redact import redact, redact_argv
 from killpoint.report.targets import Target, fallback_path, write_atomically
 from killpoint.values.cell import CellResult
@@ -49,6 +49,33 @@ def _excluded(runtime: str) -> list[str]:
         return []
 
 
+def narrowing(config: CampaignConfig) -> list[str]:
+    """How the configuration narrows the campaign (points, scenarios, modes)."""
+    parts = []
+    if str(config.points) != "all":
+        parts.append(f"--points {config.points}")
+    if config.scenarios:
+        parts.append(f"--scenarios {','.join(config.scenarios)}")
+    if config.modes:
+        parts.append(f"--modes {','.join(config.modes)}")
+    return parts
+
+
+def narrowed_text(parts: Sequence[str], *, interrupted: bool, rerun: bool) -> str | None:
+    """Why a campaign may not have run every cell its runtime offers (None: it did): an
+    accepted group it did not meet was then not exercised, not fixed."""
+    why = [
+        *(["it was interrupted"] if interrupted else []),
+        *(["it reran the failed cells of a report"] if rerun else []),
+        *parts,
+    ]
+    return "; ".join(why) or None
+
+
+def narrowed(result: CampaignResult, rerun: bool = False) -> str | None:
+    return narrowed_text(narrowing(result.config), interrupted=result.interrupted, rerun=rerun)
+
+
 def head(
     config: CampaignConfig,
     seed: int,
@@ -68,6 +95,7 @@ def head(
         "versions": versions(),
         "excluded_from_comparison": _excluded(config.runtime),
         "accepted": {k: {"reason": a.reason, "link": a.link} for k, a in accepted.items()},
+        "narrowed_by": narrowing(config),
     }
 
 
@@ -105,6 +133,7 @@ def assemble(
     seconds: float,
     interrupted: bool,
     leftover_stores: Sequence[dict[str, Any]] = (),
+    rerun: bool = False,
 ) -> dict[str, Any]:
     """The whole document from its parts: `top` (head()), `planned` (plan()), the cells in
     report order, how many were planned (`count`). A campaign's own result and a journal
@@ -119,7 +148,16 @@ def assemble(
     document["excluded_from_comparison"] = top["excluded_from_comparison"]
     document["groups"] = [g.to_json() for g in group_findings(heads(cells))]
     document["without_crash"] = rows
-    document["accepted"] = top["accepted"]
+    narrow = narrowed_text(top.get("narrowed_by", []), interrupted=interrupted, rerun=rerun)
+    document["narrowed"] = narrow
+    met = {g["key"] for g in [*document["groups"], *rows]}
+    document["accepted"] = {
+        key: {
+            **entry,
+            "this_campaign": "met" if key in met else (NOT_EXERCISED if narrow else NO_LONGER),
+        }
+        for key, entry in top["accepted"].items()
+    }
     document["skipped"] = planned.get("skipped", [])
     document["baselines"] = planned.get("baselines", [])
     document["cells"] = [c.to_json() for c in cells]
@@ -127,7 +165,9 @@ def assemble(
     return document
 
 
-def to_document(result: CampaignResult, command: list[str] | None = None) -> dict[str, Any]:
+def to_document(
+    result: CampaignResult, command: list[str] | None = None, *, rerun: bool = False
+) -> dict[str, Any]:
     top = head(result.config, result.seed, result.accepted, command)
     return assemble(
         top,
@@ -137,6 +177,7 @@ def to_document(result: CampaignResult, command: list[str] | None = None) -> dic
         seconds=result.seconds,
         interrupted=result.interrupted,
         leftover_stores=result.leftover_stores,
+        rerun=rerun,
     )
 
 

@@ -586,6 +586,11 @@ def build_view(document: Mapping[str, Any]) -> dict[str, Any]:
             "group": met[key]["g"] if key in met else None,
             "count": met[key]["count"] if key in met else 0,
             "rows": rows_met.get(key, 0),
+            # What a campaign that did not meet it says: "not exercised" unless it was whole.
+            "status": visible(
+                (entry.get("this_campaign") if isinstance(entry, Mapping) else None)
+                or ("no longer occurs" if not document.get("narrowed") else "not exercised")
+            ),
         }
         for key, entry in accepted_file.items()
     ]
@@ -610,7 +615,8 @@ def build_view(document: Mapping[str, Any]) -> dict[str, Any]:
         "finding_groups": groups_view,
         "failing_groups": sum(1 for g in groups_view if g["failing"]),
         "accepted_entries": accepted_view,
-        "fixed": [a for a in accepted_view if a["group"] is None and not a["rows"]],
+        "unmet": [a for a in accepted_view if a["group"] is None and not a["rows"]],
+        "narrowed": visible(document.get("narrowed") or ""),
         "without_crash": without_crash,
         "failing_rows": sum(1 for g in without_crash if g["failing"]),
         "listed": sorted(listed, key=lambda c: (c["state"] != "x", c["rank"], c["n"])),

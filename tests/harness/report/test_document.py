@@ -29,3 +29,23 @@ def test_each_installed_saver_is_named_with_its_version(dist: str) -> None:
 def test_what_is_not_installed_is_left_out() -> None:
     assert "no-such-distribution-here" not in versions(("no-such-distribution-here",))
     assert versions()["python"].count(".") == 2
+
+
+def test_an_accepted_group_a_narrowed_campaign_did_not_meet_is_not_exercised() -> None:
+    """--points kills never runs a takeover: an accepted stale-write group it did not meet
+    is "not exercised" in the JSON, never fixed; a whole campaign says "no longer occurs"."""
+    from killpoint.engine.campaign import CampaignResult
+    from killpoint.engine.options import CampaignConfig
+    from killpoint.judge.groups import Accepted
+    from killpoint.report.document import narrowed, to_document
+
+    key = "stale-write:-:store"
+    accepted = {key: Accepted(key, "the lease is checked late")}
+    kills = CampaignResult(CampaignConfig.from_options(points="kills"), seed=1, accepted=accepted)
+    document = to_document(kills, ["killpoint", "matrix"])
+    assert document["narrowed"] == "--points kills"
+    assert document["accepted"][key]["this_campaign"] == "not exercised"
+    whole = CampaignResult(CampaignConfig.from_options(), seed=1, accepted=accepted)
+    assert narrowed(whole) is None
+    assert to_document(whole, ["killpoint"])["accepted"][key]["this_campaign"] == "no longer occurs"
+    assert narrowed(whole, rerun=True) == "it reran the failed cells of a report"

@@ -885,9 +885,24 @@ def test_accepted_cells_are_shown_and_counted_apart_and_fixed_entries_listed(gro
         "href": "https://example.org/7",
         "rel": "noopener noreferrer",
     }
-    assert "fixed" in fixed.classes and "fixed in 2.1" in fixed.text
+    # a whole campaign did not meet it: it no longer occurs (never "fixed")
+    assert "gone" in fixed.classes and "fixed in 2.1" in fixed.text
     assert "no longer occurs" in fixed.text
-    assert "1 fixed" in page.by_id("accepted-title").text
+    assert "1 no longer occurs" in page.by_id("accepted-title").text
+    # a campaign narrowed to some points may not have run it: not exercised
+    narrowed = copy.deepcopy(grouped)
+    narrowed["narrowed"] = "--points kills"
+    narrowed["accepted"]["effect-lost:send_email:ledger"]["this_campaign"] = "not exercised"
+    page = parse(render_report(narrowed))
+    title = page.by_id("accepted-title").text
+    assert "1 not exercised" in title and "fixed" not in title and "no longer" not in title
+    row = next(
+        tr
+        for tr in page.by_id("accepted-list").find_all("tbody")[0].find_all("tr")
+        if tr.find_all("code")[0].text == "effect-lost:send_email:ledger"
+    )
+    assert "not exercised" in row.text and "fixed" not in row.classes
+    assert "--points kills" in page.by_id("accepted-narrowed").text
     # every unexpected finding of an accepted cell is accepted, with its reason
     data = data_of(page)
     entry = next(c for c in data["cells"] if c["accepted"])
