@@ -296,8 +296,27 @@ def added_by_crash(found: Iterable[Finding], row: Iterable[Mapping[str, Any]]) -
     """The contract findings of a cell that its row's baseline does not show as they are: a
     cell is charged only with what its crash changed (the same finding, with the same
     values, is the row's, reported once for it)."""
+    row = list(row)
     shown = {_fingerprint(r) for r in row}
-    return [f for f in found if _fingerprint(f.to_json()) not in shown]
+    return [
+        f
+        for f in found
+        if _fingerprint(f.to_json()) not in shown and not any(_cut_short(f, r) for r in row)
+    ]
+
+
+def _cut_short(found: Finding, row: Mapping[str, Any]) -> bool:
+    """A late cancel whose turns past the cancel are some of those the baseline asked for:
+    a crash that cut the run short saw less of the row's late cancel, and added nothing."""
+    if found.kind != "cancel-late" or row.get("kind") != "cancel-late":
+        return False
+    turns, shown = found.actual_value, row.get("actual_value")
+    return (
+        isinstance(turns, list)
+        and isinstance(shown, list)
+        and found.expected_value == row.get("expected_value")
+        and set(turns) <= set(shown)
+    )
 
 
 __all__ = [

@@ -171,6 +171,11 @@ def test_a_cell_is_charged_only_with_what_its_crash_changed() -> None:
     assert contract.added_by_crash(more, row) == more
     forgotten = contract.cancel_honoured(scenario, [at, at + 1, at + 2], cancelled_session("X"))
     assert contract.added_by_crash(forgotten, row) == forgotten
+    # A run cut short by its crash (lost, its end never reached) saw part of the row's
+    # late cancel: nothing the crash added.
+    cut = contract.cancel_honoured(scenario, [at, at + 1], None)
+    assert [f.kind for f in cut] == ["cancel-late"]
+    assert contract.added_by_crash(cut, row) == []
 
 
 @pytest.mark.slow
