@@ -21,7 +21,7 @@ from killpoint.engine.cell_host import EngineConfig, Row
 from killpoint.engine.cell_run import CellRun, log_tail
 from killpoint.engine.deadline import Caller, Overdue
 from killpoint.engine.work_root import default_parent, make_work_root, mark_kept, sweep_orphans
-from killpoint.judge import contract
+from killpoint.judge import contract, expectations
 from killpoint.judge.baseline import Baseline, effects
 from killpoint.judge.contract import acknowledged
 from killpoint.judge.mode_check import check_mode
@@ -307,15 +307,17 @@ class Engine:
                 )
                 base.problem_kind = "acknowledged-lost"
                 return base
-            base.findings = [
-                contract.row_finding(f)
-                for f in contract.without_crash(
-                    resolve_scenario(scenario),
-                    base.session,
-                    entries,
-                    requested_turns(work / MODEL_STATE),
-                )
-            ]
+            found = contract.without_crash(
+                resolve_scenario(scenario),
+                base.session,
+                entries,
+                requested_turns(work / MODEL_STATE),
+            )
+            # What the scenario says its runs end with, held against the baseline only (a
+            # cell that ends otherwise differs from a baseline that does not), and only where
+            # no contract check named the cause (a dropped confirmation changes the answer).
+            found = found or expectations.unmet(resolve_scenario(scenario), base.session)
+            base.findings = [contract.row_finding(f) for f in found]
             return base
         finally:
             caller.close()

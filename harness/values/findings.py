@@ -90,6 +90,7 @@ _KINDS: tuple[FindingKind, ...] = (
     FindingKind("ended-run-continued", "diverged", "high", "continuing a run that had ended changed the store or ran effects or model turns"),
     # the run itself
     FindingKind("nondeterministic", "diverged", "high", "two uninterrupted runs of the scenario differ: no cell of the row can be judged"),
+    FindingKind("outcome-unexpected", "diverged", "high", "a run ended otherwise than its scenario says (status, final answer, or the tool calls made)"),
     FindingKind("mode-broken", "diverged", "high", "the uninterrupted run did not persist as its checkpoint mode declares: no cell of the row can be judged against the declaration"),
     FindingKind("unresumable", "unresumable", "high", "continuing the run failed"),
     FindingKind("hung", "hung", "high", "a worker passed its time limit"),

@@ -19,7 +19,7 @@ from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from killpoint.adapters.reference import ReferenceAdapter, ReferenceDriver
-from killpoint.runtime import Agent, OpenAIResponses, RunStatus, Store
+from killpoint.runtime import Agent, OpenAIResponses, RunStatus, Store, cancellation
 from killpoint.runtime.messages import RunOutput, ToolCall
 from killpoint.runtime.model import ModelError, ModelReply, chain_point, parse_response
 from killpoint.runtime.store import schema, sql
@@ -501,3 +501,29 @@ RESERVE_VARIANTS = (
     ("adding_state", "state-not-once", "reserve/tool-batch/after-checkpoint:1"),
     ("per_worker_key", "idempotency-key-changed", "reserve/tool-batch/mid-batch:2:0"),
 )
+
+
+class _CancelNow(Exception):
+    pass
+
+
+class EarlyCancelAgent(Agent):
+    """A cancel honoured one step early: before the batch of the turn it was asked during,
+    so the run ends CANCELLED one batch short, in every run, crashed or not (only the
+    scenario's expected calls can tell)."""
+
+    def _fence(self, st: Any) -> None:
+        super()._fence(st)
+        after = cancellation.cancel_after(st.run_id)
+        if after is not None and len(st.messages) > after:
+            raise _CancelNow
+
+    async def _loop(self, st: Any) -> RunOutput:
+        try:
+            return await super()._loop(st)
+        except _CancelNow:
+            return self._finish(st, RunStatus.CANCELLED)
+
+
+def early_cancel() -> ReferenceAdapter:
+    return _adapter("early-cancel", agent=EarlyCancelAgent)
