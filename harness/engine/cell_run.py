@@ -42,7 +42,7 @@ from killpoint.values.cell import Cell, CellResult
 from killpoint.values.findings import Finding, headline, ranked, verdict_of
 from killpoint.values.scenario_refs import resolve_scenario
 from killpoint.values.timeline import Event
-from killpoint.workers.processes import Worker
+from killpoint.workers.processes import Worker, kill_left_behind
 from killpoint.workers.worker import LEDGER, MODEL_STATE
 
 if TYPE_CHECKING:
@@ -536,6 +536,10 @@ class CellRun:
         for w in self.workers:
             if w.alive:
                 w.kill()
+        if self.workers:
+            # What its workers left running (children that called setsid, or stayed in
+            # a group whose leader exited) dies with the cell.
+            kill_left_behind()
         keep = self.engine.config.keep
         wanted = not cut_short and (keep == "all" or (keep == "failed" and not expected))
         kept = self.work if wanted else None

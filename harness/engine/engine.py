@@ -40,7 +40,7 @@ from killpoint.values.normal_form import NormalFormError, exclude, validate_sess
 from killpoint.values.points import PointError
 from killpoint.values.scenario_refs import resolve_scenario
 from killpoint.values.timeline import Event
-from killpoint.workers.processes import Interrupted, Outcome, Worker, context
+from killpoint.workers.processes import Interrupted, Outcome, Worker, context, kill_left_behind
 from killpoint.workers.worker import LEDGER, MODEL_STATE, WorkerSpec
 
 SESSION_ID = "killpoint-session"
@@ -154,6 +154,7 @@ class Engine:
         """Once no worker of this engine runs (a campaign's end, interrupted or not):
         remove every folder it made that was neither kept nor removed, whatever cut its
         cell short. A campaign leaves only the folders its results name."""
+        kill_left_behind()  # what the workers left running, whatever ended their cells
         with self._lock:
             left, self._unsettled = self._unsettled, set()
         for path in left:
@@ -321,6 +322,7 @@ class Engine:
             return base
         finally:
             caller.close()
+            kill_left_behind()
             if self.config.keep == "all":
                 self.keep_store(url, work)
             else:

@@ -35,6 +35,7 @@ PRELOAD = [
     "killpoint.workers.forkserver.signals",  # first: a Ctrl-C while it preloads is not its own
     "killpoint.workers.forkserver.gc_off",  # no collection until warm.py freezes the heap
     "killpoint.workers.forkserver.watch",  # exits, killing its workers, when its parent is gone
+    "killpoint.workers.forkserver.subreaper",  # what a worker leaves behind stays its child
     # The parent's main module, run once here instead of in every worker (see there).
     # Needs the usual `if __name__ == "__main__":` guard.
     "killpoint.workers.forkserver.main",
@@ -149,11 +150,13 @@ class Worker:
         self.proc = ctx.Process(target=worker_main, args=(spec, child), daemon=False)
         with _status_lock:
             self.proc.start()
+            self.pid: int = self.proc.pid  # type: ignore[assignment]
+            self.exitcode: int | None = None
+            # Registered before a sweep can list the forkserver's children (it takes
+            # the same lock): a worker just forked is never taken for an orphan.
+            with _live_lock:
+                _live.add(self)
         child.close()
-        self.pid: int = self.proc.pid  # type: ignore[assignment]
-        self.exitcode: int | None = None
-        with _live_lock:
-            _live.add(self)
         # The race with an interrupt: kill_all() sets `stop` before it lists the live
         # workers, so a worker registered after that list sees `stop` here and dies.
         if stop is not None and stop.is_set():
@@ -311,6 +314,40 @@ def kill_all() -> int:
     return len(workers)
 
 
+def forkserver_pid() -> int | None:
+    """This process's forkserver, if it runs."""
+    from multiprocessing import forkserver
+
+    pid = getattr(forkserver._forkserver, "_forkserver_pid", None)
+    return pid if isinstance(pid, int) else None
+
+
+def kill_left_behind(timeout: float = 5.0) -> int:
+    """Kill every process the forkserver holds that is not a live worker: what workers
+    left behind (a child in the worker's group, or one that called setsid), adopted by
+    the forkserver (its subreaper), with everything they started. Returns how many."""
+    pid = forkserver_pid()
+    if pid is None:
+        return 0
+    with _status_lock:
+        with _live_lock:
+            workers = {w.pid for w in _live}
+        try:
+            adopted = [p for p in psutil.Process(pid).children() if p.pid not in workers]
+        except psutil.Error:
+            return 0
+        doomed: list[psutil.Process] = []
+        for orphan in adopted:
+            with contextlib.suppress(psutil.Error):
+                doomed += [orphan, *orphan.children(recursive=True)]
+        for proc in doomed:
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+    # The forkserver reaps its own; whatever went elsewhere is gone once killed.
+    psutil.wait_procs(doomed, timeout=timeout)
+    return len(adopted)
+
+
 def stop_forkserver(timeout: float = 10.0) -> None:
     """Stop this process's forkserver and reap it: a command's last act, so that nothing
     it started outlives it even for the moment the forkserver would take to notice its
@@ -318,6 +355,7 @@ def stop_forkserver(timeout: float = 10.0) -> None:
     with _ctx_lock:
         if _ctx is None:
             return
+        kill_left_behind()
         for child in psutil.Process().children():
             with contextlib.suppress(psutil.Error):
                 if "multiprocessing.forkserver" in " ".join(child.cmdline()):
