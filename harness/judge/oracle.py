@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from killpoint.values.findings import Finding
+from killpoint.values.findings import Finding, path_pattern
 
 MAX_DIFFERENCES = 200  # leaf differences kept per cell (the JSON notes how many more)
 SHOWN = 4  # items named in a sentence before "..."
@@ -442,14 +442,36 @@ def compare_messages(
             )
         ]
     diff = differences(list(expected), list(actual), path)
-    if not diff:
-        return []
-    first = diff[0]
+    # A message's own usage (agno's per-message token metrics) is usage, not content.
+    usage = [d for d in diff if any(f".{k}" in d.path for k in USAGE_KEYS)]
+    content = [d for d in diff if d not in usage]
+    found = []
+    if usage:
+        first = usage[0]
+        found.append(
+            Finding.of(
+                "usage-differs",
+                {
+                    "where": first.path,
+                    "expected_value": _clip(first.expected, 80),
+                    "actual_value": _clip(first.actual, 80),
+                    "more": len(usage) - 1,
+                    **sides.facts(),
+                },
+                path=path_pattern(first.path),
+                expected_value=first.expected,
+                actual_value=first.actual,
+                sides=sides.pair,
+            )
+        )
+    if not content:
+        return found
+    first = content[0]
     return [
         Finding.of(
             "messages-differ",
             {
-                "fields": len(diff),
+                "fields": len(content),
                 "where": first.path,
                 "expected_value": _clip(first.expected, 80),
                 "actual_value": _clip(first.actual, 80),
@@ -459,7 +481,8 @@ def compare_messages(
             expected_value=first.expected,
             actual_value=first.actual,
             sides=sides.pair,
-        )
+        ),
+        *found,
     ]
 
 

@@ -225,3 +225,15 @@ class TestVerdict:
         assert a.group_key == b.group_key == "tool-executions-lost:-:runs[*].tool_executions"
         c = Finding("effect-duplicated", "z", path="ledger", tool="charge_card")
         assert "effect-duplicated:charge_card:ledger" == c.group_key
+
+
+def test_a_messages_own_token_metrics_are_usage_not_content() -> None:
+    """agno keeps token metrics on each message: a resumed run that re-asked a turn has
+    other counts there, a low usage difference, not a high messages one."""
+    resumed = copy.deepcopy(SEVEN)
+    base = copy.deepcopy(SEVEN)
+    base["runs"]["r1"]["messages"][1]["metrics"] = {"input_tokens": 85}
+    resumed["runs"]["r1"]["messages"][1]["metrics"] = {"input_tokens": 241}
+    found = compare_sessions(base, resumed)
+    assert ["usage-differs"] == kinds_of(found)
+    assert "85 in the baseline, 241 in the resumed run" in found[0].sentence
