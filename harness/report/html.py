@@ -547,6 +547,10 @@ def build_view(document: Mapping[str, Any]) -> dict[str, Any]:
             "duplicates": number(cell.get("duplicates") or 0),
             "schedule": visible(schedule),
         }
+    if document.get("interrupted"):  # a row whose baseline ran is drawn, cells or not
+        for b in document.get("baselines") or []:
+            if isinstance(b, Mapping):
+                row_for(b)
     for item in skipped:  # a skipped row names no store: the campaign's
         row_for({"store": document.get("store", ""), **item}).skipped = visible(
             item.get("reason", "") or "skipped"
@@ -607,6 +611,12 @@ def build_view(document: Mapping[str, Any]) -> dict[str, Any]:
         "depth": visible(document.get("depth", "")),
         "versions": [(visible(k), visible(v)) for k, v in (document.get("versions") or {}).items()],
         "interrupted": bool(document.get("interrupted")),
+        # Rows whose baseline ran and no cell did: an interrupt came first.
+        "unstarted": [
+            " / ".join((r.scenario, r.mode, r.store))
+            for r in ordered
+            if not r.count and not r.skipped
+        ],
         "cells": n_cells,
         "planned": planned,
         "unexpected": unexpected,

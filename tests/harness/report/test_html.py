@@ -379,6 +379,28 @@ def test_an_interrupted_campaign_says_so(small) -> None:
     assert "Interrupted" in text and "11 cells that finished of 40 planned" in text
 
 
+def test_an_interrupted_report_never_reads_green_and_lists_rows_never_started(small) -> None:
+    """Ctrl-C after the expected cells only: the status says interrupted, never "every
+    verdict expected"; a row whose baseline ran and no cell did is named; empty cells say
+    they may not have run."""
+    good = document(
+        [c for c in small["cells"] if c["expected"]],
+        interrupted=True,
+        baselines=[
+            {"runtime": "reference", "scenario": "research", "mode": "tool", "store": "sqlite"},
+            {"runtime": "reference", "scenario": "cancel", "mode": "runs", "store": "sqlite"},
+        ],
+    )
+    good["summary"]["planned"] = 665
+    page = parse(render_report(good))
+    status = page.by_id("status").text
+    assert "interrupted" in status and "every verdict expected" not in status
+    banner = page.by_id("interrupted").text
+    assert "cancel / runs / sqlite" in banner and "research / tool / sqlite" in banner
+    empty = page.by_id("matrix").find_all("td", "na")
+    assert empty and all("not run" in td.attrs["title"] for td in empty)
+
+
 def test_the_script_is_allowed_by_hash_and_nothing_else_is(small) -> None:
     html = render_report(small)
     page = parse(html)
