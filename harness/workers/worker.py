@@ -13,6 +13,7 @@ import asyncio
 import gc
 import os
 import signal
+import sys
 import threading
 import traceback
 from collections.abc import Callable
@@ -122,8 +123,15 @@ def worker_main(spec: WorkerSpec, conn: Connection) -> None:
         else:
             results = _run(spec, channel, work)
     except BaseException as exc:
-        traceback.print_exc()
-        channel.send(("error", type(exc).__name__, str(exc)[:2000]))
+        # A log on a full disk cannot take the traceback (ENOSPC): the worker must not
+        # die without a word, and the engine must hear why (it is killpoint's disk).
+        unlogged = ""
+        try:
+            traceback.print_exc()
+            sys.stderr.flush()
+        except OSError as log_error:
+            unlogged = f" (its log could not be written: {log_error})"
+        channel.send(("error", type(exc).__name__, str(exc)[:2000] + unlogged))
         os._exit(1)
     channel.send(("done", [asdict(r) for r in results]))
     os._exit(0)  # no atexit work: the engine has everything it needs

@@ -3,6 +3,7 @@
 # ruff: noqa: SIM300
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -275,3 +276,20 @@ def test_a_python_m_parent_does_not_choose_the_main_module_of_its_descendants(
     assert 0 == out.returncode, out.stderr
     # The parent and its forkserver; not the child's forkserver.
     assert 2 == len((tmp_path / "count").read_text().splitlines())
+
+
+def test_a_worker_whose_log_is_full_still_says_why_it_failed(tmp_path: Path) -> None:
+    """The worker's log is a full device (/dev/full: every write is ENOSPC) and its run
+    fails: the worker still gives its error, naming the log's ENOSPC, instead of dying
+    without a word (which the engine would take for the runtime's doing)."""
+    if not os.access("/dev/full", os.W_OK):
+        pytest.skip("no writable /dev/full")
+    (tmp_path / "worker.log").symlink_to("/dev/full")
+    failing = dataclasses.replace(
+        spec(tmp_path), runtime="tests.harness.broken_adapters:NeverStarts"
+    )
+    worker = Worker(failing, [], time.monotonic())
+    out = worker.join(time.monotonic() + 60)
+    assert "error" == out.kind, out.detail
+    assert "this driver cannot start a run" in out.detail
+    assert "No space left on device" in out.detail
