@@ -23,6 +23,7 @@ from killpoint.engine.signal_hold import SignalHold
 from killpoint.judge.baseline import Baseline
 from killpoint.judge.groups import Accepted, Group, apply_accepted, group_findings, row_groups
 from killpoint.values.cell import Cell, CellResult
+from killpoint.values.findings import Finding, verdict_of
 from killpoint.values.modes import find
 from killpoint.values.points import CrashPoint, PointError, Schedule
 from killpoint.values.scenario_refs import resolve_scenario
@@ -266,6 +267,14 @@ class Campaign:
                     recorder.finished(r)
             news.put(r)
 
+        def without_thread(cell: Cell) -> None:
+            r = no_thread_result(cell)
+            with recorded:
+                cells_done.append(r)
+                if recorder is not None:
+                    recorder.finished(r)
+            news.put(r)
+
         def report_news() -> None:
             while True:
                 try:
@@ -275,7 +284,7 @@ class Campaign:
 
         try:
             rows, result.skipped = self.rows()
-            futures += [pool.submit(self.engine.baseline, r) for r in rows]
+            futures += [submit(pool, self.engine.baseline, r, inline=True) for r in rows]
             baselines = [f.result() for f in futures]
             result.baselines = baselines
             cells = [c for b in baselines for c in self.cells_for(b)]
@@ -287,7 +296,11 @@ class Campaign:
             on_planned(len(cells))
             pending: set[Future[None]] = set()
             for c in cells:
-                pending.add(pool.submit(run_one, c))
+                f = submit(pool, run_one, c)
+                if f.cancelled():  # no thread to run it: the cell is killpoint's failure
+                    without_thread(c)
+                else:
+                    pending.add(f)
             futures += pending
             while pending:
                 done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
@@ -327,6 +340,66 @@ class Campaign:
         if own_hold:
             hold.release()  # nobody else writes a report of this run: signals are live again
         return result
+
+
+NO_THREAD = "can't start new thread"
+
+
+def submit(
+    pool: ThreadPoolExecutor, fn: Callable[..., Any], *args: Any, inline: bool = False
+) -> Future[Any]:
+    """pool.submit, when the pool's next thread may not start (RuntimeError: can't start
+    new thread, under `ulimit -v` or `-u`). The pool queues the work before it starts a
+    thread, so a pool that has one runs it later; a pool with none returns it cancelled,
+    or, `inline`, runs it here (a baseline every cell of its row needs)."""
+    mine: Future[Any] = Future()
+
+    def job() -> None:
+        if mine.done() or mine.running() or not mine.set_running_or_notify_cancel():
+            return  # cancelled, or run already by the caller
+        try:
+            mine.set_result(fn(*args))
+        except BaseException as exc:
+            mine.set_exception(exc)
+
+    try:
+        pool.submit(job)
+    except RuntimeError as exc:
+        if NO_THREAD not in str(exc):
+            raise
+        if getattr(pool, "_threads", None):
+            return mine  # queued: a thread the pool has takes it
+        if inline:
+            job()
+        else:
+            mine.cancel()
+    return mine
+
+
+def no_thread_result(cell: Cell) -> CellResult:
+    """A cell that no thread could be started for: killpoint's failure, not the runtime's."""
+    finding = Finding(
+        "resource-exhausted",
+        f"no thread could be started for this cell ({NO_THREAD}: the process's limit on "
+        "memory or threads, e.g. `ulimit -v` or `ulimit -u`); nothing is said of the runtime "
+        "here (rerun the cell)",
+        path="threads",
+        expected=True,
+    )
+    verdict, expected = verdict_of([finding])
+    return CellResult(
+        id=cell.id,
+        runtime=cell.runtime,
+        scenario=cell.scenario,
+        mode=cell.mode,
+        store=cell.store,
+        schedule=[str(p) for p in cell.schedule],
+        verdict=verdict,
+        expected=expected,
+        detail=finding.sentence,
+        findings=[finding.to_json()],
+        replay=cell.replay_command(),
+    )
 
 
 def skip_reason(

@@ -98,6 +98,7 @@ _KINDS: tuple[FindingKind, ...] = (
     FindingKind("error", "error", "high", "killpoint or one of its own dependencies failed on this cell"),
     FindingKind("disk-full", "unavailable", "info", "the work folder ran out of space (ENOSPC) during the cell; what the cell saw is evidence, not a verdict on the runtime"),
     FindingKind("store-unavailable", "unavailable", "info", "the store server went away or restarted during the cell; what the cell saw is evidence, not a verdict on the runtime"),
+    FindingKind("resource-exhausted", "unavailable", "info", "killpoint could not get a thread, a process or memory for the cell (a ulimit, a full machine); nothing is said of the runtime"),
 )  # fmt: skip
 KINDS: dict[str, FindingKind] = {k.name: k for k in _KINDS}
 
@@ -125,7 +126,7 @@ HARMS: tuple[Harm, ...] = (
     Harm("usage", "low", "usage and metrics (tokens, model-call counts)"),
     Harm("bookkeeping", "low", "a field disagrees with the rest without changing what a resume does"),
     Harm("allowed", "info", "a repeat the bound allows"),
-    Harm("outage", "info", "killpoint's own store or disk failed: evidence, not a verdict"),
+    Harm("outage", "info", "killpoint's own store, disk or resources failed: evidence, not a verdict"),
 )  # fmt: skip
 HARM_OF: dict[str, str] = {
     "run-lost": "lost", "tool-executions-lost": "lost", "effect-lost": "lost",
@@ -146,7 +147,7 @@ HARM_OF: dict[str, str] = {
     "usage-differs": "usage", "usage-overcounted": "usage",
     "inconsistency": "bookkeeping",
     "effect-repeated": "allowed",
-    "disk-full": "outage", "store-unavailable": "outage",
+    "disk-full": "outage", "store-unavailable": "outage", "resource-exhausted": "outage",
 }  # fmt: skip
 # Kinds grouped per tool: the tool is what the finding is about.
 BY_TOOL = frozenset(

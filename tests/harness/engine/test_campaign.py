@@ -3,6 +3,7 @@
 # ruff: noqa: SIM300
 from __future__ import annotations
 
+import re
 import threading
 from collections import Counter
 from pathlib import Path
@@ -70,3 +71,52 @@ def test_a_campaign_leaves_only_the_folders_its_results_name(
     result = Campaign(config).run()
     assert not result.interrupted and result.cells
     assert sorted(c.kept for c in result.cells if c.kept) == sorted(map(str, work.iterdir()))
+
+
+def threads_fail_after(monkeypatch: pytest.MonkeyPatch, allowed: int) -> None:
+    """The campaign's cell threads fail to start, after `allowed` have, as CPython's do
+    when the process is out of memory or threads (`ulimit -v`, `ulimit -u`)."""
+    start = threading.Thread.start
+    started: list[str] = []
+
+    def limited(self: threading.Thread) -> None:
+        if re.fullmatch(r"cell_\d+", self.name):  # the pool's (not the cells' own)
+            if len(started) >= allowed:
+                raise RuntimeError("can't start new thread")
+            started.append(self.name)
+        start(self)
+
+    monkeypatch.setattr(threading.Thread, "start", limited)
+
+
+def test_a_pool_that_gets_one_thread_runs_every_cell_on_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    threads_fail_after(monkeypatch, 1)
+    config = CampaignConfig.from_options(
+        scenarios="research", modes="tool-batch", points="boundaries", workers=4,
+        work_root=str(tmp_path / "work"),
+    )  # fmt: skip
+    result = Campaign(config).run()
+    assert not result.interrupted
+    assert result.planned == len(result.cells) > 1
+    assert {"ok"} == {c.verdict for c in result.cells}
+
+
+def test_no_thread_at_all_makes_the_cells_unavailable_not_the_campaign_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The baselines run in the campaign's own thread; every cell is `unavailable`, its
+    finding naming the resource, and nothing is charged to the runtime."""
+    threads_fail_after(monkeypatch, 0)
+    config = CampaignConfig.from_options(
+        scenarios="research", modes="tool-batch", points="boundaries", workers=2,
+        work_root=str(tmp_path / "work"),
+    )  # fmt: skip
+    result = Campaign(config).run()
+    assert result.planned == len(result.cells) > 1
+    assert {"unavailable"} == {c.verdict for c in result.cells}
+    kinds = {f["kind"] for c in result.cells for f in c.findings}
+    assert {"resource-exhausted"} == kinds
+    assert "can't start new thread" in result.cells[0].detail
+    assert not result.failing
