@@ -31,6 +31,10 @@ class RuntimeAdapter(Protocol):
     defaults (`class MyAdapter(killpoint.RuntimeAdapter): ...`), or write the members
     out. Every read takes the store URL: an adapter keeps no connection across a fork,
     and is used from several threads of the engine at once.
+
+    Optional, read where present (so an adapter written out before it still is one):
+    `declined_kinds`, a mapping from a crash-point kind's name to why that kind does not
+    apply to this runtime (one line). Its points are skipped with the reason, never run.
     """
 
     name: str
@@ -85,6 +89,11 @@ class RuntimeAdapter(Protocol):
         """Why this runtime cannot run `scenario` in `mode` (None: it can). The row is
         skipped with this reason, never failed."""
         return None
+
+
+def declined_kinds(adapter: object) -> dict[str, str]:
+    """The point kinds the adapter declares do not apply to its runtime, with the reason."""
+    return dict(getattr(adapter, "declined_kinds", None) or {})
 
 
 MEMBERS = (

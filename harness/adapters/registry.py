@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from killpoint.adapters.protocol import MEMBERS, AdapterError, RuntimeAdapter
@@ -168,6 +168,15 @@ def check_declarations(spec: str, adapter: RuntimeAdapter) -> None:
         raise AdapterError(f"killpoint: runtime {spec!r} declares a mode twice: {names}")
     if not any(m.runnable for m in modes):
         raise AdapterError(f"killpoint: runtime {spec!r} declares no mode it can run")
+    declined = getattr(adapter, "declined_kinds", None) or {}
+    if not isinstance(declined, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) and v.strip() and "\n" not in v
+        for k, v in declined.items()
+    ):
+        raise AdapterError(
+            f"killpoint: runtime {spec!r}: declined_kinds should map a point kind's name to "
+            f"a one-line reason, got {declined!r}"
+        )
     for attr in ("excluded", "preload_modules"):
         value = getattr(adapter, attr, ())
         if isinstance(value, str) or not all(isinstance(v, str) for v in value):

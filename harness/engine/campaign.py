@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from killpoint import kinds, scenarios
-from killpoint.adapters.protocol import RuntimeAdapter
+from killpoint.adapters.protocol import RuntimeAdapter, declined_kinds
 from killpoint.engine.cell_log import CellLog, heads, select
 from killpoint.engine.engine import Engine, Interrupted
 from killpoint.engine.heap_trim import HeapTrimmer
@@ -221,6 +221,10 @@ class Campaign:
         """The kinds among `names` that cannot run here; their points in this row are
         skipped with the reason (never failed, never passed)."""
         found = kinds.unavailable(names, self.store_kind)
+        declined = declined_kinds(self.engine.adapter(base.runtime))
+        for name in dict.fromkeys(names):
+            if name in declined and name not in found:
+                found[name] = f"runtime {base.runtime!r} declines them: {declined[name]}"
         by_reason: dict[str, list[str]] = {}
         for name, why in found.items():
             by_reason.setdefault(why, []).append(name)

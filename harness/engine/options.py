@@ -260,6 +260,7 @@ class CampaignConfig:
             raise ConfigError(problem)
         if wanted & {"runtime", "modes"}:
             adapter = runtime_adapter(self.runtime)
+            declined_unknown(self.runtime, adapter)
             declared = [m.name for m in adapter.modes]
             for mode in self.modes:
                 if mode not in declared:
@@ -315,6 +316,22 @@ IMPORT_HINT = (
     "is the project importable from here? killpoint imports it with the current folder "
     "last on sys.path (pytest: set `pythonpath = .` in its ini file)"
 )
+
+
+def declined_unknown(spec: str, adapter: Any) -> None:
+    """An adapter that declines a point kind no registered kind is named (a misspelt kind
+    would decline nothing, silently)."""
+    from killpoint import kinds
+    from killpoint.adapters.protocol import declined_kinds
+
+    unknown = sorted(set(declined_kinds(adapter)) - set(kinds.REGISTRY))
+    if unknown:
+        raise OptionError(
+            "runtime",
+            spec,
+            f"declined_kinds names unknown point kind(s) {', '.join(unknown)}; choose from "
+            + ", ".join(kinds.REGISTRY),
+        )
 
 
 def runtime_adapter(spec: str) -> Any:
