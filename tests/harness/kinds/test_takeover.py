@@ -62,7 +62,7 @@ def test_two_resumers_that_both_drive_are_named_from_the_ledger_and_the_model_lo
     result = run(tmp_path, "agno", "side-effects/tool-batch/double-resume:1")
     (found,) = [f for f in result.findings if f["kind"] == "two-drivers"]
     assert "resumer-a" in found["sentence"] and "resumer-b" in found["sentence"]
-    assert "model turn(s)" in found["sentence"]
+    assert "asked for model turn" in found["sentence"]
 
 
 def test_a_fenced_worker_that_waits_for_the_owner_does_not_deadlock_sigstop_writing(
