@@ -6,9 +6,16 @@ from killpoint.adapters.registry import load_adapter
 from killpoint.engine.campaign import CampaignConfig, ConfigError
 from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.engine import SESSION_ID, Engine
+from killpoint.redaction import redact
+from killpoint.report.text import visible
 from killpoint.values.cell import Cell
 from killpoint.values.modes import find
 from killpoint.values.points import CrashPoint, Schedule
+
+
+def say(text: str) -> None:
+    """A line of the story: secrets masked, control characters made visible."""
+    print(visible(redact(text)))
 
 
 def run_demo(*, mode: str | None = None, store: str = "sqlite", runtime: str = "reference") -> int:
@@ -19,15 +26,13 @@ def run_demo(*, mode: str | None = None, store: str = "sqlite", runtime: str = "
         )
         config.validate()
     except ConfigError as exc:
-        print(exc)
+        say(str(exc))
         return 2
     modes = load_adapter(runtime).modes
     chosen = find(modes, mode) if mode else next((m for m in modes if m.persists_mid_run), None)
     chosen = chosen or next(m for m in modes if m.runnable)
     if chosen.unavailable:
-        print(
-            f"killpoint: runtime {runtime!r} cannot run mode {chosen.name!r}: {chosen.unavailable}"
-        )
+        say(f"killpoint: runtime {runtime!r} cannot run mode {chosen.name!r}: {chosen.unavailable}")
         return 2
     mode = chosen.name
     engine = Engine(EngineConfig(store=store, keep="none"))
@@ -38,7 +43,6 @@ def run_demo(*, mode: str | None = None, store: str = "sqlite", runtime: str = "
     )
     cell = Cell(runtime, "research", mode, engine.stores.kind, Schedule((point,)))
 
-    say = print
     say(f"killpoint demo — scenario 'research' on the {runtime} runtime, mode {mode!r}\n")
     say("1. Baseline: the scenario runs once without faults (twice, to prove it is deterministic).")
     base = engine.baseline(cell.row)

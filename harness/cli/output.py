@@ -17,6 +17,7 @@ from rich.table import Table
 
 from killpoint.cli.exit_codes import EXIT_USAGE
 from killpoint.engine.cell_log import heads
+from killpoint.redaction import redact
 from killpoint.report.text import cut
 from killpoint.values.sentences import count
 
@@ -48,8 +49,8 @@ def usage_error(message: str) -> int:
 
 
 def plain(out: Console, text: str, style: str | None = None) -> None:
-    """Text as it is: brackets in it are not markup."""
-    out.print(text, markup=False, highlight=False, style=style)
+    """Text as it is: brackets in it are not markup; secrets masked."""
+    out.print(redact(text), markup=False, highlight=False, style=style)
 
 
 def summary(result: CampaignResult, out: Console, groups: list[Group]) -> None:
@@ -65,7 +66,12 @@ def summary(result: CampaignResult, out: Console, groups: list[Group]) -> None:
         r[3] += c.failing
         r[4] += c.duplicates
     for (scenario, mode), r in rows.items():
-        table.add_row(escape(scenario), escape(mode), *map(str, r), style="red" if r[3] else None)
+        table.add_row(
+            escape(redact(scenario)),
+            escape(redact(mode)),
+            *map(str, r),
+            style="red" if r[3] else None,
+        )
     out.print(table)
     for s in result.skipped:
         plain(out, f"skipped {s.scenario}/{s.mode}: {cut(s.reason)}")

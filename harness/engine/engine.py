@@ -27,6 +27,7 @@ from killpoint.judge.contract import acknowledged
 from killpoint.judge.mode_check import check_mode
 from killpoint.judge.oracle import comparable, first_difference
 from killpoint.kinds import one_trace_only
+from killpoint.redaction import redact_folder
 from killpoint.scenarios import ledger as ledger_mod
 from killpoint.scenarios.model import requested_turns
 from killpoint.stores import backend_for, per_url
@@ -44,6 +45,8 @@ from killpoint.workers.processes import Interrupted, Outcome, Worker, context, k
 from killpoint.workers.worker import LEDGER, MODEL_STATE, WorkerSpec
 
 SESSION_ID = "killpoint-session"
+# Kept text files (worker logs, ledgers) are masked up to this size; logs are cut below it.
+KEPT_TEXT_LIMIT = 64 * 1024 * 1024
 
 
 class Engine:
@@ -145,7 +148,8 @@ class Engine:
             shutil.rmtree(path, ignore_errors=True)
             if path.exists():
                 return
-        else:
+        else:  # what a worker printed may hold a secret (an API key, the store URL)
+            redact_folder(path, KEPT_TEXT_LIMIT)
             mark_kept(path)
         with self._lock:
             self._unsettled.discard(path)

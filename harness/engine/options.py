@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from killpoint.engine.cell_host import EngineConfig
 from killpoint.errors import KillpointError
+from killpoint.redaction import remember_url
 
 if TYPE_CHECKING:
     from killpoint.values.points import CrashPoint
@@ -245,6 +246,8 @@ class CampaignConfig:
                 values[key] = Path(value).expanduser()
             else:
                 values[key] = str(value).strip()
+                if key == "store":  # every message after this masks its password
+                    remember_url(values[key])
         return cls(**values)
 
     def check(self, only: Iterable[str] | None = None) -> None:

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from killpoint.redaction import redact
+from killpoint.report.text import visible
+
 if TYPE_CHECKING:
     from killpoint.values.cell import CellResult
 
@@ -41,7 +44,7 @@ def cell_failure(result: CellResult, seed: int) -> str:
     if result.stderr_tail.strip():
         lines.append("  worker stderr (tail):")
         lines += [f"    {line}" for line in result.stderr_tail.strip().splitlines()[-20:]]
-    return "\n".join(lines)
+    return visible(redact("\n".join(lines)))
 
 
 __all__ = ["cell_failure", "finding_lines"]

@@ -36,6 +36,7 @@ from killpoint.plugin.keys import (
     MATRIX_MARKER,
     SESSION_KEY,
 )
+from killpoint.plugin.masking import mask_report
 from killpoint.plugin.session import KillpointSession
 from killpoint.plugin.settings import Settings
 
@@ -46,6 +47,13 @@ CACHE_SEED = "killpoint/seed"
 
 
 # -- hooks ----------------------------------------------------------------------------------
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    mask_report(report)  # before the terminal and --junitxml see it
+    return report
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

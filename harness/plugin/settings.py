@@ -48,6 +48,13 @@ OPTIONS: tuple[tuple[str, str, str, str | None, str], ...] = (
 CAMPAIGN_KEYS = ("runtime", "scenarios", "modes", "points", "depth", "store", "keep")
 
 
+def masked_usage(text: str) -> pytest.UsageError:
+    """pytest's usage error, its secrets masked (a store URL's password)."""
+    from killpoint.redaction import redact
+
+    return pytest.UsageError(redact(text))
+
+
 @dataclass(frozen=True)
 class Settings:
     """The session's crash options: command line over ini over defaults, checked."""
@@ -71,7 +78,7 @@ class Settings:
 
     def usage(self, error: OptionError) -> pytest.UsageError:
         key = "scenarios" if error.option == "scenario" else error.option
-        return pytest.UsageError(error.text(self.label(key)))
+        return masked_usage(error.text(self.label(key)))
 
 
 def read(config: pytest.Config) -> Settings:
@@ -107,7 +114,7 @@ def read(config: pytest.Config) -> Settings:
         try:
             CampaignConfig.from_options(seed=seed)
         except OptionError as exc:
-            raise pytest.UsageError(
+            raise masked_usage(
                 exc.text(settings.label("seed")).replace(exc.reason, f"{exc.reason}, or 'last'")
             ) from None
     return replace(
@@ -136,11 +143,11 @@ def check(settings: Settings) -> None:
     except OptionError as exc:
         raise settings.usage(exc) from None
     except ConfigError as exc:
-        raise pytest.UsageError(str(exc)) from None
+        raise masked_usage(str(exc)) from None
     from killpoint.report.targets import Target, TargetError, same_file
 
     if settings.report and settings.json and same_file(settings.report, settings.json):
-        raise pytest.UsageError(
+        raise masked_usage(
             f"killpoint: {settings.label('json')} and {settings.label('report')} name the same "
             f"file {str(settings.json)!r}; give two paths"
         )
@@ -150,7 +157,7 @@ def check(settings: Settings) -> None:
             try:
                 Target(path).check()
             except TargetError as exc:
-                raise pytest.UsageError(
+                raise masked_usage(
                     f"killpoint: {settings.label(key)}={str(path)!r}: {exc}"
                 ) from None
     if settings.accept is not None:
@@ -159,7 +166,7 @@ def check(settings: Settings) -> None:
         try:
             read_accepted(settings.accept)
         except AcceptError as exc:
-            raise pytest.UsageError(str(exc)) from None
+            raise masked_usage(str(exc)) from None
 
 
 def campaign_config(settings: Settings, **overrides: Any) -> CampaignConfig:

@@ -17,7 +17,7 @@ from killpoint.engine.cell_log import heads
 from killpoint.engine.options import CampaignConfig
 from killpoint.errors import KillpointError
 from killpoint.judge.groups import NO_LONGER, NOT_EXERCISED, Accepted, group_findings
-from killpoint.report.redact import redact, redact_argv
+from killpoint.report.redact import redact, redact_argv, redact_tree
 from killpoint.report.targets import Target, fallback_path, write_atomically
 from killpoint.values.cell import CellResult
 
@@ -184,7 +184,7 @@ def to_document(
 def dumps(document: dict[str, Any]) -> str:
     """The document as JSON text, with every secret masked (the whole text, so that no
     field can carry one past)."""
-    return redact(json.dumps(document, indent=1, ensure_ascii=True) + "\n")
+    return redact(json.dumps(redact_tree(document), indent=1, ensure_ascii=True) + "\n")
 
 
 def write_json(document: dict[str, Any], path: Path) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
+from killpoint.redaction import remember_url
 from killpoint.stores.backend import StoreBackend, StoreError, StoreUnavailable
 
 STORE_KINDS = ("sqlite", "postgresql")
@@ -18,6 +19,7 @@ STORE_KINDS = ("sqlite", "postgresql")
 
 def store_kind(option: str) -> str:
     """'sqlite' for the embedded store, 'postgresql' for a server URL; StoreError otherwise."""
+    remember_url(option)  # before any message can name it
     if option == "sqlite":
         return "sqlite"
     try:
@@ -26,6 +28,11 @@ def store_kind(option: str) -> str:
         raise StoreError(
             f"killpoint: store {option!r} is neither 'sqlite' nor a database URL; give 'sqlite' "
             "or 'postgresql+psycopg://user@host:port/dbname'"
+        ) from None
+    except ValueError as exc:  # a port that is no number: an IPv6 host without its brackets
+        raise StoreError(
+            f"killpoint: store {option!r} is not a valid URL ({exc}); write an IPv6 host in "
+            "brackets, e.g. 'postgresql+psycopg://user@[::1]:5432/dbname'"
         ) from None
     backend = url.get_backend_name()
     if backend == "sqlite":

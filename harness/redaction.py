@@ -1,0 +1,194 @@
+"""The one registry of secrets, and the masking every output goes through.
+
+A secret is registered once: a store URL's password when the store option is read (every
+spelling: `postgresql+psycopg://`, `postgres://`, `mysql://`, `sqlite://u:p@`, a
+`?password=` parameter), and the value of every environment variable whose name looks
+secret (`*_API_KEY`, `*TOKEN*`, `*SECRET*`, `*PASSWORD*`, …). Text is masked while it is
+still plain, before it is escaped or encoded (a JSON document string by string, then
+dumped; the HTML from a masked document), so `\\u00e9`, `\\"` or `&amp;` forms of a secret
+never exist to be missed; the escaped forms are masked too, for text that arrives escaped.
+
+A module at the top of the package, importing nothing of killpoint's: the engine (kept
+worker logs), the report, the CLI and the pytest plugin all mask with it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, unquote
+
+MASK = "***"
+MIN_SECRET = 6  # shorter values are too common to replace anywhere they appear
+# scheme://user:password@host: the password runs to the last '@' of the word (a password
+# with an unescaped '@' or '/' in it is masked whole).
+_URL_PASSWORD = re.compile(r"(?P<head>\b[a-zA-Z][\w+.-]*://[^/\s:@]*:)(?P<password>\S*)(?=@)")
+_QUERY_PASSWORD = re.compile(
+    r"(?P<head>[?&;](?:password|passwd|pwd|sslpassword|secret|token)=)(?P<password>[^&\s'\"#]*)",
+    re.IGNORECASE,
+)
+_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PWD|CREDENTIAL|AUTH)", re.IGNORECASE)
+_NOT_SECRET_NAME = re.compile(r"^(PWD|OLDPWD|XAUTHORITY|SSH_AUTH_SOCK|KEYTIMEOUT)$")
+
+_registered: set[str] = set()
+_lock = threading.Lock()
+_cache: dict[tuple[frozenset[str], frozenset[str]], re.Pattern[str] | None] = {}
+
+
+def remember(secret: str | None) -> None:
+    """A value to be masked wherever it appears (a store URL's password, say)."""
+    if not secret or len(secret) < MIN_SECRET:
+        return
+    with _lock:
+        _registered.add(secret)
+        decoded = unquote(secret)  # a URL carries it percent-encoded; a runtime may print it plain
+        if len(decoded) >= MIN_SECRET:
+            _registered.add(decoded)
+
+
+def passwords(text: str) -> list[str]:
+    """The passwords of the URLs in `text` (user:password@ and ?password=)."""
+    found = [m.group("password") for m in _URL_PASSWORD.finditer(text)]
+    found += [m.group("password") for m in _QUERY_PASSWORD.finditer(text)]
+    return [p for p in found if p]
+
+
+def remember_url(url: str | None) -> None:
+    """Register the passwords a store option carries, in any spelling."""
+    for password in passwords(str(url or "")):
+        remember(password)
+
+
+def secret_name(name: str) -> bool:
+    return bool(_SECRET_NAME.search(name)) and not _NOT_SECRET_NAME.match(name)
+
+
+def environment_secrets(environ: dict[str, str] | None = None) -> set[str]:
+    env = os.environ if environ is None else environ
+    return {value for name, value in env.items() if secret_name(name) and len(value) >= MIN_SECRET}
+
+
+def forms(secret: str) -> set[str]:
+    """A secret as it may appear once escaped or encoded: JSON (ASCII or not), HTML or XML
+    (each way of writing a quote), a URL."""
+    found = {
+        secret,
+        json.dumps(secret)[1:-1],
+        json.dumps(secret, ensure_ascii=False)[1:-1],
+        quote(secret, safe=""),
+    }
+    markup = secret.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    for text in (secret, markup):
+        for double, single in (("&quot;", "&#x27;"), ("&#34;", "&#39;"), ("&#x22;", "&apos;")):
+            found.add(text.replace('"', double).replace("'", single))
+            found.add(text.replace('"', double))
+    return found
+
+
+def _pattern(extra: Iterable[str] = ()) -> re.Pattern[str] | None:
+    key = (frozenset(_registered | set(extra)), frozenset(environment_secrets()))
+    found = _cache.get(key, False)
+    if found is not False:
+        return found  # type: ignore[return-value]
+    every = {form for s in key[0] | key[1] for form in forms(s) if len(form) >= MIN_SECRET}
+    pattern = (
+        re.compile("|".join(re.escape(s) for s in sorted(every, key=len, reverse=True)))
+        if every
+        else None
+    )
+    if len(_cache) > 32:
+        _cache.clear()
+    _cache[key] = pattern
+    return pattern
+
+
+def masker(extra: Iterable[str] = ()) -> Callable[[str], str]:
+    """A function that masks text with the secrets known now (cheap to call many times)."""
+    pattern = _pattern(extra)
+
+    def mask(text: str) -> str:
+        if "://" in text:
+            text = _URL_PASSWORD.sub(lambda m: m.group("head") + MASK, text)
+        if "=" in text:
+            text = _QUERY_PASSWORD.sub(lambda m: m.group("head") + MASK, text)
+        if pattern is not None:
+            text = pattern.sub(MASK, text)
+        return text
+
+    return mask
+
+
+def redact(text: str, secrets: Iterable[str] = ()) -> str:
+    """`text` with URL passwords and every known secret masked."""
+    return masker(secrets)(text)
+
+
+def redact_argv(argv: Iterable[str]) -> list[str]:
+    mask = masker()
+    return [mask(arg) for arg in argv]
+
+
+def redact_tree(value: Any, mask: Callable[[str], str] | None = None) -> Any:
+    """A JSON-shaped value with every string in it (keys too) masked; the rest as it is."""
+    mask = mask or masker()
+    if isinstance(value, str):
+        return mask(value)
+    if isinstance(value, dict):
+        return {
+            (mask(k) if isinstance(k, str) else k): redact_tree(v, mask) for k, v in value.items()
+        }
+    if isinstance(value, (list, tuple)):
+        return [redact_tree(v, mask) for v in value]
+    return value
+
+
+def redact_file(path: Path, limit: int) -> None:
+    """Mask a kept text file in place (one of at most `limit` bytes; a binary file, a
+    store, is left as it is)."""
+    try:
+        if not path.is_file() or path.is_symlink() or path.stat().st_size > limit:
+            return
+        data = path.read_bytes()
+    except OSError:
+        return
+    if b"\0" in data:
+        return
+    text = data.decode("utf-8", "replace")
+    masked = redact(text)
+    if masked != text:
+        try:
+            path.write_text(masked, encoding="utf-8")
+        except OSError:
+            return
+
+
+def redact_folder(folder: Path, limit: int) -> None:
+    """Every text file of a kept folder masked (worker logs, ledgers, notes)."""
+    try:
+        files = [p for p in folder.rglob("*") if p.is_file()]
+    except OSError:
+        return
+    for path in files:
+        redact_file(path, limit)
+
+
+__all__ = [
+    "MASK",
+    "environment_secrets",
+    "forms",
+    "masker",
+    "passwords",
+    "redact",
+    "redact_argv",
+    "redact_file",
+    "redact_folder",
+    "redact_tree",
+    "remember",
+    "remember_url",
+    "secret_name",
+]
