@@ -22,4 +22,22 @@ def mask_report(report: Any) -> None:
         report.sections = [(title, mask(content)) for title, content in sections]
 
 
-__all__ = ["mask_report"]
+class MaskedTerminal:
+    """A terminal reporter whose lines are masked and made visible (what killpoint's own
+    summary writes holds run content)."""
+
+    def __init__(self, reporter: Any) -> None:
+        from killpoint.report.text import visible
+
+        self._reporter = reporter
+        self._mask = masker()
+        self._visible = visible
+
+    def write_line(self, line: str, **markup: bool) -> None:
+        self._reporter.write_line(self._visible(self._mask(line)), **markup)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._reporter, name)
+
+
+__all__ = ["MaskedTerminal", "mask_report"]

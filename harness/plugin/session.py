@@ -332,6 +332,9 @@ class KillpointSession:
             self.written.append(str(fallback or path))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        from killpoint.plugin.masking import MaskedTerminal
+
+        terminalreporter = MaskedTerminal(terminalreporter)  # run content: masked, visible
         if not self.is_worker and self.ran_nothing():
             assert self._plan is not None
             reasons = list(dict.fromkeys(why for _, why in self._plan.skipped))
