@@ -133,25 +133,56 @@ def redact_argv(argv: Iterable[str]) -> list[str]:
     return [mask(arg) for arg in argv]
 
 
-def redact_tree(value: Any, mask: Callable[[str], str] | None = None) -> Any:
-    """A JSON-shaped value with every string in it (keys too) masked; the rest as it is."""
+def redact_tree(
+    value: Any, mask: Callable[[str], str] | None = None, limit: int | None = None
+) -> Any:
+    """A JSON-shaped value with every string in it (keys too) masked, then cut to `limit`
+    characters with a marker (None: whole); the rest as it is."""
     mask = mask or masker()
     if isinstance(value, str):
-        return mask(value)
+        text = mask(value)
+        if limit is not None and len(text) > limit:
+            # The end says most (a traceback's last line); a 4 MiB field does not fit.
+            text = f"[{len(text) - limit} characters cut] …" + text[-limit:]
+        return text
     if isinstance(value, dict):
         return {
-            (mask(k) if isinstance(k, str) else k): redact_tree(v, mask) for k, v in value.items()
+            (mask(k) if isinstance(k, str) else k): redact_tree(v, mask, limit)
+            for k, v in value.items()
         }
     if isinstance(value, (list, tuple)):
-        return [redact_tree(v, mask) for v in value]
+        return [redact_tree(v, mask, limit) for v in value]
     return value
 
 
-def redact_file(path: Path, limit: int) -> None:
-    """Mask a kept text file in place (one of at most `limit` bytes; a binary file, a
-    store, is left as it is)."""
+def cut_file(path: Path, limit: int) -> None:
+    """A kept log over `limit` bytes is cut to its head and its tail, with a marker that
+    says how much was dropped."""
     try:
-        if not path.is_file() or path.is_symlink() or path.stat().st_size > limit:
+        size = path.stat().st_size
+        if size <= limit:
+            return
+        room = limit - 100  # the marker's
+        head_size, tail_size = room // 4, room - room // 4
+        with open(path, "rb") as f:
+            head = f.read(head_size)
+            f.seek(size - tail_size)
+            tail = f.read(tail_size)
+        marker = f"\n[killpoint: {size - head_size - tail_size} bytes cut here]\n".encode()
+        path.write_bytes(head + marker + tail)
+    except OSError:
+        return
+
+
+def redact_file(path: Path, limit: int) -> None:
+    """Mask a kept text file in place (a log over `limit` bytes is cut first; a binary
+    file, a store, is left as it is)."""
+    try:
+        if not path.is_file() or path.is_symlink():
+            return
+        if path.suffix == ".log":
+            cut_file(path, limit)
+        if path.stat().st_size > limit:
             return
         data = path.read_bytes()
     except OSError:

@@ -18,7 +18,7 @@ from rich.table import Table
 from killpoint.cli.exit_codes import EXIT_USAGE
 from killpoint.engine.cell_log import heads
 from killpoint.redaction import redact
-from killpoint.report.text import cut
+from killpoint.report.text import cut, visible
 from killpoint.values.sentences import count
 
 if TYPE_CHECKING:
@@ -49,8 +49,9 @@ def usage_error(message: str) -> int:
 
 
 def plain(out: Console, text: str, style: str | None = None) -> None:
-    """Text as it is: brackets in it are not markup; secrets masked."""
-    out.print(redact(text), markup=False, highlight=False, style=style)
+    """Text as it is: brackets in it are not markup; secrets masked; control characters
+    (an escape sequence from run content) made visible, never sent to the terminal."""
+    out.print(visible(redact(text)), markup=False, highlight=False, style=style)
 
 
 def summary(result: CampaignResult, out: Console, groups: list[Group]) -> None:
@@ -67,8 +68,8 @@ def summary(result: CampaignResult, out: Console, groups: list[Group]) -> None:
         r[4] += c.duplicates
     for (scenario, mode), r in rows.items():
         table.add_row(
-            escape(redact(scenario)),
-            escape(redact(mode)),
+            escape(visible(redact(scenario))),
+            escape(visible(redact(mode))),
             *map(str, r),
             style="red" if r[3] else None,
         )

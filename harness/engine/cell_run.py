@@ -13,6 +13,7 @@ the ledger's effects are counted at the end.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 from collections import Counter
@@ -53,6 +54,8 @@ if TYPE_CHECKING:
 Signature = tuple[str, str]
 T = TypeVar("T")
 LOG_TAIL_LINES = 25
+LOG_TAIL_BYTES = 64 * 1024  # what log_tail reads of a worker's log, from its end
+LOG_LINE_CHARS = 2000  # of one line: an 8 MiB line is shown by its end
 # Seconds the counts must stay unchanged at a point where a write stays in flight.
 SETTLE = 0.1
 
@@ -632,11 +635,13 @@ def summary(session: dict[str, Any] | None, checkpoints: int) -> dict[str, Any]:
 def log_tail(work: Path | None, log_name: str, lines: int = LOG_TAIL_LINES) -> str:
     if work is None:
         return ""
-    try:
-        text = (work / f"{log_name}.log").read_text(errors="replace")
+    try:  # only the end of the file: a worker may have written hundreds of megabytes
+        with open(work / f"{log_name}.log", "rb") as f:
+            f.seek(max(0, f.seek(0, os.SEEK_END) - LOG_TAIL_BYTES))
+            text = f.read(LOG_TAIL_BYTES).decode("utf-8", "replace")
     except FileNotFoundError:
         return ""
-    tail = "\n".join(text.splitlines()[-lines:])
+    tail = "\n".join(line[-LOG_LINE_CHARS:] for line in text.splitlines()[-lines:])
     return f"\n--- {log_name} stderr ---\n{tail}" if tail else ""
 
 

@@ -45,8 +45,8 @@ from killpoint.workers.processes import Interrupted, Outcome, Worker, context, k
 from killpoint.workers.worker import LEDGER, MODEL_STATE, WorkerSpec
 
 SESSION_ID = "killpoint-session"
-# Kept text files (worker logs, ledgers) are masked up to this size; logs are cut below it.
-KEPT_TEXT_LIMIT = 64 * 1024 * 1024
+# A kept worker log is cut to this size (head and tail), and kept text files are masked up to it.
+KEPT_TEXT_LIMIT = 4 * 1024 * 1024
 
 
 class Engine:

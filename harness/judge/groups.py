@@ -18,7 +18,6 @@ The file is TOML:
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any
 from killpoint.errors import KillpointError
 from killpoint.values.cell import row_command
 from killpoint.values.findings import BY_TOOL, KINDS, RANK, SEVERITIES, Finding, path_pattern
+from killpoint.values.input_files import InputError, load_toml
 
 
 class AcceptError(KillpointError, ValueError):
@@ -42,12 +42,10 @@ class Accepted:
 
 def read_accepted(path: Path) -> dict[str, Accepted]:
     """The accepted groups of a TOML file ({group key: entry})."""
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise AcceptError(f"killpoint: cannot read {str(path)!r}: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise AcceptError(f"killpoint: {str(path)!r} is not TOML: {exc}") from None
+    try:  # bounded in size and depth: `--accept /dev/zero` is refused, not read for good
+        data = load_toml(path)
+    except InputError as exc:
+        raise AcceptError(str(exc)) from None
     entries = data.get("accept")
     if not isinstance(entries, list):
         raise AcceptError(
@@ -56,6 +54,8 @@ def read_accepted(path: Path) -> dict[str, Accepted]:
         )
     found: dict[str, Accepted] = {}
     for n, entry in enumerate(entries, start=1):
+        if not isinstance(entry, dict):
+            entry = {}  # refused below, with the fix
         group, reason = entry.get("group"), entry.get("reason")
         if not isinstance(group, str) or not isinstance(reason, str) or not reason.strip():
             raise AcceptError(
@@ -68,7 +68,10 @@ def read_accepted(path: Path) -> dict[str, Accepted]:
                 f"killpoint: {str(path)!r}, entry {n}: {group!r} names no finding kind "
                 f"({kind!r}); copy the group key from the report"
             )
-        found[group] = Accepted(group, reason.strip(), str(entry.get("link", "")))
+        link = entry.get("link", "")
+        if not isinstance(link, str):
+            raise AcceptError(f"killpoint: {str(path)!r}, entry {n}: give `link` as text")
+        found[group] = Accepted(group, reason.strip(), link)
     return found
 
 

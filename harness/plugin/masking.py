@@ -10,7 +10,13 @@ from killpoint.redaction import masker
 
 def mask_report(report: Any) -> None:
     """Mask, in place, what a test report carries as text."""
-    mask = masker()
+    from killpoint.report.text import visible
+
+    secrets = masker()
+
+    def mask(text: str) -> str:
+        return visible(secrets(text))  # no escape sequence reaches the terminal raw either
+
     longrepr = getattr(report, "longrepr", None)
     if longrepr is not None:
         text = str(longrepr)

@@ -19,6 +19,7 @@ from killpoint.errors import KillpointError
 from killpoint.judge.groups import NO_LONGER, NOT_EXERCISED, Accepted, group_findings
 from killpoint.report.redact import redact, redact_argv, redact_tree
 from killpoint.report.targets import Target, fallback_path, write_atomically
+from killpoint.report.text import FIELD_LIMIT
 from killpoint.values.cell import CellResult
 
 SCHEMA = "killpoint.matrix/2"
@@ -184,7 +185,8 @@ def to_document(
 def dumps(document: dict[str, Any]) -> str:
     """The document as JSON text, with every secret masked (the whole text, so that no
     field can carry one past)."""
-    return redact(json.dumps(redact_tree(document), indent=1, ensure_ascii=True) + "\n")
+    clipped = redact_tree(document, limit=FIELD_LIMIT)
+    return redact(json.dumps(clipped, indent=1, ensure_ascii=True) + "\n")
 
 
 def write_json(document: dict[str, Any], path: Path) -> None:
@@ -205,13 +207,13 @@ def write(target: Target, text: str) -> Path | None:
 
 def read_json(path: Path) -> dict[str, Any]:
     """A killpoint report's document; ReportError when the file is anything else."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            document = json.load(f)
-    except OSError as exc:
-        raise ReportError(f"killpoint: cannot read {str(path)!r}: {exc.strerror or exc}") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ReportError(f"killpoint: {str(path)!r} is not JSON ({exc})") from None
+    from killpoint.report.report_schema import SchemaError, check_document
+    from killpoint.values.input_files import InputError, load_json
+
+    try:  # bounded in size and depth: the file may be anything
+        document = load_json(path)
+    except InputError as exc:
+        raise ReportError(str(exc)) from None
     if not isinstance(document, dict) or document.get("schema") not in READABLE:
         raise ReportError(
             f"killpoint: {str(path)!r} is not a killpoint matrix report (no schema "
@@ -225,6 +227,12 @@ def read_json(path: Path) -> dict[str, Any]:
             CellResult.from_json(cell)
         except (ValueError, TypeError) as exc:
             raise ReportError(f"killpoint: {str(path)!r}, cell {n}: {exc}") from None
+    try:
+        check_document(document)
+    except SchemaError as exc:
+        raise ReportError(
+            f"killpoint: {str(path)!r} is not a report killpoint wrote: {exc}"
+        ) from None
     return document
 
 

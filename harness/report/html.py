@@ -29,7 +29,7 @@ from markupsafe import Markup
 
 from killpoint import kinds
 from killpoint.report.redact import redact, redact_tree
-from killpoint.report.text import as_float, clip_head, clip_tail, number, visible
+from killpoint.report.text import FIELD_LIMIT, as_float, clip_head, clip_tail, number, visible
 from killpoint.values.findings import KINDS as FINDING_KINDS
 from killpoint.values.findings import RANK, SEVERITIES, deciding_data
 from killpoint.values.findings import VERDICTS as VERDICT_LIST
@@ -736,5 +736,5 @@ def assets() -> dict[str, Markup]:
 def render_report(document: Mapping[str, Any]) -> str:
     """The report as one self-contained HTML page, from the document with every secret
     masked before anything in it is escaped."""
-    view = build_view(redact_tree(document))
+    view = build_view(redact_tree(document, limit=FIELD_LIMIT))
     return environment().get_template(TEMPLATE).render(view=view, **assets())

@@ -9,6 +9,9 @@ import re
 from typing import Any
 
 TEXT = 240  # characters of a one-line sentence before it is cut, with an ellipsis
+# Characters of any one text in the JSON and the HTML: an 8 MiB stderr line keeps its end,
+# and the report keeps to its size limit.
+FIELD_LIMIT = 32 * 1024
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _BIDI = re.compile(r"[\u200e\u200f\u202a-\u202e\u2066-\u2069]")

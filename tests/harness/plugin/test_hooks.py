@@ -114,7 +114,7 @@ class TestOptions:
             (["--crash-seed=soon"], "killpoint: --crash-seed='soon': give a whole number, or 'last'"),
             (["--crash-points=nowhere"], "killpoint: --crash-points='nowhere': not a group"),
             (["--crash-runtime=nosuch"], "killpoint: --crash-runtime='nosuch': unknown runtime 'nosuch'"),
-            (["--crash-runtime=json:dumps"], "killpoint: --crash-runtime='json:dumps': loading it raised TypeError"),
+            (["--crash-runtime=json:dumps"], "killpoint: --crash-runtime='json:dumps': runtime 'json:dumps' cannot be imported: 'json' is a module of the standard library"),
             (["--crash-scenarios=research,nosuch"], "killpoint: --crash-scenarios='nosuch': unknown scenario 'nosuch'"),
             (["--crash-store=mysql://db/x"], "killpoint: --crash-store='mysql://db/x': store 'mysql://db/x' uses 'mysql'"),
             (["-p", "no:cacheprovider", "--crash-seed=last"], "killpoint: --crash-seed='last': pytest's cache is disabled"),

@@ -1,0 +1,232 @@
+"""What a report file must look like before anything uses it: the type of every field
+killpoint reads, at every level (the document, its cells, their findings and timelines,
+groups, baselines, skips), and cell ids that parse and agree with their cell.
+
+A field may be absent (older reports lack some); present, it has its type, or the file is
+refused with one line naming the field, what it holds and what it should be.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from killpoint.errors import KillpointError
+
+Spec = tuple[type | None, ...]
+TEXT: Spec = (str,)
+OPTIONAL_TEXT: Spec = (str, type(None))
+WHOLE: Spec = (int,)
+NUMBER: Spec = (int, float)
+FLAG: Spec = (bool,)
+LIST: Spec = (list,)
+OBJECT: Spec = (dict,)
+
+TOP: dict[str, Spec] = {
+    "schema": TEXT,
+    "command": TEXT,
+    "seed": (int, type(None)),
+    "runtime": TEXT,
+    "store": TEXT,
+    "modes": LIST,
+    "points": TEXT,
+    "depth": WHOLE,
+    "versions": OBJECT,
+    "interrupted": FLAG,
+    "summary": OBJECT,
+    "excluded_from_comparison": LIST,
+    "groups": LIST,
+    "accepted": OBJECT,
+    "skipped": LIST,
+    "baselines": LIST,
+    "cells": LIST,
+}
+CELL: dict[str, Spec] = {
+    "id": TEXT,
+    "runtime": TEXT,
+    "scenario": TEXT,
+    "mode": TEXT,
+    "store": TEXT,
+    "schedule": LIST,
+    "verdict": TEXT,
+    "expected": FLAG,
+    "duplicates": WHOLE,
+    "bound": WHOLE,
+    "seconds": NUMBER,
+    "detail": TEXT,
+    "findings": LIST,
+    "sides": OBJECT,
+    "diff": LIST,
+    "store_at_crash": (dict, type(None)),
+    "stderr_tail": TEXT,
+    "timeline": LIST,
+    "exit_codes": LIST,
+    "replay": TEXT,
+    "kept": OPTIONAL_TEXT,
+    "accepted": FLAG,
+}
+FINDING: dict[str, Spec] = {
+    "kind": TEXT,
+    "severity": TEXT,
+    "verdict": TEXT,
+    "expected": FLAG,
+    "sentence": TEXT,
+    "path": TEXT,
+    "tool": OPTIONAL_TEXT,
+    "evidence": LIST,
+    "group": OPTIONAL_TEXT,
+    "sides": (list, type(None)),
+    "facts": (dict, type(None)),
+    "accepted": OPTIONAL_TEXT,
+}
+GROUP: dict[str, Spec] = {
+    "key": TEXT,
+    "kind": TEXT,
+    "tool": OPTIONAL_TEXT,
+    "path": OPTIONAL_TEXT,
+    "severity": TEXT,
+    "verdict": TEXT,
+    "meaning": TEXT,
+    "count": WHOLE,
+    "cells": LIST,
+    "rows": LIST,
+    "example": TEXT,
+    "example_cell": TEXT,
+    "example_row": TEXT,
+    "replay": TEXT,
+    "accepted": OPTIONAL_TEXT,
+}
+BASELINE: dict[str, Spec] = {
+    "runtime": TEXT,
+    "scenario": TEXT,
+    "mode": TEXT,
+    "store": TEXT,
+    "checkpoints": WHOLE,
+    "seconds": NUMBER,
+    "problem": OPTIONAL_TEXT,
+    "nondeterministic": OPTIONAL_TEXT,
+    "writes_lag": FLAG,
+    "trace_note": OPTIONAL_TEXT,
+}
+SKIPPED: dict[str, Spec] = {
+    "runtime": TEXT,
+    "scenario": TEXT,
+    "mode": TEXT,
+    "reason": TEXT,
+    "point": OPTIONAL_TEXT,
+    "store": TEXT,
+}
+ACCEPTED: dict[str, Spec] = {"reason": TEXT, "link": OPTIONAL_TEXT}
+
+
+class SchemaError(KillpointError, ValueError):
+    """A field of the wrong type; the message names where."""
+
+
+def _type_names(spec: Spec) -> str:
+    names = {
+        str: "text",
+        int: "a whole number",
+        float: "a number",
+        bool: "true or false",
+        list: "a list",
+        dict: "an object",
+        type(None): "null",
+    }
+    return " or ".join(dict.fromkeys(names.get(t, str(t)) for t in spec if t is not None))
+
+
+def _fits(value: Any, spec: Spec) -> bool:
+    if isinstance(value, bool) and bool not in spec:
+        return False  # JSON's true is no number here
+    return any(t is not None and isinstance(value, t) for t in spec)
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_fields(data: Any, fields: Mapping[str, Spec], where: str) -> None:
+    if not isinstance(data, dict):
+        raise SchemaError(f"{where} should be an object, got {_shown(data)}")
+    for key, spec in fields.items():
+        if key in data and not _fits(data[key], spec):
+            raise SchemaError(
+                f"{where}: {key!r} should be {_type_names(spec)}, got {_shown(data[key])}"
+            )
+
+
+def _all(items: Any, fits: Spec, where: str) -> None:
+    for n, item in enumerate(items):
+        if not _fits(item, fits):
+            raise SchemaError(f"{where}[{n}] should be {_type_names(fits)}, got {_shown(item)}")
+
+
+def check_cell(cell: Any, where: str) -> None:
+    from killpoint import kinds
+    from killpoint.values.points import PointError
+
+    check_fields(cell, CELL, where)
+    _all(cell.get("schedule", ()), TEXT, f"{where}: 'schedule'")
+    _all(cell.get("exit_codes", ()), (int, type(None)), f"{where}: 'exit_codes'")
+    for key in ("sides",):
+        for k, v in (cell.get(key) or {}).items():
+            if not isinstance(v, str):
+                raise SchemaError(f"{where}: {key!r}[{k!r}] should be text, got {_shown(v)}")
+    _all(cell.get("diff", ()), OBJECT, f"{where}: 'diff'")
+    for n, finding in enumerate(cell.get("findings", ())):
+        check_fields(finding, FINDING, f"{where}, finding {n}")
+        _all(finding.get("evidence", ()), TEXT, f"{where}, finding {n}: 'evidence'")
+    for n, event in enumerate(cell.get("timeline", ())):
+        if (
+            not isinstance(event, list)
+            or not 2 <= len(event) <= 4
+            or not _fits(event[0], NUMBER)
+            or not all(isinstance(e, str) for e in event[1:])
+        ):
+            raise SchemaError(
+                f"{where}, timeline event {n} should be [seconds, text, kind, lane], "
+                f"got {_shown(event)}"
+            )
+    cell_id = cell.get("id")
+    if isinstance(cell_id, str):
+        try:
+            parsed = kinds.parse_cell(cell_id)
+        except PointError as exc:
+            raise SchemaError(f"{where}: {str(exc).removeprefix('killpoint: ')}") from None
+        named = {k: cell[k] for k in ("runtime", "scenario", "mode", "store") if k in cell}
+        if any(getattr(parsed, k) != v for k, v in named.items()):
+            raise SchemaError(f"{where}: id {cell_id!r} does not agree with the cell's fields")
+
+
+def check_document(document: Any) -> None:
+    """SchemaError naming the first field of the wrong type."""
+    check_fields(document, TOP, "the document")
+    _all(document.get("modes", ()), TEXT, "'modes'")
+    _all(document.get("excluded_from_comparison", ()), TEXT, "'excluded_from_comparison'")
+    for key, value in (document.get("versions") or {}).items():
+        if not isinstance(value, str):
+            raise SchemaError(f"'versions'[{key!r}] should be text, got {_shown(value)}")
+    summary = document.get("summary") or {}
+    for key, value in summary.items():
+        if key == "by_verdict":
+            check_fields(value, {}, "'summary'['by_verdict']")
+            _all(value.values(), WHOLE, "'summary'['by_verdict']")
+        elif not _fits(value, NUMBER):
+            raise SchemaError(f"'summary'[{key!r}] should be a number, got {_shown(value)}")
+    for n, group in enumerate(document.get("groups", ())):
+        check_fields(group, GROUP, f"group {n}")
+        for key in ("cells", "rows"):
+            _all(group.get(key, ()), TEXT, f"group {n}: {key!r}")
+    for key, entry in (document.get("accepted") or {}).items():
+        check_fields(entry, ACCEPTED, f"'accepted'[{key!r}]")
+    for n, skip in enumerate(document.get("skipped", ())):
+        check_fields(skip, SKIPPED, f"skip {n}")
+    for n, base in enumerate(document.get("baselines", ())):
+        check_fields(base, BASELINE, f"baseline {n}")
+    for n, cell in enumerate(document.get("cells", ())):
+        check_cell(cell, f"cell {n}")
+
+
+__all__ = ["SchemaError", "check_cell", "check_document", "check_fields"]
