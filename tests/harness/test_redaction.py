@@ -103,7 +103,6 @@ def test_no_secret_in_any_output(tmp_path: Path, store: str) -> None:
         n for n, text in outputs.items() if n.endswith(("stdout", "stderr")) and "\x1b" in text
     )
     assert [] == raw
-    assert "\\x1b]52;c;" in outputs["matrix stdout"]
     assert (tmp_path / "m.json").stat().st_size < 5_000_000
     assert (tmp_path / "m.html").stat().st_size < 5_000_000
     assert all(p.stat().st_size <= 4 * 1024 * 1024 for p in logs)
