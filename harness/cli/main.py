@@ -14,14 +14,14 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, NoReturn
 
 from killpoint.adapters.registry import RUNTIME_HELP
 from killpoint.cli import check as cli_check
 from killpoint.cli import matrix as cli_matrix
 from killpoint.cli import output as cli_output
 from killpoint.cli import replay as cli_replay
-from killpoint.cli.exit_codes import interrupted_status
+from killpoint.cli.exit_codes import EXIT_USAGE, interrupted_status
 
 WORK_DIR_HELP = (
     "where to make this run's folder for the cells' stores, ledgers and logs "
@@ -157,8 +157,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with its errors in one line that names the fix, as every other bad input
+    of killpoint's (its default prints the whole usage block first)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="killpoint",
         description="Crash-consistency harness for durable agent runtimes.",
     )

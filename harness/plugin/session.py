@@ -356,8 +356,8 @@ class KillpointSession:
         figures = result.summary()
         terminalreporter.write_sep("-", "killpoint")
         terminalreporter.write_line(
-            f"{figures['cells']} cells, {figures['unexpected']} unexpected"
-            + (f" in {figures['groups']} group(s)" if figures["unexpected"] else "")
+            f"{count(figures['cells'], 'cell')}, {figures['unexpected']} unexpected"
+            + (f" in {count(figures['groups'], 'group')}" if figures["unexpected"] else "")
             + (f", {figures['accepted']} accepted" if figures["accepted"] else "")
             + f", {figures['expected_losses']} expected losses; seed {self.seed}"
         )

@@ -236,7 +236,10 @@ def _usage_overcounted(f: Facts) -> str:
 
 def _stale_write(f: Facts) -> str:
     if f.get("inner"):
-        return f"the stale worker wrote after the takeover, at {f['field']}: {f['inner']}"
+        inner = str(f["inner"])
+        # The comparison's own sentence may open with the field already: say it once.
+        inner = inner.removeprefix(f"{f['field']}: ")
+        return f"the stale worker wrote after the takeover, at {f['field']}: {inner}"
     return str(f["detail"])
 
 

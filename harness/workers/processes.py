@@ -276,12 +276,21 @@ class Worker:
         return self.exitcode
 
     def stop(self) -> None:
-        os.killpg(self.pid, signal.SIGSTOP)
-        self.event(f"{self.spec.log_name} paused (SIGSTOP)", "pause")
+        self._signal_group(signal.SIGSTOP, "paused (SIGSTOP)", "pause")
 
     def cont(self) -> None:
-        os.killpg(self.pid, signal.SIGCONT)
-        self.event(f"{self.spec.log_name} woken (SIGCONT)", "wake")
+        self._signal_group(signal.SIGCONT, "woken (SIGCONT)", "wake")
+
+    def _signal_group(self, sig: signal.Signals, done: str, kind: str) -> None:
+        # A worker may be gone before its signal (it died of its own accord, or the
+        # kernel's OOM killer took it): that is the runtime's outcome, read by the next
+        # join, never an error of the harness's.
+        try:
+            os.killpg(self.pid, sig)
+        except ProcessLookupError:
+            self.event(f"{self.spec.log_name} was gone before it could be {done}", "end")
+            return
+        self.event(f"{self.spec.log_name} {done}", kind)
 
     def _reap(self, deadline: float | None = None) -> None:
         # The sentinel is readable once the forkserver has waited for the child and sent

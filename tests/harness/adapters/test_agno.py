@@ -198,6 +198,9 @@ def test_baseline_of_every_builtin_scenario(
         assert [["charge_card", "send_email", "send_sms"]] == called
         assert [] == executed
         assert "Missing required argument" in (ran.results[0].content or "")
+    elif name == "reserve":
+        # Cancelled at turn 2: agno words the cancelled run's content itself.
+        assert ["Run s-run1 was cancelled"] == [r.content for r in ran.results]
     elif name == "cancel":
         assert [["process_batch"] * 6] == called
         assert ["process_batch"] * 6 == executed
@@ -330,7 +333,7 @@ class TestClassicDemo:
         assert [
             (
                 "tool-executions-lost",
-                "1 of 4 tool executions of the baseline missing resumed: "
+                "1 of the 4 tool executions in the baseline is missing from the resumed run: "
                 'search({"query":"Research crash consistency of agent runtimes."})',
             )
         ] == [(f["kind"], f["sentence"]) for f in result.findings]

@@ -393,7 +393,10 @@ class TestSync:
         assert ("corrupt", False) == (result.verdict, result.expected)
         stale = [f for f in result.findings if f["kind"] == "stale-write"]
         assert stale, result.detail
-        assert "store after the takeover 0, store after the stale worker woke 1" in result.detail
+        assert (
+            "at state.forks: 0 in the store after the takeover, 1 in the store after the "
+            "stale worker woke"
+        ) in result.detail
         assert [0, 0] == result.exit_codes  # both drove the run to its end
 
     def test_two_resumers_both_drive_the_run_and_every_repeat_is_counted(
@@ -517,7 +520,11 @@ class TestAsync:
         assert set(planned) == offered[0] & offered[1]
         sigstops = [p.k for p in planned if p.kind == "sigstop"]
         assert list(range(1, 21)) == sigstops
-        assert (None, 21) == (base.trace_note, base.checkpoints)
+        # A second resumer is offered only where a checkpoint follows a tool batch, which
+        # the lagging writes of async place differently in each trace: the only points
+        # the traces may disagree on.
+        assert 21 == base.checkpoints
+        assert base.trace_note is None or "(second-resumer:" in base.trace_note, base.trace_note
 
     def test_a_takeover_after_a_write_behind_the_run_meets_a_stale_worker(
         self, engine: Engine

@@ -421,3 +421,22 @@ class TestRerunAndAccept:
         )  # fmt: skip
         assert 0 == nothing.returncode, nothing.stdout + nothing.stderr
         assert "nothing to rerun" in nothing.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["matrix", "--no-such-option"], "unrecognized arguments: --no-such-option"),
+        (["search", "--depth", "deep"], "'deep' is not a whole number"),
+        (["no-such-command"], "invalid choice: 'no-such-command'"),
+        ([], "the following arguments are required: COMMAND"),
+    ],
+)
+def test_a_parser_error_is_one_line_with_the_fix(args: list[str], named: str) -> None:
+    """argparse's own errors read as killpoint's others do: one line, the value, where to
+    look next, exit 2 (its default is the usage block, then the error)."""
+    done = killpoint(*args)
+    assert 2 == done.returncode
+    lines = done.stderr.strip().splitlines()
+    assert 1 == len(lines), done.stderr
+    assert named in lines[0] and "--help`" in lines[0], lines[0]

@@ -310,7 +310,7 @@ class TestWithoutCrash:
             [
                 "*killpoint: tests.harness.broken_runtimes:late_cancel/cancel/tool-batch/sqlite/"
                 "without-crash: happens without a crash (the baseline shows it)",
-                "*  cancel-late: a cancel was requested during model turn 3; *"
+                "*  cancel-late: a cancel was requested during model turn 3, *"
                 "[[]group cancel-late:-:model@no-crash]",
                 "without a crash: cancel-late: 1 row(s), diverged*",
             ],

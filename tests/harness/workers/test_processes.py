@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import multiprocessing.connection
 import os
 import shutil
 import signal
@@ -82,6 +83,28 @@ def test_a_killed_worker_is_reaped_with_its_real_exit_status(tmp_path: Path) -> 
     finally:
         if w.alive:
             w.kill()
+
+
+def test_waking_a_worker_that_is_already_gone_is_its_outcome_not_an_error(
+    tmp_path: Path,
+) -> None:
+    """A paused worker that something else killed (the OOM killer, say) has no group
+    left to wake: cont() records that on its lane, and the join reads how it ended."""
+    timeline: list[Event] = []
+    w = Worker(spec(tmp_path, gates=("model:2:received",)), timeline, time.monotonic())
+    try:
+        assert "gates" == w.wait(frozenset({"model:2:received"}), time.monotonic() + 60).kind
+        w.stop()
+        os.killpg(w.pid, signal.SIGKILL)
+        # Gone for good once the forkserver has reaped it and sent its status.
+        assert multiprocessing.connection.wait([w.proc.sentinel], 60)
+        w.cont()
+        out = w.join(time.monotonic() + 60)
+    finally:
+        if w.alive:
+            w.kill()
+    assert "done" != out.kind
+    assert any("was gone before it could be woken" in e.text for e in timeline)
 
 
 def test_concurrent_workers_record_their_real_exit_statuses(tmp_path: Path) -> None:
