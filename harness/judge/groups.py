@@ -117,22 +117,10 @@ class Group:
         return f"{self.kind}{tool}{where}"
 
     def to_json(self) -> dict[str, Any]:
-        if self.without_crash:
-            return {
-                "key": self.key,
-                "kind": self.kind,
-                "tool": self.tool,
-                "path": self.pattern,
-                "severity": self.severity,
-                "verdict": self.verdict,
-                "meaning": self.meaning,
-                "count": len(self.cells),
-                "rows": self.cells,
-                "example": self.example,
-                "example_row": self.example_cell,
-                "replay": self.replay,
-                "accepted": self.accepted,
-            }
+        # A row-level group names rows, not cells: the same fields under their own names.
+        members, example = (
+            ("rows", "example_row") if self.without_crash else ("cells", "example_cell")
+        )
         return {
             "key": self.key,
             "kind": self.kind,
@@ -142,9 +130,9 @@ class Group:
             "verdict": self.verdict,
             "meaning": self.meaning,
             "count": len(self.cells),
-            "cells": self.cells,
+            members: self.cells,
             "example": self.example,
-            "example_cell": self.example_cell,
+            example: self.example_cell,
             "replay": self.replay,
             "accepted": self.accepted,
         }
