@@ -41,10 +41,11 @@ def main() -> None:
     parser.add_argument("--modes", default="tool-batch,runs", help="comma-separated")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--points", default="all")
+    parser.add_argument("--repeats", type=int, default=3, help="fresh interpreters (median)")
     parser.add_argument("--runtime", default="agno", help="agno, or an agno adapter path")
     args = parser.parse_args()
 
-    fresh = fresh_run(FRESH_RUN, "agno", env={"AGNO_TELEMETRY": "false"})
+    fresh = fresh_run(FRESH_RUN, "agno", env={"AGNO_TELEMETRY": "false"}, repeats=args.repeats)
     result, wall = timed_campaign(
         runtime=args.runtime,
         scenarios=tuple(s for s in args.scenarios.split(",") if s),

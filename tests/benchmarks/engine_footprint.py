@@ -1,10 +1,10 @@
 """What a long campaign costs the engine process: open descriptors and memory per cell.
 
     python -m tests.benchmarks.engine_footprint [--cells 1500] [--minutes 5] [--store URL]
-        [--no-trim]
+        [--no-trim] [--first 100] [--scenarios a,b] [--points P]
 
 Runs the default matrix (every scenario, mode and point of the reference runtime, SQLite
-unless --store names a PostgreSQL server) in this process and prints, at cell 100 and at
+unless --store names a PostgreSQL server) in this process and prints, at cell 100 (--first) and at
 the last cell (--cells, or as many as fit in --minutes), the engine's open descriptors
 (and how many of them name deleted files), its RSS and the blocks Python holds, then the
 growth per cell between the two. --no-trim leaves the free heap pages to glibc
@@ -97,9 +97,19 @@ def main() -> None:
     parser.add_argument("--store", default="sqlite")
     parser.add_argument("--workers", type=int, default=default_workers())
     parser.add_argument("--no-trim", action="store_true")
+    parser.add_argument("--first", type=int, default=FIRST, help="the cell measured first")
+    parser.add_argument("--scenarios", default="", help="comma-separated (default: all)")
+    parser.add_argument("--points", default="all")
     args = parser.parse_args()
 
-    config = CampaignConfig.from_options(store=args.store, workers=args.workers, keep="none")
+    config = CampaignConfig.from_options(
+        store=args.store,
+        workers=args.workers,
+        keep="none",
+        scenarios=args.scenarios or None,
+        points=args.points,
+    )
+    first = args.first
     camp = Campaign(config)
     if args.no_trim:
         camp.trimmer.interval = float("inf")
@@ -115,10 +125,10 @@ def main() -> None:
     def on_cell(result: Any) -> None:
         nonlocal done
         done += 1
-        if done == FIRST:
-            seen[FIRST] = measure()
+        if done == first:
+            seen[first] = measure()
         out_of_time = time.monotonic() - t0 > args.minutes * 60
-        if done >= args.cells or (out_of_time and done > FIRST):
+        if done >= args.cells or (out_of_time and done > first):
             seen[done] = measure()
             raise Enough()
 
@@ -127,7 +137,7 @@ def main() -> None:
         result = camp.run(on_planned=planned.append, on_cell=on_cell)
     finally:
         processes.kill_all()
-    if done not in seen and done >= FIRST:
+    if done not in seen and done >= first:
         seen[done] = measure()
     print(f"default matrix: {planned[0] if planned else '?'} cells planned, {done} run "
           f"({len(result.cells)} kept in the result), {args.workers} workers, store {args.store}")  # fmt: skip
@@ -147,7 +157,7 @@ def main() -> None:
               "per cell")  # fmt: skip
         holding(result)
     else:
-        print(f"fewer than {FIRST} cells ran: nothing to compare")
+        print(f"fewer than {first} cells ran: nothing to compare")
 
 
 if __name__ == "__main__":

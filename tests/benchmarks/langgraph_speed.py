@@ -49,10 +49,11 @@ def main() -> None:
     parser.add_argument("--modes", default="sync,exit", help="comma-separated")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--points", default="all")
+    parser.add_argument("--repeats", type=int, default=3, help="fresh interpreters (median)")
     parser.add_argument("--store", default="sqlite")
     args = parser.parse_args()
 
-    fresh = fresh_run(FRESH_RUN, "langgraph")
+    fresh = fresh_run(FRESH_RUN, "langgraph", repeats=args.repeats)
     result, wall = timed_campaign(
         runtime="langgraph",
         scenarios=tuple(s for s in args.scenarios.split(",") if s),

@@ -137,9 +137,10 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=default_workers())
     parser.add_argument("--points", default="all")
     parser.add_argument("--runtime", default="reference")
+    parser.add_argument("--repeats", type=int, default=3, help="interpreter starts (median)")
     args = parser.parse_args()
 
-    start = interpreter_start()
+    start = interpreter_start(args.repeats)
     warm = start_forkserver_for(args.runtime)
     costs: dict[tuple[str, str], float] = {}
 
