@@ -51,6 +51,9 @@ class Scenario:
     # The rule its session state follows whatever happened to the run, checked on the
     # final session (normal form): the problems found, in plain sentences.
     state_invariant: Callable[[Mapping[str, Any]], list[str]] | None = None
+    # The application's own version of this scenario (a crash-state corpus records it; a
+    # variant that models a code change has another, scenarios.versions).
+    version: str = "1"
 
     def __post_init__(self) -> None:
         if not self.inputs:

@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 
 from killpoint.adapters.registry import RUNTIME_HELP
 from killpoint.cli import check as cli_check
+from killpoint.cli import corpus as cli_corpus
 from killpoint.cli import matrix as cli_matrix
 from killpoint.cli import output as cli_output
 from killpoint.cli import replay as cli_replay
@@ -178,6 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_matrix.add_parser(sub, WORK_DIR_HELP, _positive_int)
     cli_replay.add_parser(sub, WORK_DIR_HELP)
     cli_check.add_parser(sub, WORK_DIR_HELP)
+    cli_corpus.add_parser(sub, WORK_DIR_HELP)
 
     p = sub.add_parser("demo", help="the classic story: start, crash, inspect, continue, compare")
     p.add_argument(

@@ -51,6 +51,8 @@ KEPT_TEXT_LIMIT = 4 * 1024 * 1024
 
 class Engine:
     session_id = SESSION_ID
+    # What runs one cell (a crash-state corpus records with a CellRun that keeps states).
+    cell_run: type[CellRun] = CellRun
 
     def __init__(self, config: EngineConfig) -> None:
         self.config = config
@@ -340,7 +342,7 @@ class Engine:
         a harness error is this cell's result (with its traceback), never the campaign's end."""
         watch = self.watch()
         base = self.baseline(cell.row)
-        run = CellRun(self, cell, base)
+        run = self.cell_run(self, cell, base)
         try:
             if watch.cause is not None:
                 pass  # the store server is down: settled below, nothing to run

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from killpoint import scenarios
 from killpoint.errors import KillpointError
-from killpoint.scenarios import Scenario
+from killpoint.scenarios import Scenario, versions
 from killpoint.values.import_paths import call_problem, import_attribute
 
 
@@ -13,6 +13,12 @@ class ScenarioRefError(KillpointError, ValueError):
 
 
 def resolve_scenario(ref: str) -> Scenario:
+    name, version = versions.split(ref)
+    if version is not None:
+        try:
+            return versions.version_of(resolve_scenario(name), version)
+        except versions.UnknownVersion as exc:
+            raise ScenarioRefError(str(exc)) from None
     if ref in scenarios.BUILTINS:
         return scenarios.BUILTINS[ref]
     if ref.startswith("random:"):

@@ -1,0 +1,277 @@
+"""`killpoint corpus record|check` and `killpoint upgrade`: crash under one version,
+resume under another (killpoint.corpus)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from killpoint.adapters.registry import RUNTIME_HELP
+from killpoint.cli import output as cli_output
+
+SCENARIO_VERSION_HELP = (
+    "resume each state under this version of its scenario (e.g. tool-renamed: see "
+    "killpoint.scenarios.versions); default: the version it was recorded with"
+)
+
+
+def _config(args: argparse.Namespace, runtime: str, scenarios: str | None) -> Any:
+    from killpoint.engine.options import CampaignConfig
+
+    config = CampaignConfig.from_options(
+        runtime=runtime,
+        scenarios=scenarios,
+        modes=args.modes,
+        points=args.points,
+        seed=args.seed,
+        workers=args.workers,
+        timeout=args.timeout,
+        work_parent=args.work_dir,
+        keep="none",
+    )
+    config.check()
+    return config
+
+
+def _empty_target(out: Path) -> str | None:
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        return (
+            f"killpoint: --out {str(out)!r} exists and is not an empty folder; give a new "
+            "folder (a corpus is never written over)"
+        )
+    return None
+
+
+def _record(args: argparse.Namespace, runtime: str, scenarios: str | None, out: Path) -> Any:
+    from killpoint.corpus.record import record
+
+    config = _config(args, runtime, scenarios)
+    return record(config, out)
+
+
+def _say_recorded(recorded: Any) -> None:
+    out = cli_output.stdout()
+    n = len(recorded.states)
+    per = recorded.bytes // n if n else 0
+    cli_output.plain(
+        out,
+        f"kept {n} state(s) in {recorded.folder} ({recorded.bytes:,} bytes, {per:,} per state)",
+    )
+    if recorded.nothing_to_resume:
+        cli_output.plain(
+            out,
+            f"{len(recorded.nothing_to_resume)} kill(s) left nothing to resume (no checkpoint "
+            "of the run had landed): not kept",
+        )
+    if recorded.not_kept:
+        cli_output.plain(out, f"{len(recorded.not_kept)} cell(s) of other point kinds: not kept")
+
+
+def cmd_record(args: argparse.Namespace) -> int:
+    from killpoint.engine.options import ConfigError, OptionError
+
+    out = Path(args.out)
+    problem = _empty_target(out)
+    if problem:
+        return cli_output.usage_error(problem)
+    try:
+        recorded = _record(args, args.runtime, args.scenarios, out)
+    except OptionError as exc:
+        return cli_output.usage_error(exc.text())
+    except ConfigError as exc:
+        return cli_output.usage_error(str(exc))
+    _say_recorded(recorded)
+    return 0
+
+
+def _versions_table(result: Any) -> list[str]:
+    rec, now = result.recorded, result.checking
+    rows = [("killpoint", rec.killpoint, now.killpoint), ("python", rec.python, now.python),
+            ("runtime", rec.runtime, now.runtime)]  # fmt: skip
+    for lib in sorted(set(rec.libraries) | set(now.libraries)):
+        rows.append((lib, rec.libraries.get(lib, "-"), now.libraries.get(lib, "-")))
+    width = max(len(r[0]) for r in rows)
+    left = max(len(r[1]) for r in [("", "recorded", ""), *rows])
+    lines = [f"{'':<{width}}  {'recorded':<{left}}  checked"]
+    for name, a, b in rows:
+        mark = "" if a == b else "  (changed)"
+        lines.append(f"{name:<{width}}  {a:<{left}}  {b}{mark}")
+    return lines
+
+
+def _report(result: Any, json_path: str | None) -> int:
+    from killpoint.corpus import groups
+
+    out = cli_output.stdout()
+    for line in _versions_table(result):
+        cli_output.plain(out, line)
+    for s in result.states:
+        scenario = (
+            s.checked_as
+            if s.checked_as == s.recorded_as.split(" ")[0]
+            else (f"{s.recorded_as} -> {s.checked_as}")
+        )
+        text = f"{s.group:<30} {s.id}  [{scenario}]"
+        if s.sentence:
+            text += f": {cli_output.cut(s.sentence)}"
+        cli_output.plain(out, text)
+    counts = ", ".join(f"{n} {g}" for g, n in result.counts().items()) or "no states"
+    per = result.seconds / len(result.states) if result.states else 0.0
+    cli_output.plain(
+        out,
+        f"{len(result.states)} state(s) in {result.seconds:.1f} s ({per:.3f} s per state): "
+        f"{counts}",
+    )
+    if json_path:
+        Path(json_path).write_text(json.dumps(result.to_json(), indent=2) + "\n")
+    failing = [g for g in result.counts() if groups.BY_NAME[g].failing]
+    return 1 if failing else 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from killpoint.corpus.check import check
+    from killpoint.corpus.manifest import CorpusError
+    from killpoint.engine.options import ConfigError, runtime_adapter
+
+    try:
+        runtime_adapter(args.runtime)
+        result = check(
+            Path(args.corpus),
+            args.runtime,
+            scenario_version=args.scenario_version,
+            timeout=float(args.timeout),
+            workers=int(args.workers),
+            work_parent=Path(args.work_dir) if args.work_dir else None,
+        )
+    except (CorpusError, ConfigError) as exc:
+        return cli_output.usage_error(str(exc))
+    return _report(result, args.json)
+
+
+def _is_scenario(value: str) -> bool:
+    from killpoint import scenarios
+    from killpoint.scenarios import versions
+
+    return versions.split(value)[1] is not None or value in scenarios.BUILTINS
+
+
+def cmd_upgrade(args: argparse.Namespace) -> int:
+    from killpoint.corpus.check import check
+    from killpoint.corpus.manifest import CorpusError
+    from killpoint.engine.options import ConfigError, OptionError, runtime_adapter
+    from killpoint.scenarios import versions
+    from killpoint.values.scenario_refs import ScenarioRefError, resolve_scenario
+
+    a, b = args.from_, args.to
+    if _is_scenario(a) != _is_scenario(b):
+        return cli_output.usage_error(
+            f"killpoint: --from {a!r} and --to {b!r} must both be runtimes or both scenario "
+            "versions (SCENARIO@VERSION)"
+        )
+    by_scenario = _is_scenario(a)
+    try:
+        if by_scenario:
+            if args.scenarios:
+                return cli_output.usage_error(
+                    "killpoint: --scenarios is for an upgrade between runtimes; --from and --to "
+                    "name the scenario here"
+                )
+            old, new = resolve_scenario(a), resolve_scenario(b)
+            if versions.split(a)[0] != versions.split(b)[0]:
+                return cli_output.usage_error(
+                    f"killpoint: --from {a!r} and --to {b!r} are versions of different scenarios"
+                )
+            runtime_from = runtime_to = args.runtime
+            scenarios: str | None = a
+            target: str | None = new.version
+            del old
+        else:
+            runtime_adapter(b)
+            runtime_from, runtime_to, scenarios, target = a, b, args.scenarios, None
+    except ScenarioRefError as exc:
+        return cli_output.usage_error(str(exc))
+    except ConfigError as exc:
+        return cli_output.usage_error(str(exc))
+    kept = Path(args.keep_corpus) if args.keep_corpus else None
+    if kept is not None:
+        problem = _empty_target(kept)
+        if problem:
+            return cli_output.usage_error(problem.replace("--out", "--keep-corpus"))
+    scratch = Path(tempfile.mkdtemp(prefix="killpoint-upgrade-"))
+    folder = kept or scratch / "corpus"
+    try:
+        try:
+            recorded = _record(args, runtime_from, scenarios, folder)
+        except OptionError as exc:
+            return cli_output.usage_error(exc.text())
+        except ConfigError as exc:
+            return cli_output.usage_error(str(exc))
+        _say_recorded(recorded)
+        try:
+            result = check(
+                folder,
+                runtime_to,
+                scenario_version=target,
+                timeout=float(args.timeout),
+                workers=int(args.workers),
+                work_parent=Path(args.work_dir) if args.work_dir else None,
+            )
+        except CorpusError as exc:
+            return cli_output.usage_error(str(exc))
+        return _report(result, args.json)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _selection(p: argparse.ArgumentParser, work_dir_help: str) -> None:
+    from killpoint.engine.options import default_workers
+
+    p.add_argument("--modes", help="comma-separated checkpoint modes (default: every mode)")
+    p.add_argument(
+        "--points",
+        default="kills",
+        help="the kills to keep states at: kills (default), boundaries, or points, comma-separated",
+    )
+    p.add_argument("--seed", help="seed for random sampling")
+    p.add_argument("--workers", default=str(default_workers()), help="cells at once")
+    p.add_argument("--timeout", default="30", help="seconds per worker before 'hung'")
+    p.add_argument("--work-dir", help=work_dir_help)
+
+
+def add_parser(sub: Any, work_dir_help: str) -> None:
+    p = sub.add_parser("corpus", help="record crash states, or check them under other code")
+    inner = p.add_subparsers(dest="corpus_command", required=True, metavar="ACTION")
+    r = inner.add_parser("record", help="run cells and keep the state each kill leaves")
+    r.add_argument("--runtime", default="reference", help=RUNTIME_HELP)
+    r.add_argument("--scenarios", help="comma-separated scenario names (default: all built-ins)")
+    r.add_argument("--out", required=True, help="a new (or empty) folder for the corpus")
+    _selection(r, work_dir_help)
+    r.set_defaults(func=cmd_record)
+    c = inner.add_parser("check", help="resume every state of a corpus with the code here")
+    c.add_argument("corpus", help="a folder made by `killpoint corpus record`")
+    c.add_argument("--runtime", default="reference", help=RUNTIME_HELP)
+    c.add_argument("--scenario-version", help=SCENARIO_VERSION_HELP)
+    c.add_argument("--workers", default="2", help="states at once")
+    c.add_argument("--timeout", default="30", help="seconds per resumer before 'hung'")
+    c.add_argument("--work-dir", help=work_dir_help)
+    c.add_argument("--json", help="also write the results as JSON here")
+    c.set_defaults(func=cmd_check)
+
+    u = sub.add_parser(
+        "upgrade", help="record under one runtime or scenario version, check under another"
+    )
+    u.add_argument("--from", dest="from_", required=True, help="a runtime, or SCENARIO@VERSION")
+    u.add_argument("--to", required=True, help="a runtime, or SCENARIO@VERSION")
+    u.add_argument("--runtime", default="reference", help="for scenario versions: " + RUNTIME_HELP)
+    u.add_argument("--scenarios", help="for runtimes: comma-separated scenarios (default: all)")
+    u.add_argument("--keep-corpus", help="keep the recorded corpus in this new folder")
+    u.add_argument("--json", help="also write the check's results as JSON here")
+    _selection(u, work_dir_help)
+    u.set_defaults(func=cmd_upgrade)
+
+
+__all__ = ["add_parser"]

@@ -1,0 +1,378 @@
+"""`corpus check`: restore each kept state, resume it with the code installed now, judge.
+
+Each state is restored into a fresh cell folder (the store as the kill left it, the
+ledger, the model's state), read with the checking version's adapter, and resumed by one
+fresh worker, as a matrix cell's resumer is. The resumed session is held to the checking
+version's own baseline of the same scenario (run once per row, as the matrix does); the
+ledger's effects after the restore are held to what the old worker had done. The bound
+is the matrix's: a call whose effect happened but whose result was not durable at the
+kill may run once more.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from killpoint.corpus import groups, snapshot
+from killpoint.corpus import manifest as mf
+from killpoint.engine.cell_host import EngineConfig
+from killpoint.engine.engine import SESSION_ID, Engine
+from killpoint.judge.baseline import Baseline, durable_results, effects
+from killpoint.judge.oracle import Sides, comparable, compare_sessions
+from killpoint.scenarios import ledger as ledger_mod
+from killpoint.scenarios import versions
+from killpoint.values.scenario_refs import resolve_scenario
+from killpoint.values.timeline import Event
+from killpoint.workers.processes import Interrupted, Worker
+from killpoint.workers.worker import LEDGER
+
+Signature = tuple[str, str]
+UNFINISHED = frozenset({"RUNNING", "PENDING"})
+SIDES = Sides("checking version's baseline", "resumed run")
+
+
+@dataclass
+class StateResult:
+    id: str
+    recorded_as: str  # scenario reference and version it was recorded with
+    checked_as: str  # the reference it was checked with
+    mode: str
+    point: str
+    group: str
+    sentence: str
+    details: list[str] = field(default_factory=list)
+    recorded_verdict: str = ""
+    seconds: float = 0.0
+
+    @property
+    def failing(self) -> bool:
+        return groups.BY_NAME[self.group].failing
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "recorded_as": self.recorded_as,
+            "checked_as": self.checked_as,
+            "mode": self.mode,
+            "point": self.point,
+            "group": self.group,
+            "failing": self.failing,
+            "sentence": self.sentence,
+            "details": self.details,
+            "recorded_verdict": self.recorded_verdict,
+            "seconds": round(self.seconds, 4),
+        }
+
+
+@dataclass
+class CheckResult:
+    corpus: Path
+    recorded: mf.Versions
+    checking: mf.Versions
+    states: list[StateResult] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def counts(self) -> dict[str, int]:
+        found = Counter(s.group for s in self.states)
+        return {g.name: found[g.name] for g in groups.GROUPS if found[g.name]}
+
+    @property
+    def failing(self) -> list[StateResult]:
+        return [s for s in self.states if s.failing]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "corpus": str(self.corpus),
+            "recorded": self.recorded.__dict__,
+            "checking": self.checking.__dict__,
+            "counts": self.counts(),
+            "seconds": round(self.seconds, 3),
+            "states": [s.to_json() for s in self.states],
+        }
+
+
+def checked_ref(info: mf.StateInfo, scenario_version: str | None) -> str:
+    """The scenario a state is resumed under: its recorded reference, or the version
+    asked for of the same scenario."""
+    if scenario_version is None:
+        return info.scenario
+    name, _ = versions.split(info.scenario)
+    return (
+        name
+        if scenario_version == resolve_scenario(name).version
+        else (f"{name}{versions.SEPARATOR}{scenario_version}")
+    )
+
+
+def repeated(
+    before: Counter[Signature],
+    after: Counter[Signature],
+    baseline: Counter[Signature],
+    allowed: Counter[Signature],
+) -> Counter[Signature]:
+    """Effects the resumed run did again that the old worker had done, beyond what the
+    checking version's baseline does itself and beyond the bound."""
+    found: Counter[Signature] = Counter()
+    for sig, again in after.items():
+        old = before[sig]
+        beyond = old + again - baseline[sig]
+        n = min(again, old, beyond) - allowed[sig]
+        if n > 0:
+            found[sig] = n
+    return found
+
+
+class Checker:
+    """Checks states of one corpus under one runtime, sharing baselines per row."""
+
+    def __init__(
+        self,
+        corpus: Path,
+        runtime: str,
+        *,
+        scenario_version: str | None = None,
+        timeout: float = 30.0,
+        work_parent: Path | None = None,
+    ) -> None:
+        self.corpus = corpus
+        self.manifest = mf.read_manifest(corpus)
+        self.runtime = runtime
+        self.scenario_version = scenario_version
+        self.engine = Engine(EngineConfig(store="sqlite", timeout=timeout, work_parent=work_parent))
+        self.adapter = self.engine.adapter(runtime)
+
+    def states(self) -> list[tuple[Path, mf.StateInfo]]:
+        found = []
+        for sid in self.manifest.states:
+            folder = self.corpus / mf.STATES / mf.folder_name(sid)
+            found.append((folder, mf.read_state(folder)))
+        return found
+
+    def versions(self) -> mf.Versions:
+        return mf.versions_now(self.runtime, self.adapter.preload_modules)
+
+    def check(self, folder: Path, info: mf.StateInfo) -> StateResult:
+        t0 = time.monotonic()
+        ref = checked_ref(info, self.scenario_version)
+        result = StateResult(
+            id=info.id,
+            recorded_as=f"{info.scenario} (version {info.scenario_version})",
+            checked_as=ref,
+            mode=info.mode,
+            point=info.point,
+            group="ok",
+            sentence="",
+            recorded_verdict=info.recorded_verdict,
+        )
+        try:
+            found = self._check(folder, info, ref)
+        except Interrupted:
+            raise
+        except Exception as exc:
+            found = [
+                (
+                    "error",
+                    f"killpoint failed on this state: {type(exc).__name__}: {exc}",
+                    traceback.format_exc().splitlines()[-8:],
+                )
+            ]
+        names = [g for g, _, _ in found]
+        result.group = groups.worst(names)
+        for g, sentence, details in found:
+            if g == result.group and not result.sentence:
+                result.sentence = sentence
+            result.details += details
+        result.seconds = time.monotonic() - t0
+        return result
+
+    def _check(
+        self, folder: Path, info: mf.StateInfo, ref: str
+    ) -> list[tuple[str, str, list[str]]]:
+        row = (self.runtime, ref, info.mode, "sqlite")
+        base = self.engine.baseline(row)
+        if base.problem or base.nondeterministic:
+            return [("no-baseline", base.problem or base.nondeterministic or "", [])]
+        work = self.engine.work_dir(f"corpus-{mf.folder_name(info.id)}")
+        try:
+            return self._resume(folder, info, row, base, work)
+        finally:
+            self.engine.forget_store(self.engine.stores.fresh(work))
+            self.engine.settle_folder(work, keep=False)
+
+    def _resume(
+        self,
+        folder: Path,
+        info: mf.StateInfo,
+        row: tuple[str, str, str, str],
+        base: Baseline,
+        work: Path,
+    ) -> list[tuple[str, str, list[str]]]:
+        url = self.engine.stores.fresh(work)
+        snapshot.restore(folder, work, url)
+        old_entries = ledger_mod.read(work / LEDGER)
+        try:
+            before = self.engine.read_session(self.runtime, url)
+            problems = [str(p) for p in self.adapter.inspect(url, SESSION_ID)]
+            held = self.adapter.progress(url, SESSION_ID)
+        except Exception as exc:
+            return [
+                (
+                    "store-unreadable",
+                    f"the checking version cannot read the store: {type(exc).__name__}: {exc}",
+                    [],
+                )
+            ]
+        if problems:
+            return [
+                (
+                    "store-unreadable",
+                    f"the checking version finds the store broken: {problems[0]}",
+                    problems,
+                )
+            ]
+        runs = list((before or {}).get("runs", {}).values())
+        if info.run_index >= len(runs):
+            return [
+                (
+                    "store-unreadable",
+                    f"run {info.run_index + 1}, in the store the recording "
+                    "version left, is not there as the checking version reads it",
+                    [],
+                )
+            ]
+        status = runs[info.run_index]["status"]
+        step: dict[str, Any] | None = {"resume_at": info.run_index}
+        if status == "CANCELLED":
+            step = None
+        elif status == "COMPLETED":
+            inputs = len(resolve_scenario(row[1]).inputs)
+            step = None if info.run_index + 1 >= inputs else {"start_at": info.run_index + 1}
+        outcome = "done"
+        detail = ""
+        if step is not None:
+            timeline: list[Event] = []
+            worker = Worker(
+                self.engine.worker_spec(
+                    row, url, work, log_name="resumer", checkpoint_offset=held, **step
+                ),
+                timeline,
+                time.monotonic(),
+                self.engine.stopping,
+            )
+            out = worker.join(time.monotonic() + self.engine.config.timeout)
+            if out.kind == "interrupted":
+                raise Interrupted()
+            if out.kind == "timeout":
+                return [("hung", f"the resumer passed its time limit ({out.detail})", [])]
+            outcome, detail = out.kind, out.detail
+        try:
+            final = self.engine.read_session(self.runtime, url)
+            held_after = self.adapter.progress(url, SESSION_ID)
+        except Exception as exc:
+            return [
+                (
+                    "store-unreadable",
+                    f"the store cannot be read after the resume: {type(exc).__name__}: {exc}",
+                    [],
+                )
+            ]
+        new_entries = ledger_mod.read(work / LEDGER)[len(old_entries) :]
+        allowed = effects(old_entries) - durable_results(before)
+        again = repeated(effects(old_entries), effects(new_entries), base.effects, allowed)
+        found: list[tuple[str, str, list[str]]] = []
+        if again:
+            lines = [f"{tool}({args}) x{n}" for (tool, args), n in sorted(again.items())]
+            found.append(
+                (
+                    "effect-repeated-after-upgrade",
+                    f"the resumed run repeated {sum(again.values())} side effect(s) the old worker "
+                    f"had done: {', '.join(lines[:3])}",
+                    lines,
+                )
+            )
+        if outcome != "done":
+            changed = comparable(before) != comparable(final) or held_after != held
+            did = sum(1 for e in new_entries if e.phase == "started" and e.effect)
+            if not changed and not did:
+                found.append(
+                    (
+                        "fails-closed",
+                        f"the resume was refused ({outcome}): "
+                        f"{detail.splitlines()[0] if detail else ''}".rstrip(": "),
+                        [],
+                    )
+                )
+            else:
+                what = "changed the store" if changed else f"did {did} side effect(s)"
+                found.append(
+                    (
+                        "diverged-after-upgrade",
+                        f"the resume failed ({outcome}: {detail[:200]}) after it {what}",
+                        [],
+                    )
+                )
+            return found
+        unfinished = [
+            f"run {n + 1} is {r['status']}"
+            for n, r in enumerate((final or {}).get("runs", {}).values())
+            if r["status"] in UNFINISHED
+        ]
+        if unfinished:
+            found.append(("stranded", f"the resumer ended and {unfinished[0]}", unfinished))
+        diffs = compare_sessions(base.session, final, SIDES)
+        if diffs:
+            found.append(
+                ("diverged-after-upgrade", diffs[0].sentence, [d.sentence for d in diffs[1:6]])
+            )
+        return found
+
+
+def check(
+    corpus: Path,
+    runtime: str,
+    *,
+    scenario_version: str | None = None,
+    timeout: float = 30.0,
+    workers: int = 2,
+    only: Iterable[str] | None = None,
+    work_parent: Path | None = None,
+    on_state: Callable[[StateResult], None] = lambda r: None,
+) -> CheckResult:
+    """Check every state of `corpus` (or the ids in `only`) under `runtime` now."""
+    t0 = time.monotonic()
+    checker = Checker(
+        corpus,
+        runtime,
+        scenario_version=scenario_version,
+        timeout=timeout,
+        work_parent=work_parent,
+    )
+    wanted = set(only) if only is not None else None
+    chosen = [(f, s) for f, s in checker.states() if wanted is None or s.id in wanted]
+    result = CheckResult(corpus, checker.manifest.versions, checker.versions())
+
+    def one(item: tuple[Path, mf.StateInfo]) -> StateResult:
+        r = checker.check(*item)
+        on_state(r)
+        return r
+
+    try:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="corpus") as pool:
+            result.states = list(pool.map(one, chosen))
+    except KeyboardInterrupt:
+        checker.engine.stopping.set()
+        raise
+    finally:
+        checker.engine.sweep()
+    result.seconds = time.monotonic() - t0
+    return result
+
+
+__all__ = ["CheckResult", "Checker", "StateResult", "check", "checked_ref", "repeated"]

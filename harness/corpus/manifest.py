@@ -1,0 +1,248 @@
+"""A corpus's manifest (corpus.json) and each state's (state.json): versioned, checked
+field by field when read.
+
+A corpus is a plain folder a project may commit. Its manifest says what recorded it (the
+killpoint version, the runtime and the versions of its libraries, the store kind, the
+corpus schema); each state says where it was taken (scenario, its version, mode, crash
+point, the checkpoints held) and what the recording version made of it. A corpus whose
+schema this killpoint does not read is refused in one line naming both versions.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from killpoint.errors import KillpointError
+
+SCHEMA = 1  # the corpus format this killpoint writes and reads
+MANIFEST = "corpus.json"
+STATE = "state.json"
+STATES = "states"
+BASELINES = "baselines"
+MAX_MANIFEST_BYTES = 8 * 1024 * 1024
+
+
+class CorpusError(KillpointError, ValueError):
+    """A corpus folder this killpoint cannot use (missing, malformed, another schema)."""
+
+
+@dataclass(frozen=True)
+class Versions:
+    """What a side (recording or checking) ran: killpoint, the runtime, its libraries."""
+
+    killpoint: str
+    python: str
+    runtime: str  # the adapter's spec (`reference`, `agno`, `pkg.mod:factory`)
+    libraries: dict[str, str] = field(default_factory=dict)  # distribution -> version
+
+
+@dataclass(frozen=True)
+class Manifest:
+    schema: int
+    versions: Versions
+    store: str  # "sqlite"
+    states: tuple[str, ...]  # state ids, in order
+    created: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["states"] = list(self.states)
+        return data
+
+
+@dataclass(frozen=True)
+class StateInfo:
+    """One kept state: where it was taken and what held there."""
+
+    id: str  # scenario/mode/point (stable: a test id)
+    scenario: str  # the reference it was recorded with (`research`, `research@tool-added`)
+    scenario_name: str
+    scenario_version: str
+    mode: str
+    point: str
+    run_index: int  # 0-based: the run in flight at the crash
+    run_started_at: int  # checkpoints of the session when that run started
+    checkpoints: int  # checkpoints the store held after the kill
+    baseline: str  # file under baselines/ of the recording version's baseline
+    recorded_verdict: str = ""  # the cell's verdict under the recording version
+    recorded_expected: bool = True
+    tool_calls: tuple[str, ...] = ()  # durable tool calls at the crash, in order (names)
+    bytes: int = 0  # the state's size on disk
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["tool_calls"] = list(self.tool_calls)
+        return data
+
+
+def libraries(preload: Iterable[str]) -> dict[str, str]:
+    """Installed versions of the distributions that provide the adapter's modules (and
+    killpoint's own store libraries)."""
+    tops = {m.split(".")[0] for m in preload} | {"sqlalchemy"}
+    owners = importlib.metadata.packages_distributions()
+    found: dict[str, str] = {}
+    for top in sorted(tops):
+        for dist in owners.get(top, ()):
+            try:
+                found[dist] = importlib.metadata.version(dist)
+            except importlib.metadata.PackageNotFoundError:
+                continue
+    # Companion distributions a runtime splits into (langgraph-checkpoint-sqlite, ...).
+    for installed in importlib.metadata.distributions():
+        name = installed.metadata["Name"] or ""
+        if any(name.lower().startswith(f"{t.lower()}-") for t in tops if t != "sqlalchemy"):
+            found[name] = installed.version
+    return dict(sorted(found.items()))
+
+
+def versions_now(runtime: str, preload: Iterable[str]) -> Versions:
+    return Versions(
+        killpoint=importlib.metadata.version("killpoint"),
+        python=".".join(map(str, sys.version_info[:3])),
+        runtime=runtime,
+        libraries=libraries(preload),
+    )
+
+
+def write_json(path: Path, data: Mapping[str, Any]) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    tmp.replace(path)
+
+
+def _load(path: Path, what: str) -> Any:
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_MANIFEST_BYTES + 1)
+    except FileNotFoundError:
+        raise CorpusError(
+            f"killpoint: {str(path)!r} is missing: is this a corpus {what}?"
+        ) from None
+    except OSError as exc:
+        raise CorpusError(f"killpoint: cannot read {str(path)!r}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_MANIFEST_BYTES:
+        raise CorpusError(f"killpoint: {str(path)!r} is over {MAX_MANIFEST_BYTES} bytes")
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise CorpusError(f"killpoint: {str(path)!r} is not JSON ({exc})") from None
+
+
+def _field(data: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    value = data.get(key)
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+        raise CorpusError(
+            f"killpoint: {where}: field {key!r} is {value!r}; expected "
+            f"{getattr(kind, '__name__', kind)}"
+        )
+    return value
+
+
+def read_manifest(folder: Path) -> Manifest:
+    """The corpus's manifest, checked; CorpusError in one line when it cannot be used."""
+    if not folder.is_dir():
+        raise CorpusError(f"killpoint: corpus {str(folder)!r} is not a folder")
+    path = folder / MANIFEST
+    data = _load(path, "folder")
+    where = str(path)
+    if not isinstance(data, dict):
+        raise CorpusError(f"killpoint: {where} holds {type(data).__name__}, not an object")
+    schema = data.get("schema")
+    if schema != SCHEMA:
+        made = (data.get("versions") or {}).get("killpoint", "an unknown killpoint")
+        raise CorpusError(
+            f"killpoint: corpus {str(folder)!r} has schema {schema!r} (made by killpoint "
+            f"{made}); this killpoint reads schema {SCHEMA}: record it again with "
+            "`killpoint corpus record`"
+        )
+    v = _field(data, "versions", dict, where)
+    libs = _field(v, "libraries", dict, f"{where}: versions")
+    versions = Versions(
+        killpoint=_field(v, "killpoint", str, f"{where}: versions"),
+        python=_field(v, "python", str, f"{where}: versions"),
+        runtime=_field(v, "runtime", str, f"{where}: versions"),
+        libraries={str(k): str(x) for k, x in libs.items()},
+    )
+    store = _field(data, "store", str, where)
+    if store != "sqlite":
+        raise CorpusError(f"killpoint: {where}: store {store!r} is not one this killpoint restores")
+    states = _field(data, "states", list, where)
+    if not all(isinstance(s, str) for s in states):
+        raise CorpusError(f"killpoint: {where}: every entry of 'states' must be a string")
+    return Manifest(SCHEMA, versions, store, tuple(states), str(data.get("created", "")))
+
+
+def read_state(folder: Path) -> StateInfo:
+    path = folder / STATE
+    data = _load(path, "state")
+    where = str(path)
+    if not isinstance(data, dict):
+        raise CorpusError(f"killpoint: {where} holds {type(data).__name__}, not an object")
+    strings = ("id", "scenario", "scenario_name", "scenario_version", "mode", "point", "baseline")
+    ints = ("run_index", "run_started_at", "checkpoints")
+    values: dict[str, Any] = {k: _field(data, k, str, where) for k in strings}
+    values.update({k: _field(data, k, int, where) for k in ints})
+    calls = data.get("tool_calls", [])
+    if not isinstance(calls, list) or not all(isinstance(c, str) for c in calls):
+        raise CorpusError(f"killpoint: {where}: 'tool_calls' must be a list of strings")
+    if ".." in Path(values["baseline"]).parts or Path(values["baseline"]).is_absolute():
+        raise CorpusError(f"killpoint: {where}: baseline {values['baseline']!r} leaves the corpus")
+    return StateInfo(
+        **values,
+        recorded_verdict=str(data.get("recorded_verdict", "")),
+        recorded_expected=bool(data.get("recorded_expected", True)),
+        tool_calls=tuple(calls),
+        bytes=int(data.get("bytes", 0)) if isinstance(data.get("bytes", 0), int) else 0,
+    )
+
+
+def folder_name(state_id: str) -> str:
+    """A state's folder under states/: its id, with what a file name cannot hold replaced."""
+    return "".join(c if c.isalnum() or c in "-_.@" else "_" for c in state_id.replace("/", "--"))
+
+
+# The manifest's JSON schema (draft 2020-12), as the README documents it.
+MANIFEST_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "killpoint crash-state corpus manifest (corpus.json)",
+    "type": "object",
+    "required": ["schema", "versions", "store", "states"],
+    "properties": {
+        "schema": {"const": SCHEMA},
+        "created": {"type": "string", "description": "UTC time of the recording"},
+        "store": {"enum": ["sqlite"]},
+        "states": {"type": "array", "items": {"type": "string"}},
+        "versions": {
+            "type": "object",
+            "required": ["killpoint", "python", "runtime", "libraries"],
+            "properties": {
+                "killpoint": {"type": "string"},
+                "python": {"type": "string"},
+                "runtime": {"type": "string"},
+                "libraries": {"type": "object", "additionalProperties": {"type": "string"}},
+            },
+        },
+    },
+}
+
+
+__all__ = [
+    "MANIFEST",
+    "MANIFEST_SCHEMA",
+    "SCHEMA",
+    "CorpusError",
+    "Manifest",
+    "StateInfo",
+    "Versions",
+    "folder_name",
+    "read_manifest",
+    "read_state",
+    "versions_now",
+    "write_json",
+]

@@ -1,0 +1,129 @@
+"""`corpus check`: a corpus recorded with the reference runtime, resumed under each modelled
+change of its scenario and under deliberately broken new versions of the runtime; each
+state lands in the group its change calls for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from killpoint.corpus import manifest as mf
+from killpoint.corpus.check import CheckResult, check, repeated
+from killpoint.corpus.record import record
+from killpoint.engine.options import CampaignConfig
+
+POINTS = "after-checkpoint,mid-batch"
+# Versions whose change touches fetch_detail: a state whose store holds a fetch_detail
+# call resumes into a session that today's baseline does not have.
+TOUCHING_FETCH = {"tool-renamed", "tool-removed", "signature-changed"}
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("corpus") / "research"
+    config = CampaignConfig.from_options(
+        runtime="reference",
+        scenarios=("research",),
+        modes=("tool-batch",),
+        points=POINTS,
+        workers=2,
+        keep="none",
+    )
+    recorded = record(config, out)
+    assert len(recorded.states) >= 6
+    return out
+
+
+def groups_by_state(result: CheckResult) -> dict[str, str]:
+    return {s.id: s.group for s in result.states}
+
+
+def states(corpus: Path) -> list[mf.StateInfo]:
+    m = mf.read_manifest(corpus)
+    return [mf.read_state(corpus / mf.STATES / mf.folder_name(s)) for s in m.states]
+
+
+class TestScenarioVersions:
+    def test_same_version_resumes_every_state_ok(self, corpus: Path) -> None:
+        """Checked with the code that recorded it, every state resumes as the baseline ends."""
+        result = check(corpus, "reference")
+        assert set(groups_by_state(result).values()) == {"ok"}
+        assert not result.failing
+
+    @pytest.mark.parametrize(
+        "version",
+        ["tool-renamed", "tool-added", "tool-removed", "signature-changed", "instructions-changed"],
+    )
+    def test_each_change_gets_its_group(self, corpus: Path, version: str) -> None:
+        """A change to a tool the old rows call diverges exactly the states holding such a
+        call; a tool added, or new instructions, resumes every state ok."""
+        result = check(corpus, "reference", scenario_version=version)
+        expected = {
+            s.id: "diverged-after-upgrade"
+            if version in TOUCHING_FETCH and "fetch_detail" in s.tool_calls
+            else "ok"
+            for s in states(corpus)
+        }
+        assert expected == groups_by_state(result)
+        assert {s.checked_as for s in result.states} == {f"research@{version}"}
+
+    def test_report_names_both_versions(self, corpus: Path) -> None:
+        """The result holds the recording and checking versions side by side."""
+        result = check(corpus, "reference", scenario_version="tool-added")
+        data = result.to_json()
+        assert data["recorded"]["runtime"] == "reference"
+        assert data["checking"]["killpoint"] == data["recorded"]["killpoint"]
+        assert all(s["recorded_as"] == "research (version 1)" for s in data["states"])
+
+
+class TestBrokenUpgrades:
+    def test_misread_rows_diverge(self, corpus: Path) -> None:
+        """A new version that loads old tool results wrongly is diverged-after-upgrade on
+        every state that holds one, never ok."""
+        result = check(corpus, "tests.harness.upgrade_runtimes:misreading")
+        expected = {
+            s.id: "diverged-after-upgrade" if s.tool_calls else "ok" for s in states(corpus)
+        }
+        assert expected == groups_by_state(result)
+        assert any(s.tool_calls for s in states(corpus))
+
+    def test_refusing_old_rows_fails_closed(self, corpus: Path) -> None:
+        """A new version that raises on old rows, before writing, fails closed: low, not
+        failing the check."""
+        result = check(corpus, "tests.harness.upgrade_runtimes:refusing")
+        assert set(groups_by_state(result).values()) == {"fails-closed"}
+        assert not result.failing
+        assert all("older version" in s.sentence for s in result.states)
+
+    def test_rerunning_finished_tools_repeats_effects(self, corpus: Path) -> None:
+        """A new version that re-runs finished tools repeats what the old worker did."""
+        result = check(corpus, "tests.harness.upgrade_runtimes:rerunning")
+        for s in result.states:
+            assert s.group == "effect-repeated-after-upgrade", (s.id, s.group, s.sentence)
+        assert result.failing
+
+
+class TestRepeated:
+    def test_in_flight_call_may_run_once_more(self) -> None:
+        """A call whose effect happened without a durable result repeats within the bound."""
+        from collections import Counter
+
+        sig = ("fetch_detail", '{"result_id":"r1"}')
+        assert (
+            repeated(Counter({sig: 1}), Counter({sig: 1}), Counter({sig: 1}), Counter({sig: 1}))
+            == Counter()
+        )
+        assert repeated(
+            Counter({sig: 1}), Counter({sig: 1}), Counter({sig: 1}), Counter()
+        ) == Counter({sig: 1})
+
+    def test_a_call_the_baseline_makes_twice_is_no_repeat(self) -> None:
+        """The resumed run's second call is the baseline's own second call."""
+        from collections import Counter
+
+        sig = ("ping", "{}")
+        assert (
+            repeated(Counter({sig: 1}), Counter({sig: 1}), Counter({sig: 2}), Counter())
+            == Counter()
+        )
