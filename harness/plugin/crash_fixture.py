@@ -176,6 +176,19 @@ class Crash:
         ]
         return results
 
+    def check_upgrade(
+        self, corpus: Any, runtime: Any = None, *, scenario_version: str | None = None
+    ) -> Any:
+        """Resume every state of a crash-state corpus with the code here; fail the test
+        naming each state that did not resume as today's baseline ends, or fail closed."""
+        __tracebackhide__ = True
+        from killpoint.plugin.corpus_items import check_upgrade
+
+        name = "reference" if runtime is None else self._reference(runtime, "runtime")
+        return check_upgrade(
+            corpus, name, scenario_version=scenario_version, work_parent=self.tmp_path
+        )
+
     def _config(self, runtime: Any, scenario: Any, options: dict[str, Any]) -> CampaignConfig:
         from killpoint.engine.options import ConfigError
 

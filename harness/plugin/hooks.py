@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from killpoint.plugin import corpus_items
 from killpoint.plugin import settings as plugin_settings
 from killpoint.plugin.crash_fixture import Crash, CrashResults
 from killpoint.plugin.keys import (
@@ -58,6 +59,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     plugin_settings.addoptions(parser)
+    corpus_items.addoption(parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -82,6 +84,7 @@ def pytest_configure(config: pytest.Config) -> None:
     state = KillpointSession(config, settings, seed, wire)
     config.stash[SESSION_KEY] = state
     config.pluginmanager.register(state, "killpoint-session")
+    corpus_items.configure(config)
 
 
 def _choose_seed(config: pytest.Config, settings: Settings) -> int:

@@ -1,0 +1,104 @@
+"""A corpus's manifest and states: written as the README's schema says, refused in one
+line when this killpoint cannot read them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from killpoint.corpus import manifest as mf
+
+
+def write_manifest(folder: Path, **changes: Any) -> Path:
+    data = mf.Manifest(
+        schema=mf.SCHEMA,
+        versions=mf.Versions("0.1.0", "3.11.7", "reference", {"SQLAlchemy": "2.1.9"}),
+        store="sqlite",
+        states=("research/tool-batch/after-checkpoint:1",),
+        created="2026-12-02T04:00:00Z",
+    ).to_json()
+    data.update(changes)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / mf.MANIFEST).write_text(json.dumps(data))
+    return folder
+
+
+def conforms(data: Any, schema: dict[str, Any]) -> bool:
+    """The subset of JSON Schema MANIFEST_SCHEMA uses (type, required, const, enum, items,
+    properties, additionalProperties)."""
+    types = {"object": dict, "array": list, "string": str}
+    if "const" in schema and data != schema["const"]:
+        return False
+    if "enum" in schema and data not in schema["enum"]:
+        return False
+    if "type" in schema and not isinstance(data, types[schema["type"]]):
+        return False
+    if isinstance(data, dict):
+        if any(k not in data for k in schema.get("required", ())):
+            return False
+        for k, sub in schema.get("properties", {}).items():
+            if k in data and not conforms(data[k], sub):
+                return False
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, dict):
+            return all(conforms(v, extra) for v in data.values())
+    if isinstance(data, list) and "items" in schema:
+        return all(conforms(x, schema["items"]) for x in data)
+    return True
+
+
+class TestManifest:
+    def test_round_trip(self, tmp_path: Path) -> None:
+        """What is written is read back, field by field."""
+        m = mf.read_manifest(write_manifest(tmp_path / "c"))
+        assert m.versions.libraries == {"SQLAlchemy": "2.1.9"}
+        assert m.states == ("research/tool-batch/after-checkpoint:1",)
+
+    def test_written_manifest_conforms_to_the_schema(self, tmp_path: Path) -> None:
+        """The manifest a Manifest writes holds to the documented JSON schema; one that
+        lacks a field does not."""
+        data = json.loads((write_manifest(tmp_path / "c") / mf.MANIFEST).read_text())
+        assert conforms(data, mf.MANIFEST_SCHEMA)
+        del data["versions"]["libraries"]
+        assert not conforms(data, mf.MANIFEST_SCHEMA)
+
+    @pytest.mark.parametrize("schema", [0, 2, None, "1"])
+    def test_other_schema_is_refused_in_one_line(self, tmp_path: Path, schema: Any) -> None:
+        """A corpus from an older (or unknown) killpoint: one line naming its schema, the
+        killpoint that made it, and the schema this one reads."""
+        folder = write_manifest(tmp_path / "c", schema=schema)
+        with pytest.raises(mf.CorpusError) as caught:
+            mf.read_manifest(folder)
+        text = str(caught.value)
+        assert "\n" not in text
+        assert f"schema {schema!r}" in text and "killpoint 0.1.0" in text
+        assert f"reads schema {mf.SCHEMA}" in text
+
+    def test_wrong_field_type_is_named(self, tmp_path: Path) -> None:
+        """A malformed field is named with what came."""
+        folder = write_manifest(tmp_path / "c", states="research")
+        with pytest.raises(mf.CorpusError, match="field 'states' is 'research'"):
+            mf.read_manifest(folder)
+
+    def test_not_a_corpus(self, tmp_path: Path) -> None:
+        with pytest.raises(mf.CorpusError, match="is missing: is this a corpus folder"):
+            mf.read_manifest(tmp_path)
+
+    def test_state_baseline_cannot_leave_the_corpus(self, tmp_path: Path) -> None:
+        """A state's file names stay inside the corpus (a crafted corpus is bad input)."""
+        info = mf.StateInfo(
+            id="a/b/c", scenario="research", scenario_name="research", scenario_version="1",
+            mode="tool-batch", point="after-checkpoint:1", run_index=0, run_started_at=0,
+            checkpoints=1, baseline="../../etc/passwd",
+        )  # fmt: skip
+        (tmp_path / mf.STATE).write_text(json.dumps(info.to_json()))
+        with pytest.raises(mf.CorpusError, match="leaves the corpus"):
+            mf.read_state(tmp_path)
+
+    def test_folder_names_are_stable(self) -> None:
+        assert mf.folder_name("research/tool-batch/mid-batch:2:0") == (
+            "research--tool-batch--mid-batch_2_0"
+        )
