@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from killpoint.cli.main import build_parser
+from killpoint.plugin.corpus_items import OPTIONS as CORPUS_OPTIONS
 from killpoint.plugin.keys import MATRIX_MARKER
 from killpoint.plugin.settings import OPTIONS
 
@@ -47,7 +48,7 @@ def test_each_command_names_what_exists(page: str, command: str) -> None:
         except SystemExit:
             pytest.fail(f"{page}: `{command}` is refused by killpoint's parser")
     elif words[0] == "pytest":
-        known = {option for option, *_ in OPTIONS}
+        known = {option for option, *_ in OPTIONS} | set(CORPUS_OPTIONS)
         for word in words[1:]:
             if word.startswith("--crash-"):
                 assert word.partition("=")[0] in known, f"{page}: {word} in `{command}`"

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 NODE = "killpoint-corpus"
 OPTION = "--crash-corpus"
+OPTIONS = (OPTION, "--crash-scenario-version")
 
 
 def addoption(parser: pytest.Parser) -> None:
@@ -33,7 +34,7 @@ def addoption(parser: pytest.Parser) -> None:
         "record`); with --crash-runtime and --crash-scenario-version",
     )
     group.addoption(
-        "--crash-scenario-version",
+        OPTIONS[1],
         default=None,
         metavar="VERSION",
         dest="crash_scenario_version",
