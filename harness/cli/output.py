@@ -18,6 +18,7 @@ from rich.table import Table
 from killpoint.cli.exit_codes import EXIT_USAGE
 from killpoint.engine.cell_log import heads
 from killpoint.redaction import redact
+from killpoint.report.planned import NotRun, count_not_run, not_run
 from killpoint.report.text import cut, visible
 from killpoint.values.sentences import count
 
@@ -55,10 +56,21 @@ def plain(out: Console, text: str, style: str | None = None) -> None:
 
 
 def summary(result: CampaignResult, out: Console, groups: list[Group]) -> None:
+    # Cells planned and never ran (an interrupt): a column of their own, and the rows
+    # never started drawn too, never left out.
+    missing = not_run(
+        result.plan,
+        (
+            ((c.runtime, c.scenario, c.mode, c.store), "+".join(c.schedule))
+            for c in heads(result.cells)
+        ),
+    )
+    unrun = {m.row[1:3]: m for m in missing}
     table = Table(title="crash matrix", show_lines=False)
-    for name in ("scenario", "mode", "cells", "ok", "lost (expected)", "unexpected", "dups"):
+    names = ["scenario", "mode", "cells", "ok", "lost (expected)", "unexpected", "dups"]
+    for name in [*names, *(["not run"] if missing else [])]:
         table.add_column(name, justify="left" if name in ("scenario", "mode") else "right")
-    rows: dict[tuple[str, str], list[int]] = {}
+    rows: dict[tuple[str, str], list[int]] = {row[1:3]: [0] * 5 for row in result.plan}
     for c in heads(result.cells):
         r = rows.setdefault((c.scenario, c.mode), [0, 0, 0, 0, 0])
         r[0] += 1
@@ -67,13 +79,26 @@ def summary(result: CampaignResult, out: Console, groups: list[Group]) -> None:
         r[3] += c.failing
         r[4] += c.duplicates
     for (scenario, mode), r in rows.items():
+        m = unrun.get((scenario, mode))
+        left = [] if not missing else ["" if m is None else not_run_text(m)]
         table.add_row(
             escape(visible(redact(scenario))),
             escape(visible(redact(mode))),
             *map(str, r),
+            *left,
             style="red" if r[3] else None,
         )
     out.print(table)
+    if missing:
+        cells, unplanned = count_not_run(missing)
+        started = [m for m in missing if m.never_started]
+        text = f"not run: {count(cells, 'planned cell')}"
+        if unplanned:
+            text += f" and {count(unplanned, 'row')} whose cells were never planned"
+        text += " (the campaign was interrupted)" if result.interrupted else " (no result)"
+        if started:
+            text += f"; never started: {', '.join('/'.join(m.row[1:3]) for m in started)}"
+        plain(out, text)
     for s in result.skipped:
         plain(out, f"skipped {s.scenario}/{s.mode}: {cut(s.reason)}")
     for b in result.baselines:
@@ -82,16 +107,17 @@ def summary(result: CampaignResult, out: Console, groups: list[Group]) -> None:
     figures = result.summary()
     plain(
         out,
-        f"{figures['cells']} cells, {figures['unexpected']} unexpected"
-        + (f" in {figures['groups']} group(s)" if figures["unexpected"] else "")
+        f"{count(figures['cells'], 'cell')}, {figures['unexpected']} unexpected"
+        + (f" in {count(figures['groups'], 'group')}" if figures["unexpected"] else "")
         + (
-            f", {figures['without_crash']} row-level group(s) without a crash"
+            f", {count(figures['without_crash'], 'row-level group')} without a crash"
             if figures["without_crash"]
             else ""
         )
         + (f", {figures['accepted']} accepted" if figures["accepted"] else "")
-        + (f", {figures['errors']} killpoint error(s)" if figures["errors"] else "")
-        + f", {figures['expected_losses']} expected losses, {figures['duplicates']} duplicates, "
+        + (f", {count(figures['errors'], 'killpoint error')}" if figures["errors"] else "")
+        + f", {count(figures['expected_losses'], 'expected loss')}, "
+        f"{count(figures['duplicates'], 'duplicate')}, "
         f"{figures['seconds']} s ({figures['cells_per_second']} cells/s)",
     )
     show_groups(groups, out)
@@ -103,13 +129,12 @@ def show_without_crash(groups: list[Group], out: Console) -> None:
     row's, once, and no crash cell is charged with them."""
     if not groups:
         return
-    plain(out, f"happens without a crash: {len(groups)} group(s)", style="red")
+    plain(out, f"happens without a crash: {count(len(groups), 'group')}", style="red")
     for n, g in enumerate(groups, start=1):
-        where = f" ({g.tool})" if g.tool else ""
         state = f"accepted: {cut(g.accepted)}" if g.accepted else g.verdict
         plain(
             out,
-            f"{n}. {g.kind}{where}: {len(g.cells)} row(s), {state}",
+            f"{n}. {g.heading}: {count(len(g.cells), 'row')}, {state}",
             style=None if g.accepted else "red",
         )
         plain(out, f"   {cut(g.meaning)}")
@@ -126,13 +151,20 @@ def show_groups(groups: list[Group], out: Console) -> None:
         plain(out, f"   e.g. {g.example_cell}: {cut(g.example)}")
         plain(out, f"   replay: {g.replay}")
     if len(failing) > SHOWN_GROUPS:
-        plain(out, f"... and {len(failing) - SHOWN_GROUPS} more group(s) in the JSON")
+        plain(out, f"... and {count(len(failing) - SHOWN_GROUPS, 'more group')} in the JSON")
     low = [g for g in groups if g.verdict == "ok"]
     for g in low:
         plain(out, f"low: {g.heading}: {count(len(g.cells), 'cell')}: {cut(g.example)}")
     for g in groups:
         if g.accepted:
             plain(out, f"accepted: {g.key}: {count(len(g.cells), 'cell')}: {cut(g.accepted)}")
+
+
+def not_run_text(m: NotRun) -> str:
+    """A row's cells that never ran, for its column: a count, or why there is none."""
+    if m.schedules is None:
+        return "whole row"
+    return str(len(m.schedules))
 
 
 def finding_lines(findings: list[dict[str, Any]]) -> list[str]:

@@ -54,6 +54,10 @@ class CampaignResult:
     interrupted: bool = False
     signal: int | None = None  # what interrupted it (SIGINT, SIGTERM, SIGHUP)
     planned: int = 0
+    # Each planned row (runtime, scenario, mode, store) and the schedules of its cells, in
+    # order; None: the campaign stopped before the row's cells were planned (its baseline
+    # had not finished). What the reports tell "not run" from "not applicable" by.
+    plan: dict[tuple[str, str, str, str], list[str] | None] = field(default_factory=dict)
 
     accepted: dict[str, Accepted] = field(default_factory=dict)  # --accept
     # Stores that could not be dropped, even when retried at the end (StoreLeftover.to_json).
@@ -288,10 +292,14 @@ class Campaign:
 
         try:
             rows, result.skipped = self.rows()
+            result.plan = dict.fromkeys(rows)
             futures += [submit(pool, self.engine.baseline, r, inline=True) for r in rows]
             baselines = [f.result() for f in futures]
             result.baselines = baselines
             cells = [c for b in baselines for c in self.cells_for(b)]
+            result.plan = {row: [] for row in rows}
+            for c in cells:
+                result.plan.setdefault(c.row, []).append(str(c.schedule))
             result.skipped += self.point_skips
             result.skipped += self.skipped_points
             result.planned = len(cells)

@@ -10,13 +10,11 @@ one as text, else its last assistant message's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from killpoint.scenarios import Scenario
 from killpoint.values.findings import Finding
-
-SHOWN = 6  # calls named in a sentence before "..."
 
 
 def made_calls(run: Mapping[str, Any]) -> list[str]:
@@ -41,15 +39,6 @@ def final_answer(run: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _names(calls: Sequence[str]) -> str:
-    shown = ", ".join(calls[:SHOWN]) + (", ..." if len(calls) > SHOWN else "")
-    return f"({shown})" if calls else "(none)"
-
-
-def _clip(text: str, limit: int = 80) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def unmet(scenario: Scenario, session: Mapping[str, Any] | None) -> list[Finding]:
     """Where the session's runs end otherwise than the scenario expects. A session stops at
     its first run that does not complete, so the runs after it are not owed."""
@@ -62,11 +51,12 @@ def unmet(scenario: Scenario, session: Mapping[str, Any] | None) -> list[Finding
         if n >= len(runs):
             if runs and runs[-1].get("status") != "COMPLETED":
                 break  # that run's own status says why the session stopped
+            facts = {"what": "runs", "runs": len(runs), "scenario": scenario.name,
+                     "expected_runs": len(scenario.expected)}  # fmt: skip
             found.append(
-                Finding(
+                Finding.of(
                     "outcome-unexpected",
-                    f"the session holds {len(runs)} run(s); scenario {scenario.name!r} "
-                    f"runs {len(scenario.expected)}",
+                    facts,
                     path="runs",
                     expected_value=len(scenario.expected),
                     actual_value=len(runs),
@@ -77,21 +67,24 @@ def unmet(scenario: Scenario, session: Mapping[str, Any] | None) -> list[Finding
         status = run.get("status")
         calls = made_calls(run)
         if status != expected.status:
+            facts = {"what": "status", "run": n + 1, "status": status,
+                     "expected_status": expected.status}  # fmt: skip
             found.append(
-                Finding(
+                Finding.of(
                     "outcome-unexpected",
-                    f"run {n + 1} ended {status}; the scenario expects {expected.status}",
+                    facts,
                     path=f"{at}.status",
                     expected_value=expected.status,
                     actual_value=status,
                 )
             )
         if expected.calls is not None and calls != list(expected.calls):
+            facts = {"what": "calls", "run": n + 1, "calls": calls,
+                     "expected_calls": list(expected.calls)}  # fmt: skip
             found.append(
-                Finding(
+                Finding.of(
                     "outcome-unexpected",
-                    f"run {n + 1} made {len(calls)} tool call(s) {_names(calls)}; the "
-                    f"scenario expects {len(expected.calls)} {_names(expected.calls)}",
+                    facts,
                     path=f"{at}.calls",
                     expected_value=list(expected.calls),
                     actual_value=calls,
@@ -99,11 +92,12 @@ def unmet(scenario: Scenario, session: Mapping[str, Any] | None) -> list[Finding
             )
         answer = final_answer(run)
         if expected.content is not None and status == "COMPLETED" and answer != expected.content:
+            facts = {"what": "content", "run": n + 1, "answer": answer,
+                     "expected_answer": expected.content}  # fmt: skip
             found.append(
-                Finding(
+                Finding.of(
                     "outcome-unexpected",
-                    f"run {n + 1} answered {_clip(repr(answer))}; the scenario expects "
-                    f"{_clip(repr(expected.content))}",
+                    facts,
                     path=f"{at}.content",
                     expected_value=expected.content,
                     actual_value=answer,

@@ -17,6 +17,7 @@ from killpoint.engine.cell_log import heads
 from killpoint.engine.options import CampaignConfig
 from killpoint.errors import KillpointError
 from killpoint.judge.groups import NO_LONGER, NOT_EXERCISED, Accepted, group_findings
+from killpoint.report.planned import planned_json
 from killpoint.report.redact import redact, redact_argv, redact_tree
 from killpoint.report.targets import Target, fallback_path, write_atomically
 from killpoint.report.text import FIELD_LIMIT
@@ -102,8 +103,9 @@ def head(
 
 def plan(result: CampaignResult, store: str) -> dict[str, Any]:
     """What the document says once the baselines ran: what their runs showed, the rows
-    skipped, the baselines."""
+    skipped, the baselines, and the cells planned (what tells "not run" from "n/a")."""
     return {
+        **({"planned_cells": planned_json(result.plan)} if result.plan else {}),
         "without_crash": [g.to_json() for g in result.row_groups()],
         "skipped": [{**vars(s), "store": store} for s in result.skipped],
         "baselines": [
@@ -161,6 +163,8 @@ def assemble(
     }
     document["skipped"] = planned.get("skipped", [])
     document["baselines"] = planned.get("baselines", [])
+    if "planned_cells" in planned:
+        document["planned_cells"] = planned["planned_cells"]
     document["cells"] = [c.to_json() for c in cells]
     document["leftover_stores"] = list(leftover_stores)
     return document

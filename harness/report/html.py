@@ -28,6 +28,7 @@ import jinja2
 from markupsafe import Markup
 
 from killpoint import kinds
+from killpoint.report.planned import ROW_FIELDS, read_planned
 from killpoint.report.redact import redact, redact_tree
 from killpoint.report.text import FIELD_LIMIT, as_float, clip_head, clip_tail, number, visible
 from killpoint.values.findings import KINDS as FINDING_KINDS
@@ -113,12 +114,27 @@ class Row:
     store: str
     sort: tuple[int, ...]
     mode_index: int
-    cells: list[dict[str, Any] | None] = field(default_factory=list)  # aligned with columns
+    # aligned with columns; a planned cell that never ran is {"state": "nr", "schedule": ...}
+    cells: list[dict[str, Any] | None] = field(default_factory=list)
     skipped: str | None = None
+    not_run: int = 0  # planned cells without a result
+    unplanned: bool = False  # planned row whose cells were never planned: the campaign stopped
     unexpected: int = 0  # unexpected and not accepted: what fails the campaign
     accepted: int = 0
     count: int = 0
     first_of_scenario: bool = False
+
+    @property
+    def wide(self) -> str:
+        """What one cell across the row says in place of its cells ("": it has cells)."""
+        if self.count or self.not_run:
+            return ""
+        if self.unplanned:
+            return (
+                "not run: the campaign stopped before this row's cells were planned "
+                "(before every baseline had finished)"
+            )
+        return f"skipped: {self.skipped}" if self.skipped else ""
 
 
 @dataclass
@@ -442,9 +458,14 @@ def build_view(document: Mapping[str, Any]) -> dict[str, Any]:
     skipped: list[Mapping[str, Any]] = list(document.get("skipped") or [])
     modes = [str(m) for m in document.get("modes") or []]
 
+    # The plan, when the document keeps it: a planned cell that has no result is "not run",
+    # and a planned column with no result at all is still drawn.
+    plan = read_planned(document)
     columns_by_key: dict[str, Column] = {}
-    for cell in cells:
-        col = column_for([str(p) for p in cell.get("schedule") or []])
+    schedules = [[str(p) for p in cell.get("schedule") or []] for cell in cells]
+    schedules += [s.split("+") for row in (plan or {}).values() for s in row or ()]
+    for schedule in schedules:
+        col = column_for(schedule)
         columns_by_key.setdefault(col.key, col)
     columns: list[Column] = []
     groups: list[Group] = []
@@ -460,6 +481,7 @@ def build_view(document: Mapping[str, Any]) -> dict[str, Any]:
 
     # Rows in the campaign's order: its baselines (the order it was given), then the cells.
     everything = [
+        *(dict(zip(ROW_FIELDS, row, strict=True)) for row in plan or {}),
         *(document.get("baselines") or []),
         *cells,
         *({"store": document.get("store", ""), **s} for s in skipped),
@@ -551,6 +573,16 @@ def build_view(document: Mapping[str, Any]) -> dict[str, Any]:
         for b in document.get("baselines") or []:
             if isinstance(b, Mapping):
                 row_for(b)
+    for key, planned in (plan or {}).items():  # every planned row is drawn, run or not
+        row = row_for(dict(zip(ROW_FIELDS, key, strict=True)))
+        if planned is None:
+            row.unplanned = True
+            continue
+        for schedule in planned:
+            slot = col_index[column_for(schedule.split("+")).key]
+            if row.cells[slot] is None:
+                row.cells[slot] = {"state": "nr", "schedule": visible(schedule)}
+                row.not_run += 1
     for item in skipped:  # a skipped row names no store: the campaign's
         row_for({"store": document.get("store", ""), **item}).skipped = visible(
             item.get("reason", "") or "skipped"
@@ -611,12 +643,16 @@ def build_view(document: Mapping[str, Any]) -> dict[str, Any]:
         "depth": visible(document.get("depth", "")),
         "versions": [(visible(k), visible(v)) for k, v in (document.get("versions") or {}).items()],
         "interrupted": bool(document.get("interrupted")),
-        # Rows whose baseline ran and no cell did: an interrupt came first.
+        # Rows with no cell run: an interrupt came first (before their baselines ended, or
+        # before their first cell did).
         "unstarted": [
             " / ".join((r.scenario, r.mode, r.store))
             for r in ordered
-            if not r.count and not r.skipped
+            if not r.count and not r.skipped and (r.unplanned or r.not_run or plan is None)
         ],
+        "has_plan": plan is not None,
+        "not_run": sum(r.not_run for r in ordered),
+        "unplanned": sum(1 for r in ordered if r.unplanned and not r.count),
         "cells": n_cells,
         "planned": planned,
         "unexpected": unexpected,

@@ -1,6 +1,6 @@
 """What a report file must look like before anything uses it: the type of every field
 killpoint reads, at every level (the document, its cells, their findings and timelines,
-groups, baselines, skips), and cell ids that parse and agree with their cell.
+groups, baselines, skips, the planned cells), and cell ids that parse and agree with their cell.
 
 A field may be absent (older reports lack some); present, it has its type, or the file is
 refused with one line naming the field, what it holds and what it should be.
@@ -39,6 +39,7 @@ TOP: dict[str, Spec] = {
     "accepted": OBJECT,
     "skipped": LIST,
     "baselines": LIST,
+    "planned_cells": LIST,
     "cells": LIST,
 }
 CELL: dict[str, Spec] = {
@@ -117,6 +118,13 @@ SKIPPED: dict[str, Spec] = {
     "store": TEXT,
 }
 ACCEPTED: dict[str, Spec] = {"reason": TEXT, "link": OPTIONAL_TEXT}
+PLANNED: dict[str, Spec] = {
+    "runtime": TEXT,
+    "scenario": TEXT,
+    "mode": TEXT,
+    "store": TEXT,
+    "schedules": (list, type(None)),
+}
 
 
 class SchemaError(KillpointError, ValueError):
@@ -225,6 +233,9 @@ def check_document(document: Any) -> None:
         check_fields(skip, SKIPPED, f"skip {n}")
     for n, base in enumerate(document.get("baselines", ())):
         check_fields(base, BASELINE, f"baseline {n}")
+    for n, row in enumerate(document.get("planned_cells", ())):
+        check_fields(row, PLANNED, f"planned row {n}")
+        _all(row.get("schedules") or (), TEXT, f"planned row {n}: 'schedules'")
     for n, cell in enumerate(document.get("cells", ())):
         check_cell(cell, f"cell {n}")
 

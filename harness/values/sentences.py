@@ -243,6 +243,34 @@ def _stale_write(f: Facts) -> str:
     return str(f["detail"])
 
 
+def _names(calls: Sequence[str], shown: int = 6) -> str:
+    return f"({listed(calls, shown)})" if calls else "(none)"
+
+
+def _outcome(f: Facts) -> str:
+    """What the store holds of a run against what its scenario says it ends with. The
+    calls are the stored tool executions: a store that drops some says so, not the run."""
+    what = f["what"]
+    if what == "runs":
+        return (
+            f"the session holds {count(f['runs'], 'run')}; scenario {f['scenario']!r} "
+            f"runs {f['expected_runs']}"
+        )
+    if what == "status":
+        return f"run {f['run']} ended {f['status']}; the scenario expects {f['expected_status']}"
+    if what == "calls":
+        calls, wanted = list(f["calls"]), list(f["expected_calls"])
+        return (
+            f"the store holds {count(len(calls), 'tool execution')} of run {f['run']} "
+            f"{_names(calls)}; the scenario expects {count(len(wanted), 'call')} "
+            f"{_names(wanted)}"
+        )
+    return (
+        f"run {f['run']} answered {value(f['answer'])}; the scenario expects "
+        f"{value(f['expected_answer'])}"
+    )
+
+
 def _generic(f: Facts) -> str:
     return str(f["detail"])
 
@@ -272,6 +300,7 @@ TEMPLATES: dict[str, Callable[[Facts], str]] = {
     "run-differs": _field_differs,
     "stale-write": _stale_write,
     "usage-overcounted": _usage_overcounted,
+    "outcome-unexpected": _outcome,
 }
 
 

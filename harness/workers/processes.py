@@ -193,9 +193,7 @@ class Worker:
             # poll() wakes on data or EOF: a dead worker closes its end of the pipe.
             if left <= 0 or not self.conn.poll(left):
                 if time.monotonic() >= deadline:
-                    return Outcome(
-                        "timeout", f"no answer within the time limit ({self.spec.log_name})"
-                    )
+                    return Outcome("timeout", f"the {self.spec.log_name} process gave no answer")
                 continue
             gate = self._receive()
             if gate is not None:

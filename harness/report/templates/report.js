@@ -61,13 +61,14 @@
       if (!ok) return;
       shown++;
       if (!groupOn) unexp += +d.unexp;
-      if (tr.classList.contains("skipped")) return;
+      if (tr.classList.contains("wide")) return;
       for (var j = 0; j < ncols; j++) {
         var td = tr.cells[j + 1], b = td.firstChild;
         var inGroup = !!(groupOn && b && groupOn[+b.dataset.c]);
         td.classList.toggle("ing", inGroup);
         if (inGroup) unexp++;
         if (b && (!only || td.classList.contains("x")) && (!groupOn || inGroup)) used[j] = true;
+        if (!b && !only && !groupOn && td.classList.contains("nr")) used[j] = true;  // planned, not run
       }
     });
     var listed = 0;
@@ -87,7 +88,7 @@
     }
     rows.forEach(function (tr) {
       if (tr.hidden) return;
-      if (tr.classList.contains("skipped")) { tr.cells[1].colSpan = Math.max(visible, 1); return; }
+      if (tr.classList.contains("wide")) { tr.cells[1].colSpan = Math.max(visible, 1); return; }
       for (var j = 0; j < ncols; j++) tr.cells[j + 1].hidden = !used[j];
     });
     var start = 0;
@@ -435,7 +436,7 @@
     }
     var only = $("f-unexp").checked, out = [];
     rows.forEach(function (tr) {
-      if (tr.hidden || tr.classList.contains("skipped")) return;
+      if (tr.hidden || tr.classList.contains("wide")) return;
       for (var j = 0; j < ncols; j++) {
         var td = tr.cells[j + 1], b = td.firstChild;
         if (!b || td.hidden || (only && !td.classList.contains("x")) || (groupOn && !td.classList.contains("ing"))) continue;

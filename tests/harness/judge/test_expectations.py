@@ -46,8 +46,8 @@ def test_a_cancel_that_made_two_of_the_three_calls_is_named() -> None:
     (found,) = unmet(cancel, session(run("CANCELLED", short)))
     assert ("outcome-unexpected", "runs[0].calls") == (found.kind, found.path)
     assert (
-        "run 1 made 2 tool call(s) (process_batch, process_batch); the scenario expects 3 "
-        "(process_batch, process_batch, process_batch)"
+        "the store holds 2 tool executions of run 1 (process_batch, process_batch); the "
+        "scenario expects 3 calls (process_batch, process_batch, process_batch)"
     ) == found.sentence
 
 
@@ -68,7 +68,7 @@ def test_another_answer_status_or_run_count_is_named() -> None:
     multi = scenarios.get("multi-run")
     first = run("COMPLETED", [execution("lookup_population", 1)], multi.expected[0].content)
     (missing,) = unmet(multi, session(first))
-    assert "the session holds 1 run(s); scenario 'multi-run' runs 3" == missing.sentence
+    assert "the session holds 1 run; scenario 'multi-run' runs 3" == missing.sentence
     # A session stops at its first run that does not complete: the later ones are not owed.
     stopped = {**first, "status": "ERROR"}
     assert ["runs[0].status"] == [f.path for f in unmet(multi, session(stopped))]
@@ -94,7 +94,9 @@ def test_a_runtime_that_cancels_a_batch_early_fails_its_row(tmp_path: Path) -> N
     assert result.failing
     assert [] == result.unexpected  # the crash added nothing
     (row,) = result.row_groups()
-    assert row.example.startswith("run 1 made 2 tool call(s) (process_batch, process_batch)")
+    assert row.example.startswith(
+        "the store holds 2 tool executions of run 1 (process_batch, process_batch)"
+    )
     sound = Campaign(
         CampaignConfig.from_options(
             runtime="reference", scenarios="cancel", modes="tool-batch",

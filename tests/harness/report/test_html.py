@@ -1157,3 +1157,105 @@ def test_findings_without_a_crash_have_their_own_section_and_fail_the_page(small
     assert "reference/cancel/tool-batch/sqlite" in section.text
     assert "<b>late</b>" in section.text  # shown as text
     assert page.by_id("status").text == "✗ 1 without a crash"
+
+
+def test_headings_of_groups_of_one_kind_never_read_the_same() -> None:
+    """Two acknowledged-lost groups, two run-differs groups, two tools' repeats: each
+    heading names its path (or tool), in the groups and in the rows' section alike."""
+    from tests.harness.cli.test_output import lookalike_cells
+
+    results = lookalike_cells()
+    groups = [g.to_json() for g in group_findings(results)]
+    rows = [
+        {**g, "key": f"{g['key']}@no-crash", "rows": ["reference/cancel/runs/sqlite"]}
+        for g in groups
+    ]
+    doc = document([r.to_json() for r in results], groups=groups, without_crash=rows)
+    page = parse(render_report(doc))
+    for section in ("groups", "without-crash"):
+        heads = [  # what holds the count: "2 cells: KIND (tool T) at PATH"
+            " ".join(count.parent.text.split())
+            for li in page.by_id(section).find_all("li", "group")
+            for count in li.find_all("b", "g-count")
+            if count.parent is not None
+        ]
+        assert len(heads) == len(groups) == len(set(heads)), heads
+        for g, shown in zip(groups, heads, strict=True):
+            assert g["kind"] in shown and g["path"] in shown and (g["tool"] or "") in shown
+    assert "2 cells: acknowledged-lost at runs[*].status" in " ".join(
+        page.by_id("groups").text.split()
+    )
+
+
+def planned_rows(*rows: tuple[str, str, list[str] | None]) -> list[dict[str, Any]]:
+    return [
+        {"runtime": "reference", "scenario": s, "mode": m, "store": "sqlite", "schedules": p}
+        for s, m, p in rows
+    ]
+
+
+def test_an_interrupted_report_draws_cells_not_run_apart_from_not_applicable() -> None:
+    """With the plan kept: a planned cell without a result is "not run" (hatched), one
+    that was never planned is "not applicable"; a planned column no cell reached is still
+    drawn; rows never started are in the matrix and named at the top."""
+    cells = [
+        cell("research", "tool-batch", ["after-checkpoint:1"]),
+        cell("research", "tool-batch", ["after-checkpoint:2"], "diverged", False),
+        cell("research", "runs", ["after-checkpoint:1"], "lost", True),
+    ]
+    doc = document(cells, schema="killpoint.matrix/2", interrupted=True)
+    doc["summary"]["planned"] = 6
+    doc["planned_cells"] = planned_rows(
+        ("research", "tool-batch", ["after-checkpoint:1", "after-checkpoint:2",
+                                    "after-checkpoint:3", "sigstop:1"]),
+        ("research", "runs", ["after-checkpoint:1"]),
+        ("parallel-fetch", "tool", ["after-checkpoint:1"]),
+        ("cancel", "runs", None),
+    )  # fmt: skip
+    page = parse(render_report(doc))
+    matrix = page.by_id("matrix")
+    body = matrix.find_all("tbody")[0]
+    rows = {(r.attrs["data-scenario"], r.attrs["data-mode"]): r for r in body.find_all("tr")}
+    assert set(rows) == {
+        ("research", "tool-batch"), ("research", "runs"), ("parallel-fetch", "tool"),
+        ("cancel", "runs"),
+    }  # fmt: skip
+    columns = [th.attrs["title"] for th in matrix.find_all("th", "col")]
+    assert "sigstop:1" in columns  # planned, and no cell of it ran
+    index = {key: n + 1 for n, key in enumerate(columns)}  # +1: the row heading
+
+    def slot(row: tuple[str, str], key: str) -> Element:
+        return [td for td in rows[row].children if isinstance(td, Element)][index[key]]
+
+    for row, key in (
+        (("research", "tool-batch"), "after-checkpoint:3"),
+        (("research", "tool-batch"), "sigstop:1"),
+        (("parallel-fetch", "tool"), "after-checkpoint:1"),
+    ):
+        td = slot(row, key)
+        assert "nr" in td.classes and "not run" in td.attrs["title"], (row, key)
+    for row, key in ((("research", "runs"), "sigstop:1"), (("parallel-fetch", "tool"), "sigstop:1")):
+        td = slot(row, key)
+        assert "na" in td.classes and td.attrs["title"] == "not applicable", (row, key)
+    assert 3 == len(matrix.find_all("td", "nr")) - 1  # and the row stopped before its plan
+    stopped = rows["cancel", "runs"]
+    assert "wide" in stopped.classes
+    assert stopped.find_all("td", "nr")[0].text.startswith("not run: the campaign stopped")
+    banner = page.by_id("interrupted").text
+    assert "3 planned cells did not run, and 1 row stopped before its cells were planned" in (
+        " ".join(banner.split())
+    )
+    assert "parallel-fetch / tool / sqlite" in banner and "cancel / runs / sqlite" in banner
+    assert "research / runs" not in banner  # its one planned cell ran
+    assert page.by_id("legend-not-run").text.strip() == "not run"
+
+
+def test_a_report_without_its_plan_reads_as_before() -> None:
+    """Written before the plan was kept: an empty cell of an interrupted report may be
+    either, and says so; nothing is drawn "not run"."""
+    doc = document([cell("research", "tool-batch", ["after-checkpoint:1"])], interrupted=True)
+    page = parse(render_report(doc))
+    empty = page.by_id("matrix").find_all("td", "nr")
+    assert [] == empty
+    assert "legend-not-run" not in render_report(doc)
+    assert "not-run" not in [e.attrs.get("id") for e in page.iter()]

@@ -38,6 +38,10 @@ def result_of(n: int) -> CampaignResult:
     cells = [cell(k, "ok" if k % 2 else "lost") for k in range(1, n + 1)]
     result = CampaignResult(config, 7, CellLog(cells), planned=n + 2, seconds=2.5)
     result.skipped = [Skipped("reference", "confirm", "runs", "a reason")]
+    # Two cells planned that do not run, and a row stopped before its cells were planned.
+    row = ("reference", "research", "tool-batch", "sqlite")
+    result.plan = {row: [f"after-checkpoint:{k}" for k in range(1, n + 3)]}
+    result.plan["reference", "cancel", "tool-batch", "sqlite"] = None
     return result
 
 
@@ -68,6 +72,10 @@ def test_a_journal_rebuilds_the_document_the_campaign_writes(tmp_path: Path) -> 
     left = read_journal(path)
     assert (5, True, "m.json") == (left.cells, left.finished, left.json_name)
     assert to_document(result, ["killpoint", "matrix"]) == left.document
+    assert [7, None] == [  # the plan too: what tells "not run" from "not applicable"
+        None if r["schedules"] is None else len(r["schedules"])
+        for r in left.document["planned_cells"]
+    ]
 
 
 def test_a_journal_without_its_end_is_an_interrupted_campaign(tmp_path: Path) -> None:

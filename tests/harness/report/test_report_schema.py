@@ -1,5 +1,6 @@
 """A report file is anyone's: every wrong-type variant of a report (at any level: the
-document, a cell, a finding, a timeline event, a group, a baseline, a skip) and crafted
+document, a cell, a finding, a timeline event, a group, a baseline, a skip, a planned row)
+and crafted
 cell ids give `killpoint report` one line and exit 2, never a traceback."""
 
 # ruff: noqa: SIM300
@@ -57,6 +58,12 @@ def document() -> dict[str, Any]:
         "baselines": [{"runtime": "reference", "scenario": "research", "mode": "tool-batch",
                        "store": "sqlite", "checkpoints": 3, "seconds": 0.2, "problem": None,
                        "nondeterministic": None, "writes_lag": False, "trace_note": None}],
+        "planned_cells": [
+            {"runtime": "reference", "scenario": "research", "mode": "tool-batch",
+             "store": "sqlite", "schedules": ["after-checkpoint:1", "after-checkpoint:2"]},
+            {"runtime": "reference", "scenario": "cancel", "mode": "tool-batch",
+             "store": "sqlite", "schedules": None},
+        ],
         "cells": [cell],
     }  # fmt: skip
 
@@ -107,6 +114,31 @@ def test_the_crafted_document_itself_renders(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert (0, "") == report(tmp_path, document(), capsys)
+
+
+def test_a_report_written_before_the_plan_was_kept_still_renders(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = document()
+    del old["planned_cells"]
+    assert (0, "") == report(tmp_path, old, capsys)
+
+
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [
+        (("planned_cells",), {"research": []}),
+        (("planned_cells", 0, "schedules"), "after-checkpoint:1"),
+        (("planned_cells", 0, "schedules", 1), 2),
+        (("planned_cells", 1, "scenario"), None),
+    ],
+)
+def test_a_planned_row_of_the_wrong_shape_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: tuple[Any, ...], value: Any
+) -> None:
+    code, err = report(tmp_path, put(document(), where, value), capsys)
+    assert 2 == code
+    assert 1 == len(err.strip().splitlines()) and "planned" in err, err
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))

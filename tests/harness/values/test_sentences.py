@@ -99,3 +99,18 @@ def test_counts_ranges_and_the_check_itself() -> None:
     ):
         assert problems(bad), bad
     assert problems("1 of the 7 tool executions in the baseline is missing") == []
+
+
+@pytest.mark.parametrize(
+    "facts",
+    [
+        {"what": "runs", "runs": 1, "scenario": "multi-run", "expected_runs": 3},
+        {"what": "status", "run": 1, "status": "ERROR", "expected_status": "COMPLETED"},
+        {"what": "content", "run": 2, "answer": None, "expected_answer": "Porto has 231,800"},
+    ],
+)
+def test_each_unmet_outcome_reads(facts: dict[str, Any]) -> None:
+    """The recorded outcome is of the calls; the run count, status and answer read too."""
+    for changed in variants(facts):
+        sentence = say("outcome-unexpected", changed)
+        assert problems(sentence) == [] and "scenario" in sentence, sentence

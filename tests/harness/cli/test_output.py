@@ -1,0 +1,145 @@
+"""What `killpoint matrix` prints: group headings a reader can tell apart, and the cells a
+campaign planned and never ran, in the table and in words."""
+
+# ruff: noqa: SIM300
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Callable
+
+from rich.console import Console
+
+from killpoint.cli import output as cli_output
+from killpoint.engine.campaign import CampaignResult
+from killpoint.engine.cell_log import CellLog
+from killpoint.engine.options import CampaignConfig
+from killpoint.judge.groups import Group, group_findings
+from killpoint.values.cell import CellResult
+from killpoint.values.findings import Finding
+
+
+def result_cell(scenario: str, mode: str, point: str, findings: list[Finding]) -> CellResult:
+    cell_id = f"agno/{scenario}/{mode}/sqlite/{point}"
+    verdict = min((f.verdict for f in findings), default="ok")
+    return CellResult(
+        id=cell_id, runtime="agno", scenario=scenario, mode=mode, store="sqlite",
+        schedule=[point], verdict=verdict, expected=not findings,
+        findings=[f.to_json() for f in findings], replay=f"killpoint replay {cell_id}",
+    )  # fmt: skip
+
+
+# Pairs of groups of one kind that only their path (or tool) tells apart, as agno's
+# matrix has them: the status the store does not hold and the run it does not hold; two
+# fields of a run that differ; one tool's repeat and another's.
+LOOKALIKES = [
+    Finding("acknowledged-lost", "run 1 returned COMPLETED but the store says RUNNING",
+            path="runs[0].status"),
+    Finding("acknowledged-lost", "run 1 returned COMPLETED but is not in the store",
+            path="runs[0]"),
+    Finding("run-differs", "runs[0].content: baseline 'a', resumed 'b'", path="runs[0].content"),
+    Finding("run-differs", "runs[0].events: baseline None, resumed [...]", path="runs[1].events"),
+    Finding("effect-duplicated", "send_email ran twice", path="ledger", tool="send_email"),
+    Finding("effect-duplicated", "send_sms ran twice", path="ledger", tool="send_sms"),
+]  # fmt: skip
+
+
+def lookalike_cells() -> list[CellResult]:
+    """One cell per lookalike finding, and one cell with every one of them."""
+    cells = [
+        result_cell("research", "tool-batch", f"after-checkpoint:{n}", [f])
+        for n, f in enumerate(LOOKALIKES, start=1)
+    ]
+    return [*cells, result_cell("confirm", "runs", "lock-held:2", LOOKALIKES)]
+
+
+def printed(show: Callable[[Console], None]) -> list[str]:
+    text = io.StringIO()
+    show(cli_output.console(text))
+    return text.getvalue().splitlines()
+
+
+def test_two_groups_of_one_kind_never_read_the_same_in_the_terminal() -> None:
+    """Each numbered heading names its group's path (or tool): no two read alike."""
+    groups = group_findings(lookalike_cells())
+    assert 6 == len(groups)
+    lines = printed(lambda out: cli_output.show_groups(groups, out))
+    headings = [re.sub(r"^\d+\. ", "", line) for line in lines if re.match(r"^\d+\. ", line)]
+    assert 6 == len(headings) == len(set(headings)), headings
+    for g in groups:  # its path, and its tool where one keys it
+        (shown,) = [h for h in headings if h.startswith(f"{g.heading}:")]
+        assert g.pattern in shown and (g.tool or "") in shown
+    assert "acknowledged-lost at runs[*].status: 2 cells, lost" in headings
+    assert "acknowledged-lost at runs[*]: 2 cells, lost" in headings
+    assert "effect-duplicated (tool send_sms) at ledger: 2 cells, duplicated" in headings
+
+
+def test_two_row_level_groups_of_one_kind_never_read_the_same() -> None:
+    """Found without a crash: the heading names the path too (it named the kind alone)."""
+    rows = ["agno/cancel/runs/sqlite", "agno/reserve/runs/sqlite"]
+    groups = [
+        Group(key=f"outcome-unexpected:-:{path}@no-crash", kind="outcome-unexpected",
+              tool=None, pattern=f"{path}@no-crash", severity="high", verdict="diverged",
+              cells=rows, example="...", example_cell=rows[0], replay="killpoint matrix",
+              without_crash=True)
+        for path in ("runs[*].content", "runs[*].status")
+    ]  # fmt: skip
+    lines = printed(lambda out: cli_output.show_without_crash(groups, out))
+    headings = [line for line in lines if re.match(r"^\d+\. ", line)]
+    assert [
+        "1. outcome-unexpected at runs[*].content@no-crash: 2 rows, diverged",
+        "2. outcome-unexpected at runs[*].status@no-crash: 2 rows, diverged",
+    ] == headings
+
+
+def interrupted_result() -> CampaignResult:
+    """Ctrl-C after three cells: research/tool-batch ran 2 of its 4, research/runs none
+    of its 1, and cancel/runs stopped before its cells were planned."""
+    config = CampaignConfig.from_options(runtime="agno")
+    cells = [
+        result_cell("research", "tool-batch", "after-checkpoint:1", []),
+        result_cell("research", "tool-batch", "after-checkpoint:2", [LOOKALIKES[2]]),
+    ]
+    result = CampaignResult(config, 7, CellLog(cells), planned=5, interrupted=True)
+    result.plan = {
+        ("agno", "research", "tool-batch", "sqlite"): [
+            "after-checkpoint:1", "after-checkpoint:2", "after-checkpoint:3", "sigstop:1",
+        ],
+        ("agno", "research", "runs", "sqlite"): ["after-checkpoint:1"],
+        ("agno", "cancel", "runs", "sqlite"): None,
+    }  # fmt: skip
+    return result
+
+
+def test_cells_planned_and_not_run_have_a_column_and_a_line() -> None:
+    """The rows never started are in the table, not left out, and the line says what did
+    not run and why."""
+    result = interrupted_result()
+    lines = printed(lambda out: cli_output.summary(result, out, result.groups()))
+    header = next(line for line in lines if "scenario" in line)
+    assert header.rstrip(" ┃|").endswith("not run")
+    rows = {
+        tuple(cell.strip() for cell in re.split(r"[│|]", line)[1:3]): line
+        for line in lines
+        if "│" in line or "|" in line
+    }
+    assert re.search(r"\b2\s*│\s*$", rows["research", "tool-batch"].rstrip("│ ") + " │")
+    assert rows["research", "runs"].rstrip(" │").endswith("1")
+    assert rows["cancel", "runs"].rstrip(" │").endswith("whole row")
+    assert (
+        "not run: 3 planned cells and 1 row whose cells were never planned (the campaign was "
+        "interrupted); never started: research/runs, cancel/runs"
+    ) in lines
+
+
+def test_a_campaign_that_ran_every_planned_cell_has_no_not_run_column() -> None:
+    result = interrupted_result()
+    result.interrupted = False
+    result.plan = {
+        ("agno", "research", "tool-batch", "sqlite"): [
+            *["after-checkpoint:1"],
+            "after-checkpoint:2",
+        ]
+    }
+    lines = printed(lambda out: cli_output.summary(result, out, result.groups()))
+    assert not any("not run" in line for line in lines), lines
