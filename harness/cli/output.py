@@ -92,9 +92,10 @@ def summary(result: CampaignResult, out: Console, groups: list[Group]) -> None:
     if missing:
         cells, unplanned = count_not_run(missing)
         started = [m for m in missing if m.never_started]
-        text = f"not run: {count(cells, 'planned cell')}"
+        parts = [count(cells, "planned cell")] if cells else []
         if unplanned:
-            text += f" and {count(unplanned, 'row')} whose cells were never planned"
+            parts.append(f"{count(unplanned, 'row')} whose cells were never planned")
+        text = f"not run: {' and '.join(parts)}"
         text += " (the campaign was interrupted)" if result.interrupted else " (no result)"
         if started:
             text += f"; never started: {', '.join('/'.join(m.row[1:3]) for m in started)}"

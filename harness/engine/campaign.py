@@ -297,9 +297,10 @@ class Campaign:
             baselines = [f.result() for f in futures]
             result.baselines = baselines
             cells = [c for b in baselines for c in self.cells_for(b)]
-            result.plan = {row: [] for row in rows}
+            plan: dict[tuple[str, str, str, str], list[str]] = {row: [] for row in rows}
             for c in cells:
-                result.plan.setdefault(c.row, []).append(str(c.schedule))
+                plan.setdefault(c.row, []).append(str(c.schedule))
+            result.plan = dict(plan)
             result.skipped += self.point_skips
             result.skipped += self.skipped_points
             result.planned = len(cells)

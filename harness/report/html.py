@@ -462,10 +462,10 @@ def build_view(document: Mapping[str, Any]) -> dict[str, Any]:
     # and a planned column with no result at all is still drawn.
     plan = read_planned(document)
     columns_by_key: dict[str, Column] = {}
-    schedules = [[str(p) for p in cell.get("schedule") or []] for cell in cells]
-    schedules += [s.split("+") for row in (plan or {}).values() for s in row or ()]
-    for schedule in schedules:
-        col = column_for(schedule)
+    every = [[str(p) for p in cell.get("schedule") or []] for cell in cells]
+    every += [s.split("+") for row in (plan or {}).values() for s in row or ()]
+    for points in every:
+        col = column_for(points)
         columns_by_key.setdefault(col.key, col)
     columns: list[Column] = []
     groups: list[Group] = []
@@ -573,15 +573,15 @@ def build_view(document: Mapping[str, Any]) -> dict[str, Any]:
         for b in document.get("baselines") or []:
             if isinstance(b, Mapping):
                 row_for(b)
-    for key, planned in (plan or {}).items():  # every planned row is drawn, run or not
+    for key, in_plan in (plan or {}).items():  # every planned row is drawn, run or not
         row = row_for(dict(zip(ROW_FIELDS, key, strict=True)))
-        if planned is None:
+        if in_plan is None:
             row.unplanned = True
             continue
-        for schedule in planned:
-            slot = col_index[column_for(schedule.split("+")).key]
+        for text in in_plan:
+            slot = col_index[column_for(text.split("+")).key]
             if row.cells[slot] is None:
-                row.cells[slot] = {"state": "nr", "schedule": visible(schedule)}
+                row.cells[slot] = {"state": "nr", "schedule": visible(text)}
                 row.not_run += 1
     for item in skipped:  # a skipped row names no store: the campaign's
         row_for({"store": document.get("store", ""), **item}).skipped = visible(

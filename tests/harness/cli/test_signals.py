@@ -102,6 +102,53 @@ def test_no_queued_cell_starts_after_an_interrupt(tmp_path: Path, short_tmp: Pat
     assert sorted(str(p) for p in folders) == sorted(c["kept"] for c in cells)
 
 
+def test_an_interrupted_report_keeps_its_plan_and_draws_what_did_not_run(
+    tmp_path: Path, short_tmp: Path
+) -> None:
+    """Ctrl-C mid-campaign: the JSON keeps every planned cell (those that ran among them),
+    and the terminal's "not run" line and the report's hatched cells count the rest."""
+    run = campaign(tmp_path, short_tmp, "--points", "all")
+    run.ticks(2 * 3 + 10)
+    os.killpg(run.proc.pid, signal.SIGINT)
+    out, err = run.finish()
+    assert 130 == run.proc.returncode, err
+    document = json.loads(run.json.read_text())
+    (row,) = document["planned_cells"]
+    planned = row["schedules"]
+    assert len(planned) == document["summary"]["planned"]
+    ran = ["+".join(c["schedule"]) for c in document["cells"]]
+    assert set(ran) <= set(planned) and 0 < len(ran) < len(planned)
+    left = len(planned) - len(ran)
+    cells = "cell" if left == 1 else "cells"
+    assert f"not run: {left} planned {cells} (the campaign was interrupted)" in out, out
+    html = run.html.read_text()
+    assert html.count('<td class="nr') == left
+    assert f"{left} planned {cells} did not run" in html
+
+
+def test_ctrl_c_during_the_baselines_draws_the_rows_never_started(
+    tmp_path: Path, short_tmp: Path
+) -> None:
+    """Stopped in the first baseline, before any cell was planned: the rows are in the
+    JSON's plan with no cells, in the terminal's table and in the report, never left out."""
+    run = campaign(tmp_path, short_tmp, "--points", "all", "--modes", "tool,tool-batch")
+    run.ticks(1)
+    os.killpg(run.proc.pid, signal.SIGINT)
+    out, err = run.finish()
+    assert 130 == run.proc.returncode, err
+    assert "Traceback" not in err, err
+    document = json.loads(run.json.read_text())
+    assert [] == document["cells"]
+    assert [("tool", None), ("tool-batch", None)] == [
+        (r["mode"], r["schedules"]) for r in document["planned_cells"]
+    ]
+    assert "not run: 2 rows whose cells were never planned (the campaign was interrupted)" in out
+    assert "whole row" in out
+    html = run.html.read_text()
+    assert 2 == html.count("not run: the campaign stopped before this row")
+    assert "every verdict expected" not in html
+
+
 def test_sigkill_of_the_command_leaves_no_forkserver_nor_worker(
     tmp_path: Path, short_tmp: Path
 ) -> None:

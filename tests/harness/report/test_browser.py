@@ -697,6 +697,109 @@ def test_groups_panel_keys_and_list(browser: Chromium, tmp_path: Path) -> None:
     assert_no_run_content_ran(browser)
 
 
+def test_a_group_filter_counts_its_own_cells_and_the_list_names_its_kind(
+    browser: Chromium, tmp_path: Path
+) -> None:
+    """Filtering by a group says that group's count of cells (not the page's unexpected
+    ones), lights exactly those, and the list's finding column names the group's kind on
+    every row, even where another kind decides the cell."""
+    from killpoint.report.html import render_report
+    from killpoint.values.findings import deciding_data
+    from tests.benchmarks.report_size import synthetic_document
+
+    document = synthetic_document(300, seed=11)
+    page = tmp_path / "report.html"
+    page.write_text(render_report(document), encoding="utf-8")
+    browser.open(page)
+    by_id = {c["id"]: c for c in document["cells"]}
+    index = {c["id"]: n for n, c in enumerate(document["cells"])}
+    # A group whose cells another kind decides: the case where the column once lied.
+    g, group = next(
+        (n, g)
+        for n, g in enumerate(document["groups"])
+        if any(
+            (deciding_data(by_id[c]["findings"]) or {}).get("kind") != g["kind"] for c in g["cells"]
+        )
+    )
+    unexpected = document["summary"]["unexpected"]
+    assert group["count"] != unexpected  # else the count could not tell which it counted
+    browser.click(f'#groups button.g-filter[data-g="{g}"]')
+    count = browser.evaluate("document.getElementById('f-count').textContent")
+    noun = "cell" if group["count"] == 1 else "cells"
+    assert f", {group['count']} {noun} of the group" in count, count
+    assert set(browser.evaluate(VISIBLE_CELLS)) == {index[c] for c in group["cells"]}
+
+    browser.click("#v-list")
+    listed = browser.evaluate(
+        "Array.from(document.querySelectorAll('#list tbody tr:not([hidden])'))"
+        ".map(tr => [+tr.dataset.n, tr.cells[3].textContent])"
+    )
+    assert sorted(n for n, _ in listed) == sorted(index[c] for c in group["cells"])
+    for n, kinds in listed:
+        assert group["kind"] in kinds.split(", "), (n, kinds)
+    assert any(not kinds.startswith(group["kind"]) for _, kinds in listed)  # decided by another
+    browser.click("#v-matrix")
+    browser.click("#f-group-clear")
+    assert ", 1 cell of the group" not in browser.evaluate(
+        "document.getElementById('f-count').textContent"
+    )
+    assert_no_run_content_ran(browser)
+
+
+def test_cells_not_run_are_drawn_and_their_columns_kept(browser: Chromium, tmp_path: Path) -> None:
+    """An interrupted report with its plan: the planned cells without a result are hatched
+    "not run", a column only they fill is shown until a filter asks for unexpected cells,
+    and a row stopped before its cells were planned is a row of its own."""
+    from killpoint.report.html import render_report
+    from tests.benchmarks.report_size import synthetic_document
+
+    document = synthetic_document(300, seed=11)
+    ran, dropped = document["cells"][:-40], document["cells"][-40:]
+    plan: dict[tuple[str, ...], list[str]] = {}
+    for c in document["cells"]:
+        key = (c["runtime"], c["scenario"], c["mode"], c["store"])
+        plan.setdefault(key, []).append("+".join(c["schedule"]))
+    first = next(iter(plan))
+    plan[first].append("after-checkpoint:99")  # a column no cell of the campaign reached
+    document.update(
+        cells=ran,
+        interrupted=True,
+        planned_cells=[
+            *({"runtime": k[0], "scenario": k[1], "mode": k[2], "store": k[3], "schedules": v}
+              for k, v in plan.items()),
+            {"runtime": "reference", "scenario": "stopped-early", "mode": "tool",
+             "store": "sqlite", "schedules": None},
+        ],
+    )  # fmt: skip
+    document["summary"]["planned"] = 301
+    page = tmp_path / "report.html"
+    page.write_text(render_report(document), encoding="utf-8")
+    browser.open(page)
+    assert_no_run_content_ran(browser)
+    state = (
+        "(() => { const heads = Array.from(document.querySelectorAll("
+        "'#matrix thead tr:nth-child(2) th'));"
+        " const late = heads.find(th => th.title === 'after-checkpoint:99');"
+        " const stopped = document.querySelector('#matrix tr[data-scenario=\"stopped-early\"]');"
+        " return {nr: document.querySelectorAll('#matrix tbody tr:not([hidden]) td.nr:not(.skip)"
+        ":not([hidden])').length, late: late ? !late.hidden : null,"
+        " stopped: stopped && !stopped.hidden ? stopped.cells[1].textContent : null}; })()"
+    )
+    shown = browser.evaluate(state)
+    assert shown["nr"] == len(dropped) + 1, shown
+    assert shown["late"] is True
+    assert shown["stopped"].startswith("not run: the campaign stopped before")
+    assert "41 planned cells did not run, and 1 row" in " ".join(
+        browser.evaluate("document.getElementById('interrupted').textContent").split()
+    )
+    browser.click("#f-unexp")  # no unexpected cell in them: the column and the row go
+    shown = browser.evaluate(state)
+    assert (shown["late"], shown["stopped"]) == (False, None), shown
+    browser.click("#f-unexp")
+    assert browser.evaluate(state)["late"] is True
+    assert_no_run_content_ran(browser)
+
+
 def test_a_report_without_cells_or_groups_has_a_sound_script(
     browser: Chromium, tmp_path: Path
 ) -> None:

@@ -1234,10 +1234,13 @@ def test_an_interrupted_report_draws_cells_not_run_apart_from_not_applicable() -
     ):
         td = slot(row, key)
         assert "nr" in td.classes and "not run" in td.attrs["title"], (row, key)
-    for row, key in ((("research", "runs"), "sigstop:1"), (("parallel-fetch", "tool"), "sigstop:1")):
+    for row, key in (
+        (("research", "runs"), "sigstop:1"),
+        (("parallel-fetch", "tool"), "sigstop:1"),
+    ):
         td = slot(row, key)
         assert "na" in td.classes and td.attrs["title"] == "not applicable", (row, key)
-    assert 3 == len(matrix.find_all("td", "nr")) - 1  # and the row stopped before its plan
+    assert len(matrix.find_all("td", "nr")) - 1 == 3  # and the row stopped before its plan
     stopped = rows["cancel", "runs"]
     assert "wide" in stopped.classes
     assert stopped.find_all("td", "nr")[0].text.startswith("not run: the campaign stopped")
@@ -1256,6 +1259,6 @@ def test_a_report_without_its_plan_reads_as_before() -> None:
     doc = document([cell("research", "tool-batch", ["after-checkpoint:1"])], interrupted=True)
     page = parse(render_report(doc))
     empty = page.by_id("matrix").find_all("td", "nr")
-    assert [] == empty
+    assert empty == []
     assert "legend-not-run" not in render_report(doc)
     assert "not-run" not in [e.attrs.get("id") for e in page.iter()]
