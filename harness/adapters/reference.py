@@ -288,5 +288,6 @@ def run_invariants(run: Any) -> list[str]:
             problems.append(f"half-written batch at message {n}: calls {ids}, results for {got}")
         missing = [c for c in ids if c not in executed]
         if missing:
-            problems.append(f"calls {missing} at message {n} have no tool execution row")
+            calls, have = ("call", "has") if len(missing) == 1 else ("calls", "have")
+            problems.append(f"{calls} {missing} at message {n} {have} no tool execution row")
     return problems

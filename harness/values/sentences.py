@@ -239,6 +239,8 @@ def _stale_write(f: Facts) -> str:
         inner = str(f["inner"])
         # The comparison's own sentence may open with the field already: say it once.
         inner = inner.removeprefix(f"{f['field']}: ")
+        if inner.startswith((f"{f['field']}.", f"{f['field']}[")):
+            return f"the stale worker wrote after the takeover, at {inner}"  # a deeper path
         return f"the stale worker wrote after the takeover, at {f['field']}: {inner}"
     return str(f["detail"])
 

@@ -239,5 +239,6 @@ def run_invariants(row: Mapping[str, Any]) -> list[str | Finding]:
             )
         missing = [c for c in answers if c not in executed]
         if missing:
-            problems.append(f"calls {missing} at message {n} have no tool execution")
+            calls, have = ("call", "has") if len(missing) == 1 else ("calls", "have")
+            problems.append(f"{calls} {missing} at message {n} {have} no tool execution")
     return problems

@@ -223,8 +223,8 @@ def test_continued_runs_keep_only_later_tool_executions(tmp_path: Path) -> None:
     assert ["get_quote"] == stored_calls(flaky.session)
     assert ["get_quote"] * 3 == [t for t, _ in flaky.ledger]
     assert [
-        "run s-run1: calls ['fc_339c353ed061ce592b3d11a2'] at message 1 have no tool execution",
-        "run s-run1: calls ['fc_40226735a1259f5654462a04'] at message 3 have no tool execution",
+        "run s-run1: call ['fc_339c353ed061ce592b3d11a2'] at message 1 has no tool execution",
+        "run s-run1: call ['fc_40226735a1259f5654462a04'] at message 3 has no tool execution",
     ] == flaky.problems
 
 

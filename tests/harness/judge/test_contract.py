@@ -217,7 +217,7 @@ def test_a_late_cancel_is_one_row_level_group_and_no_crash_cell_repeats_it(
     cli_output.summary(result, cli_output.console(text), result.groups())
     printed = text.getvalue()
     assert "happens without a crash: 1 group" in printed
-    assert "1. cancel-late: 1 row(s), diverged" in printed
+    assert "1. cancel-late at model: 1 row, diverged" in printed
     document = to_document(result, command=["killpoint", "matrix"])
     assert [g["key"] for g in document["without_crash"]] == ["cancel-late:-:model@no-crash"]
     assert [f["kind"] for b in document["baselines"] for f in b["findings"]] == ["cancel-late"]

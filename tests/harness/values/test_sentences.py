@@ -114,3 +114,18 @@ def test_each_unmet_outcome_reads(facts: dict[str, Any]) -> None:
     for changed in variants(facts):
         sentence = say("outcome-unexpected", changed)
         assert problems(sentence) == [] and "scenario" in sentence, sentence
+
+
+def test_a_stale_write_names_its_field_once() -> None:
+    """Recorded from agno/research/tool-batch/sqlite/sigstop-writing:2: the comparison's
+    own sentence opens with a deeper path of the field; it is said once, the deeper one."""
+    facts = {
+        "field": "state.session_metrics",
+        "inner": "state.session_metrics.input_tokens: 14 in the store after the takeover, "
+        "1470 in the store after the stale worker woke (and 5 more differences)",
+    }
+    assert say("stale-write", facts) == (
+        "the stale worker wrote after the takeover, at state.session_metrics.input_tokens: 14 "
+        "in the store after the takeover, 1470 in the store after the stale worker woke (and "
+        "5 more differences)"
+    )
