@@ -118,6 +118,8 @@ def _report(result: Any, json_path: str | None) -> int:
         text = f"{s.group:<30} {s.id}  [{scenario}]"
         if s.sentence:
             text += f": {cli_output.cut(s.sentence)}"
+        if s.failed_before:
+            text += f" (recorded cell: {s.recorded_verdict})"
         cli_output.plain(out, text)
     counts = ", ".join(f"{n} {g}" for g, n in result.counts().items()) or "no states"
     per = result.seconds / len(result.states) if result.states else 0.0
@@ -126,6 +128,14 @@ def _report(result: Any, json_path: str | None) -> int:
         f"{len(result.states)} state(s) in {result.seconds:.1f} s ({per:.3f} s per state): "
         f"{counts}",
     )
+    before = [s for s in result.failing if s.failed_before]
+    if before:
+        cli_output.plain(
+            out,
+            f"{len(before)} of the {len(result.failing)} failing state(s) were not ok under the "
+            "recording version either (its own cell there): check the corpus with the "
+            "recording code to tell what the upgrade changed",
+        )
     if json_path:
         Path(json_path).write_text(json.dumps(result.to_json(), indent=2) + "\n")
     failing = [g for g in result.counts() if groups.BY_NAME[g].failing]
@@ -136,6 +146,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from killpoint.corpus.check import check
     from killpoint.corpus.manifest import CorpusError
     from killpoint.engine.options import ConfigError, runtime_adapter
+    from killpoint.values.scenario_refs import ScenarioRefError
 
     try:
         runtime_adapter(args.runtime)
@@ -147,7 +158,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             workers=int(args.workers),
             work_parent=Path(args.work_dir) if args.work_dir else None,
         )
-    except (CorpusError, ConfigError) as exc:
+    except (CorpusError, ConfigError, ScenarioRefError) as exc:
         return cli_output.usage_error(str(exc))
     return _report(result, args.json)
 

@@ -28,6 +28,7 @@ from killpoint.judge.baseline import Baseline, durable_results, effects
 from killpoint.judge.oracle import Sides, comparable, compare_sessions
 from killpoint.scenarios import ledger as ledger_mod
 from killpoint.scenarios import versions
+from killpoint.values.findings import Finding
 from killpoint.values.scenario_refs import resolve_scenario
 from killpoint.values.timeline import Event
 from killpoint.workers.processes import Interrupted, Worker
@@ -55,6 +56,12 @@ class StateResult:
     def failing(self) -> bool:
         return groups.BY_NAME[self.group].failing
 
+    @property
+    def failed_before(self) -> bool:
+        """The recording version's own cell at this point was not ok: what fails here
+        may owe nothing to the upgrade (compare with a check under the recording code)."""
+        return self.recorded_verdict not in ("", "ok")
+
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
@@ -67,6 +74,7 @@ class StateResult:
             "sentence": self.sentence,
             "details": self.details,
             "recorded_verdict": self.recorded_verdict,
+            "failed_before": self.failed_before,
             "seconds": round(self.seconds, 4),
         }
 
@@ -155,6 +163,14 @@ class Checker:
             found.append((folder, mf.read_state(folder)))
         return found
 
+    def validate(self) -> list[tuple[Path, mf.StateInfo]]:
+        """Every state, read; each scenario it is to be resumed under resolves (a version
+        its scenario does not declare is bad input before anything runs)."""
+        found = self.states()
+        for ref in dict.fromkeys(checked_ref(info, self.scenario_version) for _, info in found):
+            resolve_scenario(ref)
+        return found
+
     def versions(self) -> mf.Versions:
         return mf.versions_now(self.runtime, self.adapter.preload_modules)
 
@@ -219,7 +235,10 @@ class Checker:
         old_entries = ledger_mod.read(work / LEDGER)
         try:
             before = self.engine.read_session(self.runtime, url)
-            problems = [str(p) for p in self.adapter.inspect(url, SESSION_ID)]
+            found_there = [
+                p if isinstance(p, Finding) else Finding("store-invariant", p, path="store")
+                for p in self.adapter.inspect(url, SESSION_ID)
+            ]
             held = self.adapter.progress(url, SESSION_ID)
         except Exception as exc:
             return [
@@ -227,6 +246,18 @@ class Checker:
                     "store-unreadable",
                     f"the checking version cannot read the store: {type(exc).__name__}: {exc}",
                     [],
+                )
+            ]
+        # As after a matrix cell's crash: only what breaks an invariant stops the resume
+        # (an inconsistency that changes nothing a resume does is a detail).
+        problems = [p.sentence for p in found_there if p.verdict != "ok"]
+        if problems and info.recorded_verdict == "corrupt":
+            return [
+                (
+                    "broken-when-recorded",
+                    f"the store was broken when recorded (the recording cell: corrupt): "
+                    f"{problems[0]}",
+                    problems,
                 )
             ]
         if problems:
@@ -355,7 +386,7 @@ def check(
         work_parent=work_parent,
     )
     wanted = set(only) if only is not None else None
-    chosen = [(f, s) for f, s in checker.states() if wanted is None or s.id in wanted]
+    chosen = [(f, s) for f, s in checker.validate() if wanted is None or s.id in wanted]
     result = CheckResult(corpus, checker.manifest.versions, checker.versions())
 
     def one(item: tuple[Path, mf.StateInfo]) -> StateResult:

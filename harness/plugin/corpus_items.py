@@ -102,6 +102,7 @@ class CorpusPlugin:
         self.checker = Checker(
             corpus, runtime, scenario_version=config.getoption("crash_scenario_version")
         )
+        self.checker.validate()
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(
@@ -127,10 +128,11 @@ def configure(config: pytest.Config) -> None:
     if not folder:
         return
     from killpoint.corpus.manifest import CorpusError
+    from killpoint.values.scenario_refs import ScenarioRefError
 
     try:
         plugin = CorpusPlugin(config, Path(folder))
-    except CorpusError as exc:
+    except (CorpusError, ScenarioRefError) as exc:
         raise pytest.UsageError(str(exc)) from None
     config.pluginmanager.register(plugin, "killpoint-corpus")
 
@@ -147,6 +149,7 @@ def check_upgrade(
     __tracebackhide__ = True
     from killpoint.corpus.check import check
     from killpoint.corpus.manifest import CorpusError
+    from killpoint.values.scenario_refs import ScenarioRefError
 
     problem = None
     try:
@@ -154,7 +157,7 @@ def check_upgrade(
             Path(corpus), runtime, scenario_version=scenario_version, timeout=timeout,
             work_parent=work_parent,
         )  # fmt: skip
-    except CorpusError as exc:
+    except (CorpusError, ScenarioRefError) as exc:
         problem = f"{exc} (in crash.check_upgrade)"
     if problem is not None:
         pytest.fail(problem, pytrace=False)

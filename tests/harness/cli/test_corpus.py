@@ -1,0 +1,78 @@
+"""`killpoint corpus record|check` and `killpoint upgrade` as a user types them: the two
+versions side by side, one line per state, the exit status, bad input in one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from killpoint.cli.main import main
+
+SMALL = ("--modes", "tool-batch", "--points", "after-checkpoint", "--workers", "2")
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("cli") / "corpus"
+    assert main(["corpus", "record", "--scenarios", "research", *SMALL, "--out", str(out)]) == 0
+    return out
+
+
+def test_record_says_size_per_state(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "c"
+    assert main(["corpus", "record", "--scenarios", "research", *SMALL, "--out", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "kept 4 state(s)" in said and "per state)" in said
+
+
+def test_check_shows_both_versions_and_each_state(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Under the recording code: every state ok, exit 0, the versions table first."""
+    report = tmp_path / "r.json"
+    assert main(["corpus", "check", str(corpus), "--json", str(report)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["recorded", "checked"]
+    assert lines[1].split() == ["killpoint", "0.1.0", "0.1.0"]
+    assert sum(1 for line in lines if line.startswith("ok ")) == 4
+    assert lines[-1].endswith("4 ok")
+    assert json.loads(report.read_text())["counts"] == {"ok": 4}
+
+
+def test_a_breaking_version_exits_1(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A renamed tool diverges the states that hold its calls: exit 1, each line says so."""
+    assert main(["corpus", "check", str(corpus), "--scenario-version", "tool-renamed"]) == 1
+    out = capsys.readouterr().out
+    assert out.count("diverged-after-upgrade ") == 3
+    assert "[research (version 1) -> research@tool-renamed]" in out
+
+
+def test_an_unknown_version_is_one_line(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["corpus", "check", str(corpus), "--scenario-version", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert "has no version 'nope'" in err and err.count("\n") == 1
+
+
+def test_upgrade_between_scenario_versions(capsys: pytest.CaptureFixture[str]) -> None:
+    """Both steps in one command; a tool added resumes every state."""
+    argv = ["upgrade", "--from", "research", "--to", "research@tool-added", *SMALL]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "kept 4 state(s)" in out and out.rstrip().endswith("4 ok")
+
+
+def test_upgrade_between_runtimes(capsys: pytest.CaptureFixture[str]) -> None:
+    """Two adapters importable in one interpreter: a runtime that re-runs finished tools
+    repeats the old worker's effects."""
+    argv = ["upgrade", "--from", "reference", "--to", "tests.harness.upgrade_runtimes:rerunning",
+            "--scenarios", "research", *SMALL]  # fmt: skip
+    assert main(argv) == 1
+    assert "4 effect-repeated-after-upgrade" in capsys.readouterr().out
+
+
+def test_upgrade_refuses_a_runtime_against_a_scenario(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["upgrade", "--from", "reference", "--to", "research@tool-added"]) == 2
+    err = capsys.readouterr().err
+    assert "must both be runtimes or both scenario versions" in err and err.count("\n") == 1
