@@ -155,9 +155,9 @@ def campaign(
     if unjudged:
         cli_output.plain(
             err,
-            f"killpoint: {unjudged} cell(s) could not be judged: the store server or the work "
-            "folder failed under them (their findings say how); rerun them with "
-            "--rerun-failed and the JSON",
+            f"killpoint: {unjudged} cell(s) could not be judged: the store server, the work "
+            "folder or a thread or process limit failed under them (their findings say how); "
+            "rerun them with --rerun-failed and the JSON",
         )
     if result.interrupted:
         cli_output.plain(err, "interrupted: the report holds the cells that finished")

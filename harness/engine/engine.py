@@ -41,6 +41,7 @@ from killpoint.values.normal_form import NormalFormError, exclude, validate_sess
 from killpoint.values.points import PointError
 from killpoint.values.scenario_refs import resolve_scenario
 from killpoint.values.timeline import Event
+from killpoint.workers.limits import exhausted, refusals
 from killpoint.workers.processes import Interrupted, Outcome, Worker, context, kill_left_behind
 from killpoint.workers.worker import LEDGER, MODEL_STATE, WorkerSpec
 
@@ -201,7 +202,7 @@ class Engine:
                         f"killpoint could not run the baseline: {type(exc).__name__}: {exc}"
                     )
                     base.problem_kind = "error"
-                settled = watch.settle([], base.problem or "")
+                settled = watch.settle([], base.problem or "", exhausted=exhausted)
                 if settled:
                     # A dependency failed under it: not cached, the next cell tries again.
                     base.problem, base.problem_kind = settled[0].sentence, settled[0].kind
@@ -329,6 +330,12 @@ class Engine:
         finally:
             caller.close()
             kill_left_behind()
+            refused = refusals(work)
+            if refused:
+                # A thread or fork refused in the run (a tool's error in one baseline only,
+                # say): what the baseline holds is the limit's, not the runtime's.
+                base.problem, base.problem_kind = refused, "error"
+                base.findings = []
             if self.config.keep == "all":
                 self.keep_store(url, work)
             else:
@@ -376,8 +383,9 @@ class Engine:
             # Interrupted while it ran (its workers were killed under it): not a result.
             run.cleanup(expected=True, cut_short=True)
             raise Interrupted()
-        seen = "".join(log_tail(run.work, w.spec.log_name) for w in run.workers)
-        run.findings = watch.settle(run.findings, seen, run.url)
+        seen = refusals(run.work)
+        seen += "".join(log_tail(run.work, w.spec.log_name) for w in run.workers)
+        run.findings = watch.settle(run.findings, seen, run.url, exhausted=exhausted)
         result = run.result()
         kept = run.cleanup(result.expected)
         result.seconds = round(time.monotonic() - run.t0, 4)

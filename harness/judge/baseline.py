@@ -110,7 +110,7 @@ class Baseline:
     @property
     def outage(self) -> bool:
         """A dependency of killpoint failed under it (not the runtime's doing)."""
-        return self.problem_kind in ("store-unavailable", "disk-full")
+        return self.problem_kind in ("store-unavailable", "disk-full", "resource-exhausted")
 
     @property
     def checkpoints(self) -> int:

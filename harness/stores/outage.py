@@ -1,12 +1,13 @@
 """When killpoint's own dependencies fail under a cell: the store server goes away or
-restarts, or the work folder's disk fills up.
+restarts, the work folder's disk fills up, or no thread or process can be started
+(killpoint.workers.limits).
 
-Either costs the cells it touched and nothing more. A cell is watched from before its
+Each costs the cells it touched and nothing more. A cell is watched from before its
 store is made to after its findings are counted: when the server was unreachable, or
 restarted (its start time changed) without the cell's own store-restart fault doing it,
-or the work folder ran out of space, what the cell saw says nothing about the runtime.
-Its findings are then kept as evidence of one `store-unavailable` (or `disk-full`)
-finding, which is not counted against the runtime, and the campaign goes on. A server
+or the work folder ran out of space, or a thread or fork was refused, what the cell saw
+says nothing about the runtime. Its findings are then kept as evidence of one
+`store-unavailable` (or `disk-full`, `resource-exhausted`) finding, which is not counted against the runtime, and the campaign goes on. A server
 that is down makes each cell wait for it (a restart takes seconds), up to the engine's
 time limit from the first failure; after that, cells fail at once until it answers.
 """
@@ -17,6 +18,7 @@ import errno
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +29,8 @@ from killpoint.values.findings import Finding
 if TYPE_CHECKING:
     from killpoint.stores.backend import StoreBackend
 
+# What each outage is about, as a finding's path.
+OUTAGE_PATHS = {"store-unavailable": "store", "disk-full": "work folder", "resource-exhausted": "processes"}  # fmt: skip
 # What a full disk looks like in a worker's error or log, whoever raised it.
 DISK_FULL_TEXT = ("No space left on device", "database or disk is full", "ENOSPC", "Errno 28")
 
@@ -114,15 +118,25 @@ class Watch:
             )
         return None
 
-    def settle(self, findings: list[Finding], seen: str, own_url: str = "") -> list[Finding]:
+    def settle(
+        self,
+        findings: list[Finding],
+        seen: str,
+        own_url: str = "",
+        exhausted: Callable[[str], str | None] | None = None,
+    ) -> list[Finding]:
         """The cell's findings, or, when a dependency failed under it, one finding naming
         that cause with the findings it had as evidence. `seen`: the cell's workers'
-        stderr, where a worker's ENOSPC shows."""
+        stderr, where a worker's ENOSPC shows; `exhausted`: why, from what the cell
+        saw, it could not get a thread or a process (killpoint.workers.limits, a layer
+        above this one)."""
         text = seen + "\n".join(f.sentence for f in findings)
         cause = self.store_problem(own_url)
         kind = "store-unavailable"
         if cause is None:
             cause, kind = self.disk_problem(text), "disk-full"
+        if cause is None and exhausted is not None:
+            cause, kind = exhausted(text), "resource-exhausted"
         if cause is None:
             return findings
         return [outage_finding(kind, cause, findings)]
@@ -134,7 +148,7 @@ def outage_finding(kind: str, cause: str, seen: list[Finding]) -> Finding:
     return Finding(
         kind,
         f"{cause}; nothing is said of the runtime here (rerun the cell)",
-        path="store" if kind == "store-unavailable" else "work folder",
+        path=OUTAGE_PATHS.get(kind, "work folder"),
         evidence=evidence,
         expected=True,
     )

@@ -7,6 +7,7 @@ can kill whatever is still alive (`kill_all`).
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import multiprocessing
 import multiprocessing.connection
@@ -25,6 +26,7 @@ import psutil
 
 from killpoint.errors import KillpointError
 from killpoint.values.timeline import Event, gate_event
+from killpoint.workers.limits import NoProcess
 from killpoint.workers.worker import WorkerSpec, worker_main
 
 # What every forkserver imports. A runtime adds its own modules (its adapter's
@@ -36,6 +38,7 @@ PRELOAD = [
     "killpoint.workers.forkserver.gc_off",  # no collection until warm.py freezes the heap
     "killpoint.workers.forkserver.watch",  # exits, killing its workers, when its parent is gone
     "killpoint.workers.forkserver.subreaper",  # what a worker leaves behind stays its child
+    "killpoint.workers.forkserver.fork_refused",  # a refused fork costs a worker, not it
     # The parent's main module, run once here instead of in every worker (see there).
     # Needs the usual `if __name__ == "__main__":` guard.
     "killpoint.workers.forkserver.main",
@@ -149,7 +152,14 @@ class Worker:
         self.conn, child = ctx.Pipe(duplex=True)
         self.proc = ctx.Process(target=worker_main, args=(spec, child), daemon=False)
         with _status_lock:
-            self.proc.start()
+            try:
+                self.proc.start()
+            except (EOFError, OSError) as exc:
+                self.conn.close()
+                child.close()
+                if not refused_fork(exc):
+                    raise
+                raise NoProcess(exc) from exc
             self.pid: int = self.proc.pid  # type: ignore[assignment]
             self.exitcode: int | None = None
             # Registered before a sweep can list the forkserver's children (it takes
@@ -309,6 +319,15 @@ class Worker:
     @property
     def alive(self) -> bool:
         return self.exitcode is None
+
+
+def refused_fork(exc: BaseException) -> bool:
+    """`Process.start()` failed as it does when the kernel refuses a fork (EAGAIN under
+    `ulimit -u`, ENOMEM): the forkserver's own fork (it drops the request, so the pid
+    is never written, or the request cannot be), or the parent's as it spawns one."""
+    if isinstance(exc, (EOFError, BrokenPipeError, ConnectionResetError)):
+        return True
+    return isinstance(exc, OSError) and exc.errno in (errno.EAGAIN, errno.ENOMEM)
 
 
 def kill_all() -> int:

@@ -26,6 +26,7 @@ from killpoint.adapters.checkpoint_gates import CheckpointGates
 from killpoint.adapters.registry import load_adapter
 from killpoint.scenarios import Fault, Ledger, RunResult, ScriptedModel, drive, gates
 from killpoint.values.scenario_refs import resolve_scenario
+from killpoint.workers.limits import record_refusals
 
 LEDGER = "ledger.jsonl"
 MODEL_STATE = "model"
@@ -111,6 +112,8 @@ def worker_main(spec: WorkerSpec, conn: Connection) -> None:
     log_fd = os.open(work / f"{spec.log_name}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     os.dup2(log_fd, 1)
     os.dup2(log_fd, 2)
+    # A thread or fork refused to the runtime or its tools is killpoint's limit, not theirs.
+    record_refusals(work)
     channel = _Channel(conn)
     profile_dir = os.environ.get("KILLPOINT_PROFILE_DIR")
     try:

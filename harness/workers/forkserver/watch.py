@@ -44,10 +44,18 @@ def orphaned(parent: int) -> None:
     os._exit(0)
 
 
-def watch() -> None:
-    threading.Thread(
-        target=orphaned, args=(os.getppid(),), name="killpoint-parent-watch", daemon=True
-    ).start()
+def watch() -> bool:
+    """True when the watch runs. Under `ulimit -u` its thread may be refused: the
+    forkserver goes on without it (a forkserver that died here would leave the campaign
+    no worker at all), ending as multiprocessing's own does, when the last copy of its
+    parent's pipe closes."""
+    try:
+        threading.Thread(
+            target=orphaned, args=(os.getppid(),), name="killpoint-parent-watch", daemon=True
+        ).start()
+    except RuntimeError:
+        return False
+    return True
 
 
-watch()
+WATCHING = watch()
