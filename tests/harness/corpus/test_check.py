@@ -127,3 +127,25 @@ class TestRepeated:
             repeated(Counter({sig: 1}), Counter({sig: 1}), Counter({sig: 2}), Counter())
             == Counter()
         )
+
+
+class TestBrokenWhenRecorded:
+    def test_a_store_the_recording_broke_is_not_charged_to_the_upgrade(
+        self, tmp_path: Path
+    ) -> None:
+        """A runtime that splits a checkpoint over two transactions leaves a store that
+        breaks its invariants at the kills after a checkpoint: the recording cell says
+        corrupt, and the check names the state broken-when-recorded (not failing: it
+        tests no upgrade), never store-unreadable."""
+        config = CampaignConfig.from_options(
+            runtime="tests.harness.broken_runtimes:split_checkpoint",
+            scenarios=("research",), modes=("tool-batch",), points="after-checkpoint",
+            workers=2, keep="none",
+        )  # fmt: skip
+        recorded = record(config, tmp_path / "c")
+        corrupt = {s.id for s in recorded.states if s.recorded_verdict == "corrupt"}
+        assert corrupt
+        result = check(tmp_path / "c", "reference")
+        found = groups_by_state(result)
+        assert {found[i] for i in corrupt} == {"broken-when-recorded"}
+        assert "store-unreadable" not in found.values()
