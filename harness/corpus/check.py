@@ -357,6 +357,23 @@ class Checker:
         ]
         if unfinished:
             found.append(("stranded", f"the resumer ended and {unfinished[0]}", unfinished))
+        try:
+            after = [
+                p if isinstance(p, Finding) else Finding("store-invariant", p, path="store")
+                for p in self.adapter.inspect(url, SESSION_ID)
+            ]
+        except Exception as exc:
+            return [*found, ("store-unreadable", "the store cannot be inspected after the "
+                             f"resume: {type(exc).__name__}: {exc}", [])]  # fmt: skip
+        broken = [p.sentence for p in after if p.verdict != "ok"]
+        if broken:
+            found.append(
+                (
+                    "diverged-after-upgrade",
+                    f"after the resume the store breaks an invariant: {broken[0]}",
+                    broken[1:],
+                )
+            )
         diffs = compare_sessions(base.session, final, SIDES)
         if diffs:
             found.append(

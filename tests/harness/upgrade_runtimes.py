@@ -7,13 +7,15 @@ reference runtime and checked with each must be caught in the group that names i
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import update
 
 from killpoint.adapters.reference import ReferenceAdapter
-from killpoint.runtime import Store
+from killpoint.runtime import Agent, Store
 from killpoint.runtime.errors import RunNotContinuable
+from killpoint.runtime.messages import RunOutput
 from killpoint.runtime.store import schema
 from killpoint.runtime.store.store import StoredRun
 from tests.harness.broken_runtimes import _adapter, rerun_finished
@@ -54,6 +56,22 @@ class MisreadingStore(Store):
         return run
 
 
+class StrandingAgent(Agent):
+    """A new version whose resume hands back the stored run as it is, RUNNING, and drives
+    nothing (a recovery scoped to the version that started the run)."""
+
+    async def acontinue_run(
+        self, run_id: str, session_id: str, *, confirmations: Mapping[str, bool] | None = None
+    ) -> RunOutput:
+        out = self.get_run(run_id)
+        assert out is not None
+        return out
+
+
+def stranding() -> ReferenceAdapter:
+    return _adapter("stranding-old-runs", agent=StrandingAgent)
+
+
 def refusing() -> ReferenceAdapter:
     return _adapter("refusing-old-rows", store=RefusingStore)
 
@@ -67,4 +85,4 @@ def rerunning() -> ReferenceAdapter:
     return rerun_finished()
 
 
-__all__ = ["misreading", "refusing", "rerunning"]
+__all__ = ["misreading", "refusing", "rerunning", "stranding"]

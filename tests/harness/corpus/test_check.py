@@ -103,6 +103,12 @@ class TestBrokenUpgrades:
             assert s.group == "effect-repeated-after-upgrade", (s.id, s.group, s.sentence)
         assert result.failing
 
+    def test_a_resume_that_drives_nothing_strands_the_run(self, corpus: Path) -> None:
+        """A new version that returns the old run as it stands leaves it RUNNING."""
+        result = check(corpus, "tests.harness.upgrade_runtimes:stranding")
+        assert set(groups_by_state(result).values()) == {"stranded"}
+        assert all("is RUNNING" in s.sentence for s in result.states)
+
 
 class TestRepeated:
     def test_in_flight_call_may_run_once_more(self) -> None:
