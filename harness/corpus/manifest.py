@@ -94,10 +94,12 @@ def libraries(preload: Iterable[str]) -> dict[str, str]:
             except importlib.metadata.PackageNotFoundError:
                 continue
     # Companion distributions a runtime splits into (langgraph-checkpoint-sqlite, ...).
+    # distributions() walks sys.path in order and yields a name once per folder that has
+    # it: the first is the one imported (an older release installed in front of a newer).
     for installed in importlib.metadata.distributions():
         name = installed.metadata["Name"] or ""
         if any(name.lower().startswith(f"{t.lower()}-") for t in tops if t != "sqlalchemy"):
-            found[name] = installed.version
+            found.setdefault(name, installed.version)
     return dict(sorted(found.items()))
 
 

@@ -102,3 +102,14 @@ class TestManifest:
         assert mf.folder_name("research/tool-batch/mid-batch:2:0") == (
             "research--tool-batch--mid-batch_2_0"
         )
+
+
+def test_libraries_name_the_versions_imported() -> None:
+    """Each library's version is the one this interpreter imports (the first on the
+    path), for the adapter's modules and the distributions that extend them."""
+    import importlib.metadata
+
+    found = mf.libraries(["killpoint.adapters.reference", "sqlalchemy"])
+    assert found["SQLAlchemy"] == importlib.metadata.version("SQLAlchemy")
+    assert found["killpoint"] == importlib.metadata.version("killpoint")
+    assert all(importlib.metadata.version(name) == v for name, v in found.items())
