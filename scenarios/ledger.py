@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .conversation import canonical_arguments
+from .own_writes import own_write
 
 
 @dataclass(frozen=True)
@@ -67,11 +68,12 @@ class Ledger:
             },
             ensure_ascii=True,
         )
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, (line + "\n").encode())
-        finally:
-            os.close(fd)
+        with own_write("the ledger"):
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, (line + "\n").encode())
+            finally:
+                os.close(fd)
 
     def entries(self) -> list[Entry]:
         return read(self.path)

@@ -24,6 +24,7 @@ from . import gates
 from . import http_mock as _http_mock  # noqa: F401  (registers the "httpx2" mocker)
 from .conversation import Conversation
 from .faults import Fault, FaultCounter
+from .own_writes import own_write
 from .responses import response_body, response_id
 from .script import Script
 
@@ -142,11 +143,12 @@ class ScriptedModel:
 
     def _log_turn(self, log: str, turn: int) -> None:
         # One O_APPEND write per request: a SIGKILL cannot tear it or take it back.
-        fd = os.open(self.state_dir / log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        try:
-            os.write(fd, f"{turn} {os.getpid()}\n".encode())
-        finally:
-            os.close(fd)
+        with own_write("the scripted model's state"):
+            fd = os.open(self.state_dir / log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            try:
+                os.write(fd, f"{turn} {os.getpid()}\n".encode())
+            finally:
+                os.close(fd)
 
     def _path(self, rid: str) -> Path:
         return self.state_dir / "responses" / f"{rid}.json"
@@ -161,10 +163,11 @@ class ScriptedModel:
 
     def _save(self, rid: str, data: dict[str, Any]) -> None:
         # Atomic: a worker killed mid-write leaves the old file or none, never half of one.
-        fd, tmp = tempfile.mkstemp(dir=self.state_dir / "responses")
-        with os.fdopen(fd, "w") as f:
-            f.write(json.dumps(data))  # one string: json.dump would encode in Python, piecewise
-        os.replace(tmp, self._path(rid))
+        with own_write("the scripted model's state"):
+            fd, tmp = tempfile.mkstemp(dir=self.state_dir / "responses")
+            with os.fdopen(fd, "w") as f:
+                f.write(json.dumps(data))  # one string: json.dump would encode piecewise
+            os.replace(tmp, self._path(rid))
 
     # -- installing ---------------------------------------------------------------------
 

@@ -274,6 +274,7 @@ class Engine:
             base.problem, base.problem_kind = f"the store server: {exc}", "store-unavailable"
             return base
         timeline: list[Event] = []
+        w: Worker | None = None
         try:
             w = Worker(
                 self.worker_spec(row, url, work, trace=True, log_name="baseline"),
@@ -330,10 +331,11 @@ class Engine:
         finally:
             caller.close()
             kill_left_behind()
-            refused = refusals(work)
+            refused = refusals(work) + "\n".join(w.own_writes if w is not None else ())
             if refused:
-                # A thread or fork refused in the run (a tool's error in one baseline only,
-                # say): what the baseline holds is the limit's, not the runtime's.
+                # A thread or fork refused in the run, or an own write the disk refused (a
+                # tool's error in one baseline only, say): what the baseline holds is the
+                # limit's or the disk's, not the runtime's.
                 base.problem, base.problem_kind = refused, "error"
                 base.findings = []
             if self.config.keep == "all":
@@ -383,7 +385,7 @@ class Engine:
             # Interrupted while it ran (its workers were killed under it): not a result.
             run.cleanup(expected=True, cut_short=True)
             raise Interrupted()
-        seen = refusals(run.work)
+        seen = refusals(run.work) + "".join(f"\n{t}" for w in run.workers for t in w.own_writes)
         seen += "".join(log_tail(run.work, w.spec.log_name) for w in run.workers)
         run.findings = watch.settle(run.findings, seen, run.url, exhausted=exhausted)
         result = run.result()

@@ -93,17 +93,26 @@ class Target:
         if self.kind != "regular":
             return
         lock_path = self.real.parent / f".{self.real.name}.lock"
-        handle = open(lock_path, "a+")  # noqa: SIM115  (held until close())
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            holder = handle.read().strip() or "another process"
+        while True:
+            handle = open(lock_path, "a+")  # noqa: SIM115  (held until close())
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.seek(0)
+                holder = handle.read().strip() or "another process"
+                handle.close()
+                raise TargetError(
+                    f"another killpoint campaign ({holder}) is writing {str(self.path)!r}; "
+                    "wait for it, or give another path"
+                ) from None
+            # The race: a holder that closes unlinks the file while it holds it, but a
+            # campaign that opened it just before gets the lock of a file no path names
+            # any more, while a third one makes and locks a new file. The lock counts only
+            # while the path still names the locked file; else that file is let go and
+            # the path opened again.
+            if _same_file(handle, lock_path):
+                break
             handle.close()
-            raise TargetError(
-                f"another killpoint campaign ({holder}) is writing {str(self.path)!r}; "
-                "wait for it, or give another path"
-            ) from None
         handle.seek(0)
         handle.truncate()
         handle.write(f"pid {os.getpid()}")
@@ -112,6 +121,8 @@ class Target:
 
     def close(self) -> None:
         if self._lock is not None:
+            # Unlinked while still held, then let go: a campaign that opened it meanwhile
+            # finds the path no longer names it (lock()) and opens the path again.
             with contextlib.suppress(OSError):
                 os.unlink(self._lock.name)
             self._lock.close()
@@ -123,6 +134,15 @@ class Target:
                 f.write(text)
             return
         write_atomically(self.real, text)
+
+
+def _same_file(handle: IO[str], path: Path) -> bool:
+    held = os.fstat(handle.fileno())
+    try:
+        named = os.stat(path)
+    except FileNotFoundError:
+        return False
+    return (held.st_dev, held.st_ino) == (named.st_dev, named.st_ino)
 
 
 def write_atomically(path: Path, text: str) -> None:

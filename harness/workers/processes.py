@@ -175,6 +175,8 @@ class Worker:
         self.gates_hit: list[str] = []
         self.trace: list[str] = []
         self.acks: list[dict[str, Any]] = []
+        # killpoint's own writes in the worker that the disk refused (its ledger, its model).
+        self.own_writes: list[str] = []
         self.finished: Outcome | None = None
         self.event(f"{spec.log_name} started (pid {self.pid})", "start")
 
@@ -232,6 +234,9 @@ class Worker:
             self.acks.append(message[1])
             ack = f"acknowledged {message[1]['run_id']} {message[1]['status']}"
             self.timeline.append(Event(self._now(), ack, "store", "store"))
+        elif kind == "own-write":
+            self.own_writes.append(str(message[1]))
+            self.event(str(message[1]), "fault")
         elif kind == "done":
             self.finished = Outcome("done", results=message[1])
             self.event(f"{self.spec.log_name} done", "end")

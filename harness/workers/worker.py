@@ -3,7 +3,7 @@
 It runs in a child of the forkserver, in a session of its own so that the whole
 process group can be killed at once. It talks to the engine over one pipe:
   worker -> engine  ("gate", name) ("trace", name) ("ack", result) ("done", results)
-                    ("error", kind, message)
+                    ("error", kind, message) ("own-write", what the disk refused)
   engine -> worker  ("release", name)
 """
 
@@ -25,6 +25,7 @@ from typing import Any
 from killpoint.adapters.checkpoint_gates import CheckpointGates
 from killpoint.adapters.registry import load_adapter
 from killpoint.scenarios import Fault, Ledger, RunResult, ScriptedModel, drive, gates
+from killpoint.scenarios.own_writes import on_refused
 from killpoint.values.scenario_refs import resolve_scenario
 from killpoint.workers.limits import record_refusals
 
@@ -115,6 +116,9 @@ def worker_main(spec: WorkerSpec, conn: Connection) -> None:
     # A thread or fork refused to the runtime or its tools is killpoint's limit, not theirs.
     record_refusals(work)
     channel = _Channel(conn)
+    # The ledger's and the model's writes the disk refuses: told to the engine (the
+    # runtime may catch the error and record a failed tool or run of its own).
+    on_refused(lambda text: channel.send(("own-write", text)))
     profile_dir = os.environ.get("KILLPOINT_PROFILE_DIR")
     try:
         if profile_dir:  # for performance work: one cProfile dump per worker

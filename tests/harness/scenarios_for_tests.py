@@ -126,3 +126,37 @@ TICKING = Scenario(
     tools=_ticking_tools,
     expected=(Expected(),),
 )
+
+
+def _filling_tools(env: ToolEnv) -> list[Callable[..., Any]]:
+    def fill_disk() -> str:
+        """Fill the filesystem of the cell's folder, as a neighbour would."""
+        fd = os.open(env.ledger.path.parent / "neighbour", os.O_WRONLY | os.O_CREAT)
+        try:
+            for size in (65536, 512):  # to the last block
+                try:
+                    while True:
+                        os.write(fd, b"\0" * size)
+                except OSError:
+                    pass
+        finally:
+            os.close(fd)
+        return "filled"
+
+    return [fill_disk]
+
+
+def _filling_script(conversation: Conversation) -> Reply:
+    if not conversation.turns():
+        return Reply.call("fill_disk")
+    return Reply.final("the disk is full")
+
+
+FILLING = Scenario(
+    name="filling",
+    description="a tool that fills the disk under the cell's folder: killpoint's own "
+    "writes after it (the ledger's line, the model's state) meet ENOSPC",
+    script=_filling_script,
+    tools=_filling_tools,
+    expected=(Expected(),),
+)

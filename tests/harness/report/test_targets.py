@@ -120,3 +120,70 @@ def test_refused_with_one_line_and_exit_2(tmp_path: Path, args: list[str], named
     assert 1 == len(result.stderr.strip().splitlines()), result.stderr
     assert before == (tmp_path / "r.json").read_text()
     assert not (tmp_path / "same").exists()
+
+
+# Each process takes the lock on one report path; a line on stdin moves it on, and it
+# says on stdout what happened. B's flock first waits for a line: it has opened the lock
+# file, and locks it only when the test says (after A has let go).
+RACER = """
+import fcntl, sys
+from pathlib import Path
+from killpoint.report.targets import Target, TargetError
+if sys.argv[2] == "paused":
+    real = fcntl.flock
+    def paused(fd, op):
+        fcntl.flock = real
+        print("opened", flush=True)
+        sys.stdin.readline()
+        return real(fd, op)
+    fcntl.flock = paused
+target = Target(Path(sys.argv[1]))
+target.check()
+try:
+    target.lock()
+except TargetError as exc:
+    print("refused", exc, flush=True)
+    sys.exit(0)
+print("held", flush=True)
+sys.stdin.readline()
+target.close()
+print("closed", flush=True)
+"""
+
+
+def racer(path: Path, how: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", RACER, str(path), how], cwd=REPO, text=True,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    )  # fmt: skip
+
+
+def test_a_lock_let_go_while_another_campaign_opened_it_is_not_held_twice(
+    tmp_path: Path,
+) -> None:
+    """A holds the lock; B opens the lock file; A unlinks it and lets go; B then locks the
+    file no path names. C must still be refused: B saw the path no longer names what it
+    locked and took the path's own file."""
+    report = tmp_path / "m.json"
+    a = racer(report, "plain")
+    b = racer(report, "paused")
+    c = None
+    try:
+        assert a.stdin and a.stdout and b.stdin and b.stdout
+        assert "held" == a.stdout.readline().strip()
+        assert "opened" == b.stdout.readline().strip()  # B has A's file open, unlocked
+        a.stdin.write("\n")
+        a.stdin.flush()
+        assert "closed" == a.stdout.readline().strip()  # unlinked while held, let go
+        b.stdin.write("\n")
+        b.stdin.flush()
+        assert "held" == b.stdout.readline().strip()
+        c = racer(report, "plain")
+        out, _ = c.communicate(timeout=120)
+        assert out.startswith("refused another killpoint campaign (pid "), out
+        assert f"pid {b.pid}" in out
+    finally:
+        for proc in (a, b, c):
+            if proc is not None:
+                proc.kill()
+                proc.wait()
