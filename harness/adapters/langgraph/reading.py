@@ -108,6 +108,12 @@ class Reader:
 
                 self._saver = SqliteSaver(self.conn)
                 self._saver.is_setup = True  # never migrate a store under test
+                if hasattr(self._saver, "_has_task_path"):
+                    # A store an older saver wrote has no writes.task_path, which the saver's
+                    # own setup() adds; unmigrated, the saver reads it without (as it does
+                    # where the ALTER fails).
+                    columns = {row[1] for row in self.conn.execute("PRAGMA table_info(writes)")}
+                    self._saver._has_task_path = "task_path" in columns
         return self._saver
 
     def integrity(self) -> str | None:

@@ -568,3 +568,32 @@ def test_the_counter_rows_name_langgraphs_writes(tmp_path: Path, instrumented: l
         sources = [json.loads(m)["source"] for (m,) in written.fetchall()]
     assert [("checkpoint", 1)] + [("writes", 0), ("checkpoint", 1)] * 10 == kinds
     assert ["input"] + ["loop"] * 10 == sources
+
+
+class TestOlderSaverStore:
+    def test_reads_a_store_written_before_task_path(self, tmp_path: Path) -> None:
+        """A store an older SQLite saver wrote (its writes table without task_path, which
+        the saver's own setup() adds) is read without migrating it: its pending writes come
+        back and the table is left as it was."""
+        from langgraph.checkpoint.base import empty_checkpoint
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        from killpoint.adapters.langgraph.reading import Reader
+
+        path = tmp_path / "store.db"
+        conn = sqlite3.connect(path, check_same_thread=False)
+        writer = SqliteSaver(conn)
+        config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+        saved = writer.put(config, empty_checkpoint(), {"source": "input", "step": -1}, {})
+        writer.put_writes(saved, [("messages", "hello")], task_id="task-1")
+        conn.execute("ALTER TABLE writes DROP COLUMN task_path")
+        conn.commit()
+        reader = Reader(f"sqlite:///{path}", conn, {"checkpoints", "writes"})
+        found = reader.saver.get_tuple(saved)
+        assert found is not None
+        assert [(task, channel) for task, channel, _ in found.pending_writes] == [
+            ("task-1", "messages")
+        ]
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(writes)")}
+        assert "task_path" not in columns
+        conn.close()
