@@ -27,6 +27,7 @@ from typing import Any
 from killpoint import kinds
 from killpoint.engine.cell_host import EngineConfig, Row
 from killpoint.engine.cell_run import log_tail
+from killpoint.engine.deadline import Caller, Overdue
 from killpoint.engine.engine import SESSION_ID, Engine
 from killpoint.judge import contract
 from killpoint.judge.baseline import Baseline, effects
@@ -72,7 +73,7 @@ class TracedRun:
     trace: list[str]
     acks: list[dict[str, Any]]
     raw: Any = None  # read_session's value, unchecked
-    read_error: str | None = None
+    read_error: str | None = None  # the check's sentence when read_session failed
     progress: int | None = None
     progress_error: str | None = None
     effects: Counter[tuple[str, str]] = field(default_factory=Counter)
@@ -144,14 +145,25 @@ def _traced(engine: Engine, row: Row, label: str) -> TracedRun:
     outcome = worker.join(time.monotonic() + engine.config.timeout)
     run = TracedRun(work, url, outcome, list(worker.trace), list(worker.acks))
     adapter = engine.adapter(runtime)
+    # Each call into the adapter has --timeout, as in a campaign: one that never returns
+    # fails its check (its thread is abandoned), and the command ends.
+    caller = Caller(f"check-{label}", engine.stopping)
+    limit = engine.config.timeout
     try:
-        run.raw = adapter.read_session(url, SESSION_ID)
-    except Exception as exc:
-        run.read_error = f"{type(exc).__name__}: {exc}"
-    try:
-        run.progress = adapter.progress(url, SESSION_ID)
-    except Exception as exc:
-        run.progress_error = f"{type(exc).__name__}: {exc}"
+        try:
+            run.raw = caller.call("read_session()", limit, adapter.read_session, url, SESSION_ID)
+        except Overdue as exc:
+            run.read_error = f"the adapter's {exc}"
+        except Exception as exc:
+            run.read_error = f"read_session raised {type(exc).__name__}: {exc}"
+        try:
+            run.progress = caller.call("progress()", limit, adapter.progress, url, SESSION_ID)
+        except Overdue as exc:
+            run.progress_error = f"the adapter's {exc}"
+        except Exception as exc:
+            run.progress_error = f"progress() raised {type(exc).__name__}: {exc}"
+    finally:
+        caller.close()
     run.effects = effects(ledger_mod.read(work / LEDGER))
     return run
 
@@ -217,7 +229,7 @@ def _normal_form(
     hint = f"read_session returns the normal form: see killpoint.values.normal_form and {GUIDE}"
     for run in (first, second):
         if run.read_error is not None:
-            add("normal form", FAIL, f"read_session raised {run.read_error}", hint)
+            add("normal form", FAIL, run.read_error, hint)
             return None
         if run.raw is None:
             add(
@@ -283,7 +295,7 @@ def _progress(add: Any, run: TracedRun, landed: int) -> None:
         "landed gate, none for a write that failed, 0 for an absent session"
     )
     if run.progress_error is not None:
-        add("progress", FAIL, f"progress() raised {run.progress_error}", hint)
+        add("progress", FAIL, run.progress_error, hint)
         return
     if run.progress != landed:
         add(

@@ -77,3 +77,12 @@ class Leaving(ReferenceAdapter):
     """Every worker, at each start and resume, starts children that outlive it."""
 
     driver_class = LeavingDriver
+
+
+class HangingReadSession(ReferenceAdapter):
+    """read_session(), called by the engine (and by check-adapter), never returns."""
+
+    def read_session(self, store_url: str, session_id: str) -> dict[str, Any] | None:
+        _tell("read_session")
+        threading.Event().wait()
+        return None

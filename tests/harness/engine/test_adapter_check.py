@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psutil
 import pytest
 
 from killpoint.engine.adapter_check import (
@@ -131,3 +132,19 @@ def test_a_lagging_mode_counts_checkpoints_landed_while_the_next_turn_runs() -> 
     assert (0, 1) == (mid_run_checkpoints(trace), mid_run_checkpoints(trace, lagging=True))
     at_rest_only = [gates.model_gate(1), fetch, gates.model_gate(2), *trace[-1:]]
     assert 0 == mid_run_checkpoints(at_rest_only, lagging=True)
+
+
+def test_an_adapter_call_that_never_returns_fails_its_check_and_the_command_ends() -> None:
+    """read_session() hangs in check-adapter's own process: past --timeout the normal-form
+    check fails with a line naming the call and the limit, the command exits 1, and none
+    of its processes is left."""
+    result = check_adapter(
+        "--runtime", "tests.harness.misbehaving_adapters:HangingReadSession", "--timeout", "5"
+    )
+    assert 1 == result.returncode, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    failed = [line for line in result.stdout.splitlines() if line.startswith("FAIL")]
+    assert failed and "normal form" in failed[0]
+    assert "the adapter's read_session() did not return within the time limit (5 s)" in failed[0]
+    assert not [p for p in psutil.process_iter(["cmdline"])
+                if "HangingReadSession" in " ".join(p.info["cmdline"] or [])]  # fmt: skip
