@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 
 from killpoint.adapters.registry import RUNTIME_HELP
 from killpoint.cli import check as cli_check
+from killpoint.cli import common
 from killpoint.cli import corpus as cli_corpus
 from killpoint.cli import matrix as cli_matrix
 from killpoint.cli import output as cli_output
@@ -166,12 +167,22 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
 
 
+class CommandParser(Parser):
+    """A subcommand's parser: every one takes the common options (killpoint.cli.common)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs, parents=[*kwargs.pop("parents", ()), common.parent()])
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="killpoint",
         description="Crash-consistency harness for durable agent runtimes.",
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.add_argument("--version", action=common.VersionAction)
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=CommandParser
+    )
 
     p = sub.add_parser("scenarios", help="list the built-in scenarios, one line each")
     p.set_defaults(func=_cmd_scenarios)
@@ -231,6 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             previous[signum] = signal.signal(signum, _raise_stopped)
     try:
         args = build_parser().parse_args(argv)
+        common.apply(args)
         return int(args.func(args))
     except KeyboardInterrupt as exc:
         # Before or after the campaign's own handling (start-up, writing): quietly.

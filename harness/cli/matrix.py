@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from killpoint.adapters.registry import RUNTIME_HELP
 from killpoint.cli import output as cli_output
+from killpoint.cli import verbosity
 from killpoint.cli.exit_codes import (
     EXIT_NO_CELLS,
     EXIT_NOT_WRITTEN,
@@ -51,16 +52,32 @@ def config_from(args: argparse.Namespace) -> CampaignConfig:
 
 
 def run(args: argparse.Namespace) -> int:
+    from killpoint.cli import project_config
+    from killpoint.cli.fail_on import CHOICES as FAIL_ON
     from killpoint.errors import KillpointError
     from killpoint.judge.groups import AcceptError, read_accepted
 
+    # What was typed, before [tool.killpoint] fills the rest: a rerun takes from its report
+    # what the command line did not name.
+    given = {"runtime": args.runtime, "scenarios": args.scenarios, "modes": args.modes}
+    try:
+        project = project_config.read(Path.cwd())
+    except project_config.ProjectConfigError as exc:
+        return cli_output.usage_error(str(exc))
+    typed = {dest for dest, value in vars(args).items() if value is not None}
+    vars(args).update(project_config.merge(vars(args), project))
+    from_file = set(project.values) - typed
+    if args.fail_on is not None and args.fail_on not in FAIL_ON:
+        return cli_output.usage_error(
+            f"killpoint: {project.label('fail_on')}={args.fail_on!r}: not a severity; "
+            f"choose from {', '.join(FAIL_ON)}"
+        )
     try:
         config = config_from(args)
         cells: list[str] | None = None
         if args.rerun_failed:
             from killpoint.cli.rerun import rerun_config
 
-            given = {"runtime": args.runtime, "scenarios": args.scenarios, "modes": args.modes}
             config, cells = rerun_config(config, args.rerun_failed, given)
             if not cells:
                 cli_output.plain(
@@ -70,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
                 return 0
         config.check()
     except OptionError as exc:
-        return cli_output.usage_error(exc.text())
+        dest = "work_dir" if exc.option in ("work_parent", "work_root") else exc.option
+        return cli_output.usage_error(exc.text(project.label(dest) if dest in from_file else None))
     except (ConfigError, KillpointError) as exc:
         return cli_output.usage_error(str(exc))
     default_json, default_html = default_paths(config.runtime)
@@ -80,6 +98,14 @@ def run(args: argparse.Namespace) -> int:
         return cli_output.usage_error(
             f"killpoint: --json and --report both name {str(json_target.path)!r}; give two paths"
         )
+    junit_target = Target(Path(args.junit)) if args.junit else None
+    if junit_target is not None and any(
+        same_file(junit_target.path, t.path) for t in (json_target, html_target)
+    ):
+        return cli_output.usage_error(
+            f"killpoint: --junit names {str(junit_target.path)!r}, a path another report "
+            "is written to; give it a path of its own"
+        )
     accepted = {}
     try:
         if args.accept:
@@ -87,6 +113,8 @@ def run(args: argparse.Namespace) -> int:
         for target in (json_target, html_target):
             target.check()
             target.lock()
+        if junit_target is not None:
+            junit_target.check()
     except (TargetError, AcceptError) as exc:
         for target in (json_target, html_target):
             target.close()
@@ -95,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
             message if message.startswith("killpoint:") else f"killpoint: {message}"
         )
     try:
-        return campaign(config, args, json_target, html_target, accepted, cells)
+        return campaign(config, args, json_target, html_target, accepted, cells, junit_target)
     finally:
         for target in (json_target, html_target):
             target.close()
@@ -108,7 +136,10 @@ def campaign(
     html_target: Target,
     accepted: dict[str, Any],
     cells: list[str] | None,
+    junit_target: Target | None = None,
 ) -> int:
+    from killpoint.cli import ending
+    from killpoint.cli.progress import with_progress
     from killpoint.engine.campaign import Campaign
     from killpoint.judge.groups import unmet
     from killpoint.report.document import narrowed
@@ -120,12 +151,14 @@ def campaign(
     recover_left_behind(json_target, html_target, err)
     name_swept(camp.engine.swept, err)
     journal = open_journal(camp, json_target)
-    cli_output.plain(
-        err,
-        f"killpoint matrix runtime={config.runtime} store={redact(shown(config.store))} "
-        f"points={config.points} depth={config.depth} seed={camp.seed} workers={config.workers}"
-        + (f" rerun={len(cells)} cell(s)" if cells is not None else ""),
-    )
+    if not verbosity.quiet():
+        cli_output.plain(
+            err,
+            f"killpoint matrix runtime={config.runtime} store={redact(shown(config.store))} "
+            f"points={config.points} depth={config.depth} seed={camp.seed} "
+            f"workers={config.workers}"
+            + (f" rerun={len(cells)} cell(s)" if cells is not None else ""),
+        )
     # Engaged by the campaign at its first interrupt or its last cell; released once the
     # reports are written, which no signal cuts off half-way.
     hold = SignalHold()
@@ -133,9 +166,11 @@ def campaign(
         result = with_progress(camp, err, recorder=journal, hold=hold)
         if journal is not None:
             journal.ended(result)
-        not_written, lost = write_reports(
-            result, json_target, html_target, out, err, rerun=cells is not None
+        not_written, lost, written = write_reports(
+            result, json_target, html_target, err, rerun=cells is not None
         )
+        if junit_target is not None:
+            not_written |= ending.write_junit(result, junit_target, written, err)
         if journal is not None:
             finish_journal(journal, lost, err)
     finally:
@@ -159,6 +194,11 @@ def campaign(
             "folder or a thread or process limit failed under them (their findings say how); "
             "rerun them with --rerun-failed and the JSON",
         )
+    failing = ending.failing_groups(result, [*groups, *result.row_groups()], args.fail_on, err)
+    ending.github(result, failing, written, out, err)
+    ending.name_kept(result, out)
+    if written:  # last: what a reader of the log looks for when the run is over
+        cli_output.plain(out, f"written: {', '.join(written)}")
     if result.interrupted:
         cli_output.plain(err, "interrupted: the report holds the cells that finished")
         return interrupted_status(result.signal)
@@ -171,7 +211,7 @@ def campaign(
         return interrupted_status(hold.received[0])
     if not_written:
         return EXIT_NOT_WRITTEN
-    if result.failing:
+    if failing if args.fail_on else result.failing:
         return EXIT_UNEXPECTED
     if not heads(result.cells):
         cli_output.no_cells(result, err)
@@ -265,13 +305,13 @@ def write_reports(
     result: CampaignResult,
     json_target: Target,
     html_target: Target,
-    out: Console,
     err: Console,
     *,
     rerun: bool = False,
-) -> tuple[bool, bool]:
+) -> tuple[bool, bool, list[str]]:
     """Write the JSON, then the HTML; a path that fails gets a fallback (named). Whether
-    something could not be written where asked, and whether one could not be written at all."""
+    something could not be written where asked, whether one could not be written at all,
+    and the paths written (the `written:` line, printed last)."""
     from killpoint.report.document import dumps, to_document, write
     from killpoint.report.html import render_report
     from killpoint.report.redact import redact
@@ -299,38 +339,11 @@ def write_reports(
             written.append(str(fallback))
         else:
             written.append(str(target.path.absolute()))
-    if written:
-        cli_output.plain(out, f"written: {', '.join(written)}")
-    return missed, lost
-
-
-def with_progress(camp: Campaign, err: Console, **run: Any) -> CampaignResult:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[bad]} unexpected"),
-        TimeElapsedColumn(),
-        console=err,
-        transient=False,
-    ) as progress:
-        task = progress.add_task("baselines", total=None, bad=0)
-        bad = 0
-
-        def planned(n: int) -> None:
-            progress.update(task, description="cells", total=n, completed=0)
-
-        def cell_done(r: Any) -> None:
-            nonlocal bad
-            bad += 1 if r.failing else 0
-            progress.update(task, advance=1, bad=bad)
-
-        return camp.run(on_planned=planned, on_cell=cell_done, **run)
+    return missed, lost, written
 
 
 def add_parser(sub: Any, work_dir_help: str, positive_int: Any) -> None:
+    from killpoint.cli.fail_on import CHOICES as FAIL_ON
     from killpoint.engine.options import default_workers
 
     p = sub.add_parser("matrix", help="run the crash matrix (the main job)")
@@ -344,22 +357,29 @@ def add_parser(sub: Any, work_dir_help: str, positive_int: Any) -> None:
     )
     p.add_argument(
         "--points",
-        default="all",
-        help="boundaries | kills | faults | all | power-loss | random:N | kinds or points, comma-separated",
+        help="boundaries | kills | faults | all (default) | power-loss | random:N | kinds or points, "
+        "comma-separated",
     )
-    p.add_argument("--depth", default="1", help="1, or 2: crash the resumed run too")
+    p.add_argument("--depth", help="1 (default), or 2: crash the resumed run too")
     p.add_argument("--seed", help="seed for random sampling (printed when chosen)")
     p.add_argument("--store", help="sqlite (default), or a postgresql+psycopg:// URL")
     p.add_argument(
-        "--workers", default=str(default_workers()), help="cells at once (default: twice the cores)"
+        "--workers", help=f"cells at once (default: twice the cores, here {default_workers()})"
     )
-    p.add_argument("--timeout", default="30", help="seconds per worker before 'hung'")
-    p.add_argument("--keep", default="failed", help="keep work dirs: none, failed (default) or all")
+    p.add_argument("--timeout", help="seconds per worker before 'hung' (default: 30)")
+    p.add_argument("--keep", help="keep work dirs: none, failed (default) or all")
     p.add_argument("--work-dir", help=work_dir_help)
     p.add_argument("--json", help="where the JSON goes (default: reports/RUNTIME-matrix.json)")
     p.add_argument("--report", help="where the HTML goes (default: reports/RUNTIME-matrix.html)")
     p.add_argument(
         "--accept", help="a TOML file of accepted finding groups: shown, counted apart, not failing"
+    )
+    p.add_argument("--junit", help="also write the results as JUnit XML to this path")
+    p.add_argument(
+        "--fail-on",
+        choices=FAIL_ON,
+        help="fail (exit 1) on any finding group of this severity or above, verdict or not "
+        "(default: on an unexpected verdict)",
     )
     p.add_argument(
         "--rerun-failed",

@@ -8,6 +8,7 @@ rich markup; without a terminal, lines are not wrapped and names are not cut.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from killpoint.cli import colour, verbosity
 from killpoint.cli.exit_codes import EXIT_USAGE
 from killpoint.engine.cell_log import heads
 from killpoint.redaction import redact
@@ -30,9 +32,24 @@ WIDE = 200  # columns when the output is not a terminal: a log keeps every line 
 SHOWN_GROUPS = 30
 
 
+def is_terminal(stream: Any) -> bool:
+    return hasattr(stream, "isatty") and stream.isatty()
+
+
 def console(stream: Any) -> Console:
-    terminal = hasattr(stream, "isatty") and stream.isatty()
-    return Console(file=stream, width=None if terminal else WIDE, soft_wrap=not terminal)
+    """A console on `stream`: wrapped to a terminal's width, or lines whole in a log;
+    coloured as killpoint.cli.colour decides (a forced colour does not make a log a
+    terminal: its lines stay whole, and live progress stays off)."""
+    terminal = is_terminal(stream)
+    colours = colour.coloured(terminal, os.environ)
+    return Console(
+        file=stream,
+        width=None if terminal else WIDE,
+        soft_wrap=not terminal,
+        force_terminal=True if colours else None,
+        no_color=not colours,
+        color_system="auto" if colours else None,
+    )
 
 
 def stdout() -> Console:
@@ -88,7 +105,8 @@ def summary(result: CampaignResult, out: Console, groups: list[Group]) -> None:
             *left,
             style="red" if r[3] else None,
         )
-    out.print(table)
+    if not verbosity.quiet():  # the figures line below says it in one line
+        out.print(table)
     if missing:
         cells, unplanned = count_not_run(missing)
         started = [m for m in missing if m.never_started]
@@ -103,7 +121,7 @@ def summary(result: CampaignResult, out: Console, groups: list[Group]) -> None:
     for s in result.skipped:
         plain(out, f"skipped {s.scenario}/{s.mode}: {cut(s.reason)}")
     for b in result.baselines:
-        if b.trace_note:
+        if b.trace_note and not verbosity.quiet():
             plain(out, f"note {b.scenario}/{cut(b.trace_note)}")
     figures = result.summary()
     plain(
@@ -216,6 +234,7 @@ __all__ = [
     "console",
     "cut",
     "finding_lines",
+    "is_terminal",
     "no_cells",
     "plain",
     "show_groups",
