@@ -13,6 +13,7 @@ from typing import Any
 
 from killpoint.adapters.registry import RUNTIME_HELP
 from killpoint.cli import output as cli_output
+from killpoint.cli import verbosity
 from killpoint.cli.exit_codes import EXIT_OK, EXIT_UNEXPECTED
 from killpoint.engine.options import CampaignConfig, ConfigError, OptionError
 
@@ -55,10 +56,13 @@ def run(args: argparse.Namespace) -> int:
     engine = engine_for(config.store, config.timeout, config.work_parent)
     row = (config.runtime, args.scenario, mode.name, engine.stores.kind)
     out = cli_output.stdout()
-    cli_output.plain(out, f"checking {'/'.join(row)}")
+    if not verbosity.quiet():
+        cli_output.plain(out, f"checking {'/'.join(row)}")
     checks = run_checks(engine, row, scenario, mode)
     width = max(len(c.name) for c in checks)
     for c in checks:
+        if verbosity.quiet() and c.status != FAIL:
+            continue  # quiet: the failures and the last line
         cli_output.plain(
             out,
             f"{c.status.upper():4}  {c.name:<{width}}  {cli_output.cut(c.detail, 400)}",
@@ -69,9 +73,22 @@ def run(args: argparse.Namespace) -> int:
     failed = sum(c.status == FAIL for c in checks)
     cli_output.plain(
         out,
-        f"{failed} check(s) failed" if failed else "every check passed: run `killpoint matrix`",
+        f"{failed} check(s) failed"
+        if failed
+        else f"every check passed: run `{next_command(config.runtime, args.store)}`",
     )
     return EXIT_UNEXPECTED if failed else EXIT_OK
+
+
+def next_command(runtime: str, store: str) -> str:
+    """The matrix of the runtime just checked (a bare `killpoint matrix` would test the
+    reference runtime), on the same store; a URL's password masked where it is printed."""
+    import shlex
+
+    words = ["killpoint", "matrix", "--runtime", runtime]
+    if store != "sqlite":
+        words += ["--store", store]
+    return shlex.join(words)
 
 
 def add_parser(sub: Any, work_dir_help: str) -> None:
@@ -90,4 +107,4 @@ def add_parser(sub: Any, work_dir_help: str) -> None:
     p.set_defaults(func=run)
 
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "next_command", "run"]

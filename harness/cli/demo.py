@@ -3,19 +3,27 @@
 from __future__ import annotations
 
 from killpoint.adapters.registry import load_adapter
+from killpoint.cli import output as cli_output
+from killpoint.cli import verbosity
 from killpoint.engine.campaign import CampaignConfig, ConfigError
 from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.engine import SESSION_ID, Engine
+from killpoint.engine.options import OptionError
 from killpoint.redaction import redact
 from killpoint.report.text import visible
 from killpoint.values.cell import Cell
 from killpoint.values.modes import find
 from killpoint.values.points import CrashPoint, Schedule
 
+# What `demo` calls the options it passes on (it has --mode, not --modes).
+LABELS = {"modes": "--mode", "scenarios": "the demo's scenario"}
 
-def say(text: str) -> None:
-    """A line of the story: secrets masked, control characters made visible."""
-    print(visible(redact(text)))
+
+def say(text: str, *, outcome: bool = False) -> None:
+    """A line of the story: secrets masked, control characters made visible; with
+    --quiet only the outcome (the verdict and the replay command)."""
+    if outcome or not verbosity.quiet():
+        print(visible(redact(text)))
 
 
 def run_demo(*, mode: str | None = None, store: str = "sqlite", runtime: str = "reference") -> int:
@@ -25,15 +33,18 @@ def run_demo(*, mode: str | None = None, store: str = "sqlite", runtime: str = "
             runtime=runtime, scenarios=("research",), modes=(mode,) if mode else (), store=store
         )
         config.validate()
+    except OptionError as exc:
+        return cli_output.usage_error(exc.text(LABELS.get(exc.option)))
     except ConfigError as exc:
-        say(str(exc))
-        return 2
+        return cli_output.usage_error(str(exc))
     modes = load_adapter(runtime).modes
     chosen = find(modes, mode) if mode else next((m for m in modes if m.persists_mid_run), None)
     chosen = chosen or next(m for m in modes if m.runnable)
     if chosen.unavailable:
-        say(f"killpoint: runtime {runtime!r} cannot run mode {chosen.name!r}: {chosen.unavailable}")
-        return 2
+        return cli_output.usage_error(
+            f"killpoint: --mode={chosen.name!r}: runtime {runtime!r} cannot run it: "
+            f"{chosen.unavailable}"
+        )
     mode = chosen.name
     engine = Engine(EngineConfig(store=store, keep="none"))
     # A mode that writes only at the end has no boundary mid-run: crash mid-run instead,
@@ -47,7 +58,7 @@ def run_demo(*, mode: str | None = None, store: str = "sqlite", runtime: str = "
     say("1. Baseline: the scenario runs once without faults (twice, to prove it is deterministic).")
     base = engine.baseline(cell.row)
     if base.problem or base.nondeterministic:
-        say(f"   the baseline failed: {base.problem or base.nondeterministic}")
+        say(f"   the baseline failed: {base.problem or base.nondeterministic}", outcome=True)
         return 1
     run = next(iter((base.session or {}).get("runs", {}).values()))
     say(
@@ -76,10 +87,10 @@ def run_demo(*, mode: str | None = None, store: str = "sqlite", runtime: str = "
         )
     say("")
     say("4. Verdict, after continuing in place in a fresh worker and comparing with the baseline:")
-    say(f"   {result.verdict} ({'expected' if result.expected else 'UNEXPECTED'})")
+    say(f"   {result.verdict} ({'expected' if result.expected else 'UNEXPECTED'})", outcome=True)
     if result.detail:
         say(f"   {result.detail}")
     say(f"   duplicate side effects: {result.duplicates} (bound for this crash: {result.bound})")
     say(f"   worker exit codes: {result.exit_codes}")
-    say(f"\nReplay this cell: {result.replay}")
+    say(f"\nReplay this cell: {result.replay}", outcome=True)
     return 0 if result.expected else 1

@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 
 from killpoint.adapters.registry import RUNTIME_HELP
 from killpoint.cli import check as cli_check
-from killpoint.cli import common
+from killpoint.cli import common, verbosity
 from killpoint.cli import corpus as cli_corpus
 from killpoint.cli import matrix as cli_matrix
 from killpoint.cli import output as cli_output
@@ -82,17 +82,21 @@ def _cmd_search(args: argparse.Namespace) -> int:
         )
         config.check()
     except OptionError as exc:
-        return cli_output.usage_error(exc.text())
+        return cli_output.usage_error(exc.text(cli_check.LABELS.get(exc.option)))
     except ConfigError as exc:
         return cli_output.usage_error(str(exc))
     engine = Engine(EngineConfig(store=config.store, timeout=config.timeout))
     row = (config.runtime, args.scenario, args.mode, engine.stores.kind)
     out = cli_output.stdout()
-    cli_output.plain(out, f"searching {'/'.join(row)} (depth {args.depth}, seed {config.seed}) ...")
+    if not verbosity.quiet():
+        cli_output.plain(
+            out, f"searching {'/'.join(row)} (depth {args.depth}, seed {config.seed}) ..."
+        )
     found = search(
         engine, row, depth=args.depth, max_examples=args.max_examples, seed=config.seed or 0
     )
-    cli_output.plain(out, f"ran {len(found.tried)} schedules")
+    if not verbosity.quiet():
+        cli_output.plain(out, f"ran {len(found.tried)} schedules")
     if found.minimal is None:
         cli_output.plain(out, "no schedule gave an unexpected verdict")
         return 0

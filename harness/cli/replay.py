@@ -14,6 +14,7 @@ from typing import Any
 
 from killpoint import kinds
 from killpoint.cli import output as cli_output
+from killpoint.cli import verbosity
 from killpoint.cli.exit_codes import EXIT_UNEXPECTED
 from killpoint.engine.options import CampaignConfig, ConfigError, OptionError
 
@@ -95,7 +96,14 @@ def run(args: argparse.Namespace) -> int:
         )
         config.check()
     except OptionError as exc:
-        return cli_output.usage_error(exc.text())
+        # The runtime, scenario and mode come from the cell id, not from an option.
+        of_cell = {"runtime": "runtime", "scenarios": "scenario", "modes": "mode"}
+        label = (
+            f"cell {cell.id!r}: its {of_cell[exc.option]}"
+            if exc.option in of_cell
+            else {"work_parent": "--work-dir", "work_root": "--work-dir"}.get(exc.option)
+        )
+        return cli_output.usage_error(exc.text(label))
     except ConfigError as exc:
         return cli_output.usage_error(str(exc))
     skip = kinds.unavailable([p.kind for p in cell.schedule], kind)
@@ -125,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
         cli_output.plain(out, head if repeat == 1 else f"run {n}: {head}")
         for line in cli_output.finding_lines(result.findings)[:8]:
             cli_output.plain(out, f"  {line}")
-        if repeat == 1:
+        if repeat == 1 and not verbosity.quiet():
             for event in result.timeline:
                 cli_output.plain(out, f"  {event.t:8.4f}s  {event.text}")
         if recorded is not None:

@@ -78,13 +78,14 @@ def baseline_from_wire(data: dict[str, Any]) -> Baseline:
     return base
 
 
-def make_plan(config: CampaignConfig) -> MatrixPlan:
-    """Baselines (in parallel), then the cells of every row, in a deterministic order."""
+def make_plan(config: CampaignConfig, *, cells: list[str] | None = None) -> MatrixPlan:
+    """Baselines (in parallel), then the cells of every row, in a deterministic order;
+    `cells`: only these (and the baselines of their rows)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from killpoint.engine.campaign import Campaign
 
-    campaign = Campaign(config)
+    campaign = Campaign(config, cells=cells)
     rows, skipped = campaign.rows()
     with ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="baseline") as pool:
         baselines = list(pool.map(campaign.engine.baseline, rows))

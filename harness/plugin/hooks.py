@@ -24,12 +24,13 @@ alone (or the single process) writes the JSON and HTML in pytest_sessionfinish.
 from __future__ import annotations
 
 import secrets
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from killpoint.plugin import corpus_items
+from killpoint.plugin import corpus_items, node_ids
 from killpoint.plugin import settings as plugin_settings
 from killpoint.plugin.crash_fixture import Crash, CrashResults
 from killpoint.plugin.keys import (
@@ -50,9 +51,11 @@ CACHE_SEED = "killpoint/seed"
 # -- hooks ----------------------------------------------------------------------------------
 
 
-@pytest.hookimpl(wrapper=True)
+@pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    # Outermost (tryfirst): after pytest's skipping plugin has placed a skip.
     report = yield
+    node_ids.relocate_skip(item, report)
     mask_report(report)  # before the terminal and --junitxml see it
     return report
 
@@ -74,6 +77,10 @@ def pytest_configure(config: pytest.Config) -> None:
         f"{MATRIX_MARKER}: every cell of --crash-matrix (select them with -m {MATRIX_MARKER})",
     )
     settings = plugin_settings.read(config)
+    cells = node_ids.take_cells(config)  # every process: xdist's workers get the same argv
+    if cells:
+        settings = replace(settings, **node_ids.checked(settings, cells))
+    config.pluginmanager.register(node_ids.RowClassnames(config), "killpoint-row-classnames")
     workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
     wire = (workerinput or {}).get("killpoint")
     if wire is not None:

@@ -102,7 +102,10 @@ class KillpointSession:
     def _plan_now(self) -> None:
         plan = MatrixPlan()
         try:
-            plan = make_plan(self.campaign_config(work_root=self.tmp("killpoint-plan")))
+            plan = make_plan(
+                self.campaign_config(work_root=self.tmp("killpoint-plan")),
+                cells=list(self.settings.cells) or None,
+            )
         except Exception as exc:
             plan.error = f"{type(exc).__name__}: {exc}"
         self._plan = plan

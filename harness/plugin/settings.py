@@ -71,6 +71,7 @@ class Settings:
     json: Path | None = None
     keep: str = "failed"
     accept: Path | None = None
+    cells: tuple[str, ...] = ()  # `killpoint::CELL` arguments: only these (plugin.node_ids)
     sources: dict[str, str] = field(default_factory=dict, compare=False)  # key -> label
 
     def label(self, key: str) -> str:
