@@ -16,7 +16,8 @@ class VersionAction(argparse.Action):
 
     def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
         kwargs.setdefault("help", "print killpoint's, Python's and the libraries' versions")
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+        kwargs["default"] = argparse.SUPPRESS
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
 
     def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
         from killpoint.cli.version import version_line
@@ -27,7 +28,9 @@ class VersionAction(argparse.Action):
 
 def parent() -> argparse.ArgumentParser:
     """Added to every subcommand (`killpoint matrix --quiet`, `killpoint replay --version`)."""
-    p = argparse.ArgumentParser(add_help=False)
+    # No defaults (SUPPRESS): a nested command (`corpus record`) must not overwrite with its
+    # own default what was given before it (`corpus -q record`); apply() supplies them.
+    p = argparse.ArgumentParser(add_help=False, argument_default=argparse.SUPPRESS)
     group = p.add_argument_group("output")
     group.add_argument("--version", action=VersionAction)
     loud = group.add_mutually_exclusive_group()
@@ -41,13 +44,11 @@ def parent() -> argparse.ArgumentParser:
         "-v",
         "--verbose",
         action="count",
-        default=0,
         help="more detail (matrix: a progress line per finished cell)",
     )
     group.add_argument(
         "--color",
         choices=colour.CHOICES,
-        default=None,
         help="colour the output: auto (default: a terminal, unless NO_COLOR is set; "
         "FORCE_COLOR forces it), always or never",
     )
