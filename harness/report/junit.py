@@ -1,5 +1,5 @@
 """A campaign as JUnit XML (`killpoint matrix --junit PATH`), the format every CI system
-reads: one test case per cell, classname `RUNTIME/SCENARIO/MODE` and name
+reads: one test case per cell, classname `killpoint.RUNTIME/SCENARIO/MODE` and name
 `STORE/SCHEDULE`, so that a CI's test view groups the cells by row; one more per row
 that breaks the contract without a crash (`STORE/without-crash`), and per row or point
 skipped (a row whose baseline failed is already a failing cell of its own).
@@ -33,8 +33,9 @@ def _safe(text: Any) -> str:
 
 
 def classname(runtime: str, scenario: str, mode: str) -> str:
-    """The row a case belongs to: what a CI's test view groups by."""
-    return _safe(f"{runtime}/{scenario}/{mode}")
+    """The row a case belongs to: what a CI's test view groups by (the pytest plugin
+    classes its items the same way)."""
+    return _safe(f"{SUITE}.{runtime}/{scenario}/{mode}")
 
 
 def _lines(findings: Iterable[dict[str, Any]]) -> list[str]:

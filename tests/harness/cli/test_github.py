@@ -1,0 +1,72 @@
+"""GitHub Actions: workflow commands escaped by GitHub's rules, the step summary's Markdown
+escaped and masked, at most ten annotations."""
+
+from __future__ import annotations
+
+from killpoint.cli import github
+from killpoint.engine.campaign import CampaignResult
+from killpoint.engine.cell_log import CellLog
+from killpoint.engine.options import CampaignConfig
+from killpoint.judge.groups import Group
+from killpoint.redaction import remember
+from tests.harness.report.test_junit import cell
+
+SECRET = "s3cr3t-pass-word"
+
+
+def group(n: int = 1, example: str = "ended otherwise") -> Group:
+    return Group(
+        key=f"status-differs:-:runs[*].status{n}",
+        kind="status-differs",
+        tool=None,
+        pattern="runs[*].status",
+        severity="high",
+        verdict="diverged",
+        cells=["reference/research/tool-batch/sqlite/mid-model:1"],
+        example=example,
+        example_cell="reference/research/tool-batch/sqlite/mid-model:1",
+        replay="killpoint replay reference/research/tool-batch/sqlite/mid-model:1",
+    )
+
+
+class TestWorkflowCommands:
+    def test_data_and_properties_escaped_as_github_reads_them(self) -> None:
+        """%, CR and LF in the message; also : and , in a property."""
+        assert github.escape_data("100%\r\ndone") == "100%25%0D%0Adone"
+        assert github.escape_property("a: b, c%") == "a%3A b%2C c%25"
+
+    def test_an_annotation_cannot_start_a_second_command(self) -> None:
+        """Run content holding a newline and `::warning::` stays inside the one line."""
+        remember(SECRET)
+        line = github.annotation("killpoint: run-lost", f"gone\n::warning::{SECRET}\x1b[2J")
+        assert len(line.splitlines()) == 1
+        assert line.startswith("::error title=killpoint%3A run-lost::gone%0A::warning::")
+        assert SECRET not in line and "\x1b" not in line
+
+    def test_ten_annotations_then_a_count(self) -> None:
+        """GitHub shows ten per step: the rest are counted in an eleventh."""
+        lines = github.error_commands([group(n) for n in range(14)])
+        assert len(lines) == 11
+        assert lines[-1].endswith("::4 more group(s): see the step summary")
+
+
+class TestStepSummary:
+    def test_markdown_and_html_in_run_content_shown_as_text(self) -> None:
+        """A sentence with HTML, a table pipe and Markdown emphasis: escaped; a replay
+        command with a backtick stays inside its <code>; the secret is masked."""
+        remember(SECRET)
+        hostile = group(example=f"<img src=x onerror=alert(1)> | **{SECRET}** `x`")
+        result = CampaignResult(CampaignConfig(), 9, CellLog([cell("mid-model:1")]))
+        text = github.step_summary(result, [hostile], ["/r/m.json"])
+        assert "<img" not in text and SECRET not in text
+        assert "&lt;img src=x onerror=alert\\(1\\)&gt; \\| \\*\\*" in text
+        assert (
+            "<code>killpoint replay reference/research/tool-batch/sqlite/mid-model:1</code>" in text
+        )
+        assert "| research | tool\\-batch | 1 | 1 | 0 |" in text
+        assert "Reports: <code>/r/m.json</code>" in text
+
+    def test_only_under_github_actions(self) -> None:
+        """GITHUB_ACTIONS=true, as the runner sets it; another CI gets neither."""
+        assert github.under_actions({"GITHUB_ACTIONS": "true"})
+        assert not github.under_actions({"CI": "true"})

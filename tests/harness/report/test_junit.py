@@ -1,0 +1,112 @@
+"""The campaign as JUnit XML: a case per cell classed by row, failures with their
+findings and replay, accepted cells and skipped rows as skips, every text masked and
+made visible (XML 1.0 cannot carry control characters)."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from killpoint.engine.campaign import CampaignResult, Skipped
+from killpoint.engine.cell_log import CellLog
+from killpoint.engine.options import CampaignConfig
+from killpoint.redaction import remember
+from killpoint.report.junit import render
+from killpoint.values.cell import CellResult
+from killpoint.values.findings import Finding
+
+SECRET = "hunter2-very-secret"
+
+
+def cell(point: str, finding: Finding | None = None, **extra: object) -> CellResult:
+    cell_id = f"reference/research/tool-batch/sqlite/{point}"
+    made = CellResult(
+        id=cell_id,
+        runtime="reference",
+        scenario="research",
+        mode="tool-batch",
+        store="sqlite",
+        schedule=[point],
+        verdict=finding.verdict if finding else "ok",
+        expected=finding is None,
+        seconds=0.5,
+        detail=finding.sentence if finding else "",
+        findings=[finding.to_json()] if finding else [],
+        replay=f"killpoint replay {cell_id}",
+    )
+    for key, value in extra.items():
+        setattr(made, key, value)
+    return made
+
+
+def campaign(*cells: CellResult) -> ET.Element:
+    result = CampaignResult(CampaignConfig(), 42, CellLog(list(cells)), seconds=3.0)
+    result.skipped = [Skipped("reference", "confirm", "runs", "the mode cannot pause")]
+    return ET.fromstring(render(result))
+
+
+class TestCases:
+    def test_each_cell_is_a_case_classed_by_its_row(self) -> None:
+        """classname killpoint.RUNTIME/SCENARIO/MODE, name STORE/SCHEDULE, its properties."""
+        suite = campaign(cell("after-checkpoint:1")).find("testsuite")
+        assert suite is not None
+        case = suite.find("testcase")
+        assert case is not None
+        assert case.get("classname") == "killpoint.reference/research/tool-batch"
+        assert case.get("name") == "sqlite/after-checkpoint:1"
+        props = {p.get("name"): p.get("value") for p in case.iter("property")}
+        assert props["seed"] == "42"
+        assert (
+            props["replay"]
+            == "killpoint replay reference/research/tool-batch/sqlite/after-checkpoint:1"
+        )
+        assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("2", "0", "1")
+
+    def test_an_unexpected_cell_fails_with_its_findings_and_replay(self) -> None:
+        """The failure's text: the findings, the replay command, the kept folder."""
+        lost = Finding("run-lost", "the run is gone after the crash", path="runs[0]")
+        root = campaign(cell("after-checkpoint:2", lost, kept="/dev/shm/killpoint-x/00001"))
+        failure = root.find("testsuite/testcase/failure")
+        assert failure is not None
+        assert failure.get("type") == "lost"
+        assert failure.text is not None
+        assert "run-lost: the run is gone after the crash" in failure.text
+        assert (
+            "replay: killpoint replay reference/research/tool-batch/sqlite/after-checkpoint:2"
+            in failure.text
+        )
+        assert "kept: /dev/shm/killpoint-x/00001" in failure.text
+
+    def test_an_accepted_cell_and_a_skipped_row_are_skips(self) -> None:
+        """Accepted cells do not fail (pytest writes its xfail the same way)."""
+        lost = Finding("run-lost", "gone", path="runs[0]").to_json()
+        lost["accepted"] = "no ownership outside the queue"
+        accepted = cell(
+            "after-checkpoint:3", accepted=True, verdict="lost", expected=False, findings=[lost]
+        )
+        root = campaign(accepted)
+        skips = root.findall("testsuite/testcase/skipped")
+        assert [(s.get("type"), s.get("message")) for s in skips] == [
+            ("accepted", "accepted: no ownership outside the queue"),
+            (None, "the mode cannot pause"),
+        ]
+        row = root.findall("testsuite/testcase")[1]
+        assert (row.get("classname"), row.get("name")) == (
+            "killpoint.reference/confirm/runs",
+            "row",
+        )
+
+
+class TestContent:
+    def test_secrets_masked_and_control_characters_visible(self) -> None:
+        """A sentence holding a password and an escape sequence: the XML parses, and holds
+        neither."""
+        remember(SECRET)
+        hostile = Finding(
+            "status-differs", f"said {SECRET} \x1b[31mred\x00 <b>&", path="runs[0].status"
+        )
+        text = render(CampaignResult(CampaignConfig(), 1, CellLog([cell("mid-model:1", hostile)])))
+        assert SECRET not in text
+        assert "\x1b" not in text and "\x00" not in text
+        failure = ET.fromstring(text).find("testsuite/testcase/failure")
+        assert failure is not None and failure.text is not None
+        assert "\\x1b[31mred\\x00 <b>&" in failure.text
