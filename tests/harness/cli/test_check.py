@@ -25,6 +25,7 @@ class TestNextCommand:
 
     @pytest.mark.slow
     def test_the_success_line_of_a_real_check(self) -> None:
+        """A real check-adapter run: its last line is the command to run next."""
         result = subprocess.run(
             [sys.executable, "-m", "killpoint.cli.main", "check-adapter",
              "--runtime", "killpoint.adapters.reference:transcript"],

@@ -1,6 +1,5 @@
 """`demo`, `search` and `replay` name the option typed (or the cell id), on stderr, exit 2;
-demo --quiet keeps the
-outcome."""
+`demo --quiet` keeps the outcome."""
 
 from __future__ import annotations
 
@@ -53,6 +52,7 @@ class TestOptionNames:
 
 class TestQuiet:
     def test_only_the_verdict_and_the_replay(self) -> None:
+        """The story's steps go; its outcome stays."""
         result = killpoint("demo", "--quiet")
         assert result.returncode == 0, result.stderr
         assert result.stdout.splitlines() == [

@@ -206,13 +206,15 @@ class TestMatrixUnderXdist:
         chosen = [RESEARCH_CELLS[0], RESEARCH_CELLS[3]]
         assert [(c, "ok", True) for c in chosen] == cells(document)
         tree = ET.parse(pytester.path / "junit.xml")
-        cases = [c for c in tree.iter("testcase") if c.get("classname") == "killpoint"]
+        row = "killpoint.reference/research/tool-batch"  # classed by row (plugin.node_ids)
+        cases = [c for c in tree.iter("testcase") if c.get("classname") == row]
         assert len(cases) == 2
         for case in cases:
             props = {p.get("name"): p.get("value") for p in case.iter("property")}
             assert props["verdict"] == "ok"
             assert props["schedule"] == case.get("name").rpartition("/")[2]
-            assert props["replay"] == f"killpoint replay {case.get('name')}"
+            assert props["cell"] == f"reference/research/tool-batch/{case.get('name')}"
+            assert props["replay"] == f"killpoint replay {props['cell']}"
 
     def test_the_same_seed_gives_the_same_schedules(self, pytester: pytest.Pytester) -> None:
         """random:N samples from the seed; `--crash-seed last` reuses the previous one."""
