@@ -66,7 +66,7 @@ class TestAPassingRun:
         assert result.returncode == 0, result.stderr
         assert result.stderr == ""
         lines = result.stdout.splitlines()
-        assert lines[0].startswith("1 cells, 0 unexpected")
+        assert lines[0].startswith("1 cell, 0 unexpected")
         assert "crash matrix" not in result.stdout
         assert lines[-1].startswith("written: ")
 

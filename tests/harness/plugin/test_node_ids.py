@@ -69,7 +69,7 @@ class TestRerunByNodeId:
         result = run(
             pytester, "-n", "2", "test_other.py",
             f"killpoint::{RESEARCH_CELLS[0]}", f"killpoint::{RESEARCH_CELLS[3]}",
-            "--crash-json=r.json",
+            "--crash-json=r.json", timeout=480,  # three processes on a shared machine
         )  # fmt: skip
         result.assert_outcomes(passed=3)
         chosen = [RESEARCH_CELLS[0], RESEARCH_CELLS[3]]
