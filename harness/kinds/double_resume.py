@@ -11,7 +11,7 @@ from typing import Any
 
 from killpoint.judge.baseline import Baseline
 from killpoint.kinds.base import CellContext, Plan, after_checkpoint, boundaries_in_flight
-from killpoint.kinds.ownership import did, drove
+from killpoint.kinds.ownership import at_once, did, drove
 from killpoint.values.findings import Finding
 from killpoint.values.points import CrashPoint
 
@@ -60,15 +60,17 @@ class DoubleResume:
             cell.end(Finding("hung", "a resumer passed its time limit"))
         # Who drove is what each did after the release (its tool calls in the ledger, its
         # requests to the model), never what it returned: a resumer that waits for the
-        # owner and returns its result drove nothing.
+        # owner and returns its result drove nothing. Two drove only if they drove the
+        # same stretch at once (`at_once`): one may take up a run the other left PAUSED.
         did_each = [(w, *drove(cell, w)) for w in (a, b)]
         drivers = [(w, tools, turns) for w, tools, turns in did_each if tools or turns]
-        if len(drivers) == 2:
+        both = "; ".join(f"{w.spec.log_name} {did(t, m)}" for w, t, m in drivers)
+        why = at_once(cell, a, b) if len(drivers) == 2 else None
+        if why is not None:
             cell.add(
                 Finding(
                     "two-drivers",
-                    "both resumers drove the run: "
-                    + "; ".join(f"{w.spec.log_name} {did(t, m)}" for w, t, m in drivers),
+                    f"both resumers drove the run: {both} ({why})",
                     path="runs",
                     evidence=tuple(
                         f"{w.spec.log_name}: pid {w.pid}, ended {o.kind}"
@@ -76,6 +78,8 @@ class DoubleResume:
                     ),
                 )
             )
+        elif len(drivers) == 2:
+            cell.fault(f"one resumer after the other, never at once: {both}")
         elif not any(o.kind == "done" for o in outs):
             cell.end(
                 Finding(

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from killpoint.judge.baseline import Baseline
@@ -53,6 +54,48 @@ def drove(cell: CellContext, worker: Worker) -> tuple[list[str], list[int]]:
     tools = [e.tool for e in cell.ledger() if e.pid == worker.pid and e.phase == "started"]
     turns = [t for t, pid in cell.model_turns() if pid == worker.pid]
     return tools, turns
+
+
+def at_once(cell: CellContext, one: Worker, other: Worker) -> str | None:
+    """What shows that `one` and `other` drove the same stretch of the run, or None when
+    at most one drove each stretch.
+
+    Both did something is not enough: a run one resumer leaves PAUSED is released, and the
+    other may answer the pause and take it up (any caller may continue a PAUSED run), so
+    each drives in turn. Two drivers show as a step both took (the same model turn asked
+    for, the same tool call run) or as acts that interleave: in the model's log or in the
+    ledger one acts after the other has begun, then again, or the two logs disagree on
+    which came first. A handover with neither repeats nothing and acts on nothing the
+    other owns; a claim that ignores a live lease is held to `second-resumer`, where the
+    owner is alive by construction."""
+    pids = (one.pid, other.pid)
+    turns = [(t, pid) for t, pid in cell.model_turns() if pid in pids]
+    calls = [
+        ((e.tool, e.arguments, e.key), e.pid)
+        for e in cell.ledger()
+        if e.pid in pids and e.phase == "started"
+    ]
+    shared_turns = sorted(
+        {t for t, p in turns if p == one.pid} & {t for t, p in turns if p != one.pid}
+    )
+    if shared_turns:
+        return f"both asked for model {numbers('turn', shared_turns)}"
+    theirs = {c for c, pid in calls if pid == other.pid}
+    shared_calls = [c for c, pid in calls if pid == one.pid and c in theirs]
+    if shared_calls:
+        tool, arguments, _ = shared_calls[0]
+        return f"both ran {tool} {arguments}"
+    firsts: set[int] = set()
+    for log, acts in (("the model's log", turns), ("the ledger", calls)):
+        order = [pid for _, pid in acts]
+        switches = sum(1 for x, y in pairwise(order) if x != y)
+        if switches > 1:
+            return f"their acts interleave in {log}"
+        if switches == 1:
+            firsts.add(order[0])
+    if len(firsts) > 1:
+        return "the model's log and the ledger disagree on which drove first"
+    return None
 
 
 def did(tools: list[str], turns: list[int]) -> str:
@@ -289,4 +332,4 @@ class ContinueEnded:
         return None
 
 
-__all__ = ["ContinueEnded", "LeaseOutlived", "SecondResumer", "drove"]
+__all__ = ["ContinueEnded", "LeaseOutlived", "SecondResumer", "at_once", "drove"]

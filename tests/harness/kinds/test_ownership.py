@@ -7,12 +7,15 @@ reference runtime passes, and a runtime whose second caller waits for the owner 
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from killpoint import kinds
 from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.engine import Engine
+from killpoint.kinds.ownership import at_once
+from killpoint.scenarios.ledger import Entry
 from killpoint.values.cell import Cell, CellResult
 from tests.harness.broken_runtimes import BLIND_VARIANTS
 
@@ -102,3 +105,43 @@ def test_a_second_caller_that_waits_for_the_owner_drives_nothing(
     result = run(tmp_path, "tests.harness.waiting_runtime:waiting", f"research/tool-batch/{point}")
     assert ("ok", True) == (result.verdict, result.expected), result.detail
     assert [] == result.findings
+
+
+class TestAtOnce:
+    """`at_once` reads the model's log and the ledger of a cell: what makes two drivers
+    is a step both took or acts that interleave, never both having done something."""
+
+    @staticmethod
+    def judge(turns: list[tuple[int, int]], started: list[tuple[str, int]]) -> str | None:
+        ledger = [
+            Entry("s", tool, "{}", None, "started", True, pid, float(n))
+            for n, (tool, pid) in enumerate(started)
+        ]
+        cell = SimpleNamespace(model_turns=lambda: turns, ledger=lambda: ledger)
+        a, b = SimpleNamespace(pid=1), SimpleNamespace(pid=2)
+        return at_once(cell, a, b)  # type: ignore[arg-type]
+
+    def test_one_after_the_other_is_not_at_once(self) -> None:
+        """The first asks turn 3 and leaves the run PAUSED; the second runs the confirmed
+        call and asks turn 4; the crashed worker's (pid 9) earlier acts do not count."""
+        assert None is self.judge([(1, 9), (2, 9), (3, 1), (4, 2)], [("draft", 9), ("send", 2)])
+
+    def test_the_same_model_turn_asked_by_both_is(self) -> None:
+        assert "both asked for model turn 3" == self.judge([(3, 1), (3, 2)], [])
+
+    def test_the_same_tool_call_run_by_both_is(self) -> None:
+        assert "both ran fetch {}" == self.judge([(2, 1)], [("fetch", 1), ("fetch", 2)])
+
+    def test_acts_that_interleave_are(self) -> None:
+        assert "their acts interleave in the model's log" == self.judge(
+            [(3, 1), (4, 2), (5, 1)], []
+        )
+        assert "their acts interleave in the ledger" == self.judge(
+            [], [("a", 1), ("b", 2), ("c", 1)]
+        )
+
+    def test_logs_that_disagree_on_who_came_first_are(self) -> None:
+        """Turns say 1 then 2, the ledger 2 then 1: each acted after the other began."""
+        assert "the model's log and the ledger disagree on which drove first" == self.judge(
+            [(3, 1), (4, 2)], [("a", 2), ("b", 1)]
+        )
