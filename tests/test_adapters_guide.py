@@ -90,7 +90,7 @@ def test_a_fresh_project_follows_the_guide(tmp_path: Path) -> None:
             assert status == result.returncode, f"{command}\n{result.stdout}\n{result.stderr}"
             if command.startswith("killpoint check-adapter"):
                 assert "every check passed" in result.stdout
-                assert 7 == sum(line.startswith("PASS  ") for line in result.stdout.splitlines())
+                assert 8 == sum(line.startswith("PASS  ") for line in result.stdout.splitlines())
     finally:
         shutil.rmtree(env["TMPDIR"], ignore_errors=True)
     reports = project / "reports"

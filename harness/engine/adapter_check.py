@@ -7,6 +7,9 @@ A scenario's baseline runs twice with every gate traced, its store kept for a mo
 - normal form: `read_session` returns the documented shape (killpoint.values.normal_form);
 - checkpoint gates: `instrument` numbers durable writes 1, 2, ... and each lands;
 - progress: `progress()` counts exactly the checkpoints whose `landed` gate passed;
+- inspect: `inspect()` reads the store an uninterrupted run left without raising, returns
+  sentences or Findings, and finds no broken invariant there (an exception or a wrong
+  value would make every cell `adapter-error`);
 - mode: what the mode declares (persists mid-run or not, results per call) is what the
   traces show (killpoint.judge.mode_check, which every campaign runs on its baselines);
 - deterministic: the two runs give the same session (after `excluded`), effects and gates;
@@ -25,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from killpoint import kinds
+from killpoint.adapters.blame import AdapterError, charged, checked_problems
 from killpoint.engine.cell_host import EngineConfig, Row
 from killpoint.engine.cell_run import log_tail
 from killpoint.engine.deadline import Caller, Overdue
@@ -36,6 +40,7 @@ from killpoint.judge.oracle import comparable, first_difference
 from killpoint.scenarios import Scenario, gates
 from killpoint.scenarios import ledger as ledger_mod
 from killpoint.values.cell import Cell
+from killpoint.values.findings import Finding
 from killpoint.values.modes import Mode, find
 from killpoint.values.normal_form import NormalFormError, exclude, validate_session
 from killpoint.values.points import CrashPoint, Schedule
@@ -48,6 +53,7 @@ NAMES = (
     "normal form",
     "checkpoint gates",
     "progress",
+    "inspect",
     "mode",
     "deterministic",
     "resume",
@@ -76,6 +82,8 @@ class TracedRun:
     read_error: str | None = None  # the check's sentence when read_session failed
     progress: int | None = None
     progress_error: str | None = None
+    inspected: list[str | Finding] = field(default_factory=list)
+    inspect_error: str | None = None
     effects: Counter[tuple[str, str]] = field(default_factory=Counter)
 
 
@@ -105,9 +113,11 @@ def run_checks(
             landed = _checkpoint_gates(add, first.trace)
             if landed is None:
                 skip("progress", "needs checkpoint gates")
+                _inspect(add, first)
                 skip("mode", "needs checkpoint gates")
             else:
                 _progress(add, first, landed)
+                _inspect(add, first)
                 _mode(add, [first.trace, second.trace], mode)
             if session is None:
                 skip("deterministic", "needs the normal form")
@@ -162,6 +172,15 @@ def _traced(engine: Engine, row: Row, label: str) -> TracedRun:
             run.progress_error = f"the adapter's {exc}"
         except Exception as exc:
             run.progress_error = f"progress() raised {type(exc).__name__}: {exc}"
+        inspect = charged("inspect()", adapter.inspect)
+        try:
+            run.inspected = checked_problems(
+                caller.call("inspect()", limit, inspect, url, SESSION_ID)
+            )
+        except Overdue as exc:
+            run.inspect_error = f"the adapter's {exc}"
+        except AdapterError as exc:
+            run.inspect_error = str(exc)
     finally:
         caller.close()
     run.effects = effects(ledger_mod.read(work / LEDGER))
@@ -306,6 +325,29 @@ def _progress(add: Any, run: TracedRun, landed: int) -> None:
         )
         return
     add("progress", PASS, f"{landed} checkpoint(s), as the gates say")
+
+
+def _inspect(add: Any, run: TracedRun) -> None:
+    hint = (
+        "inspect(store_url, session_id) reads the store after each crash and returns a "
+        "list: a sentence per broken invariant, a Finding of kind 'inconsistency' for a "
+        "field that disagrees; what it raises makes the cell adapter-error"
+    )
+    if run.inspect_error is not None:
+        add("inspect", FAIL, run.inspect_error, hint)
+        return
+    broken = [p for p in run.inspected if isinstance(p, str)]
+    if broken:
+        add(
+            "inspect",
+            FAIL,
+            f"inspect() found {len(broken)} broken invariant(s) in the store an "
+            f"uninterrupted run left: {'; '.join(broken[:3])}",
+            "without a crash nothing may be broken: either the runtime's store is, or "
+            "inspect() reports what is not a problem",
+        )
+        return
+    add("inspect", PASS, "the uninterrupted run's store is sound by inspect()")
 
 
 def _mode(add: Any, traces: list[list[str]], mode: Mode) -> None:

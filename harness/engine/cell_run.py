@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from killpoint import kinds
+from killpoint.adapters.blame import charged, checked, checked_problems
 from killpoint.engine.deadline import Caller, Overdue
 from killpoint.judge import contract
 from killpoint.judge.baseline import Baseline, durable_results, effects
@@ -116,17 +117,24 @@ class CellRun:
         )
 
     def progress(self) -> int:
-        return self.call(
-            "the adapter's progress()", self.adapter.progress, self.url, self.engine.session_id
-        )
-
-    def lease_deadline(self) -> float | None:
-        return self.call(
-            "the adapter's lease_deadline()",
-            self.adapter.lease_deadline,
+        landed = self.call(
+            "the adapter's progress()",
+            charged("progress()", self.adapter.progress),
             self.url,
             self.engine.session_id,
         )
+        return checked("progress()", landed, int, "the number of checkpoints landed (an int)")
+
+    def lease_deadline(self) -> float | None:
+        deadline = self.call(
+            "the adapter's lease_deadline()",
+            charged("lease_deadline()", self.adapter.lease_deadline),
+            self.url,
+            self.engine.session_id,
+        )
+        if deadline is None:
+            return None
+        return float(checked("lease_deadline()", deadline, (int, float), "a time.time() or None"))
 
     def confirm(self, predicate: Callable[[], bool]) -> bool:
         return poll(predicate, self.engine.config.confirm_timeout, self.engine.stopping)
@@ -335,11 +343,15 @@ class CellRun:
             # What landed before the crash is this run's race: judged on what the store holds.
             plan = replace(plan, checkpoints=held)
         self.allow(self.in_flight(session), "in flight without a durable result")
+        found = self.call(
+            "the adapter's inspect()",
+            charged("inspect()", self.adapter.inspect),
+            self.url,
+            self.engine.session_id,
+        )
         problems = [
             p if isinstance(p, Finding) else Finding("store-invariant", p, path="store")
-            for p in self.call(
-                "the adapter's inspect()", self.adapter.inspect, self.url, self.engine.session_id
-            )
+            for p in checked_problems(found)
         ]
         for p in problems:
             self.fault(f"inspect: {p.sentence}")
@@ -442,7 +454,9 @@ class CellRun:
             self.diff = [
                 d.to_json() for d in differences(comparable(self.base.session), comparable(final))
             ]
-        self.findings += contract.model_calls(final, len(self.model_turns(served=True)))
+        # Charged to the cell only beyond the overcount its baseline shows (the row's).
+        overcount = contract.model_calls(final, len(self.model_turns(served=True)))
+        self.findings += contract.added_by_crash(overcount, self.base.findings)
         self.final = final
         if not found:
             # Only what was compared: the contract and the ledger may still find more, and

@@ -14,6 +14,7 @@ import weakref
 from pathlib import Path
 from typing import Any
 
+from killpoint.adapters.blame import AdapterError, charged, checked_session
 from killpoint.adapters.factory import agent_adapter
 from killpoint.adapters.protocol import RuntimeAdapter
 from killpoint.adapters.registry import load_adapter
@@ -29,7 +30,7 @@ from killpoint.judge.oracle import comparable, first_difference
 from killpoint.kinds import one_trace_only
 from killpoint.redaction import redact_folder
 from killpoint.scenarios import ledger as ledger_mod
-from killpoint.scenarios.model import requested_turns
+from killpoint.scenarios.model import SERVED_LOG, requested_turns, turn_log
 from killpoint.stores import backend_for, per_url
 from killpoint.stores.backend import StoreLeftover
 from killpoint.stores.outage import FULL_BELOW, Watch
@@ -37,7 +38,7 @@ from killpoint.stores.sampling import Sampler
 from killpoint.values.cell import Cell, CellResult
 from killpoint.values.findings import Finding
 from killpoint.values.modes import find
-from killpoint.values.normal_form import NormalFormError, exclude, validate_session
+from killpoint.values.normal_form import NormalFormError, exclude
 from killpoint.values.points import PointError
 from killpoint.values.scenario_refs import resolve_scenario
 from killpoint.values.timeline import Event
@@ -94,8 +95,8 @@ class Engine:
     def read_session(self, runtime: str, url: str) -> dict[str, Any] | None:
         """The session in the normal form, checked, without the adapter's excluded keys."""
         adapter = self.adapter(runtime)
-        session = adapter.read_session(url, SESSION_ID)
-        validate_session(session, f"runtime {runtime!r}: read_session")
+        session = charged("read_session()", adapter.read_session)(url, SESSION_ID)
+        checked_session(session, runtime)
         checked: dict[str, Any] | None = exclude(session, adapter.excluded)
         return checked
 
@@ -295,8 +296,8 @@ class Engine:
                 base.session = caller.call(
                     "the adapter's read_session()", limit, self.read_session, runtime, url
                 )
-            except NormalFormError as exc:
-                base.problem = str(exc)
+            except AdapterError as exc:
+                base.problem, base.problem_kind = str(exc), "adapter-error"
                 return base
             except Overdue as exc:
                 base.problem, base.problem_kind = f"{exc} (in killpoint's own process)", "hung"
@@ -321,6 +322,7 @@ class Engine:
                 base.session,
                 entries,
                 requested_turns(work / MODEL_STATE),
+                served=len(turn_log(work / MODEL_STATE, SERVED_LOG)),
             )
             # What the scenario says its runs end with, held against the baseline only (a
             # cell that ends otherwise differs from a baseline that does not), and only where
@@ -365,6 +367,8 @@ class Engine:
             # A cell cut short is in no report: its folder would be named nowhere.
             run.cleanup(expected=True, cut_short=True)
             raise
+        except AdapterError as exc:
+            run.add(Finding("adapter-error", str(exc), evidence=exc.evidence))
         except (PointError, NormalFormError) as exc:
             run.add(Finding("missed", str(exc)))
         except Exception as exc:

@@ -255,15 +255,19 @@ def without_crash(
     session: Mapping[str, Any] | None,
     entries: Sequence[Entry],
     turns: Sequence[int],
+    served: int | None = None,
 ) -> list[Finding]:
     """The checks an uninterrupted run is held to as well: what they find there is the
     row's finding ("happens without a crash"), whatever a crash does. (The idempotency
     check needs a baseline to count against; an acknowledged status that is not durable
-    fails the baseline itself.)"""
+    fails the baseline itself.) `served`: the replies the model served the run, when the
+    stored count of model calls is to be held to it (a runtime that counts a call twice
+    does so without a crash)."""
     return [
         *cancel_honoured(scenario, turns, session),
         *confirmations(scenario, session, entries),
         *state_once(scenario, session),
+        *(model_calls(session, served) if served is not None else ()),
     ]
 
 
@@ -307,7 +311,13 @@ def added_by_crash(found: Iterable[Finding], row: Iterable[Mapping[str, Any]]) -
 
 def _cut_short(found: Finding, row: Mapping[str, Any]) -> bool:
     """A late cancel whose turns past the cancel are some of those the baseline asked for:
-    a crash that cut the run short saw less of the row's late cancel, and added nothing."""
+    a crash that cut the run short saw less of the row's late cancel, and added nothing.
+    Likewise an overcount of model calls no larger than the baseline's: a crash changes
+    both counts (a reply asked again is served again), not what the runtime adds."""
+    if found.kind == "usage-overcounted" and row.get("kind") == "usage-overcounted":
+        return _excess(found.actual_value, found.expected_value) <= _excess(
+            row.get("actual_value"), row.get("expected_value")
+        )
     if found.kind != "cancel-late" or row.get("kind") != "cancel-late":
         return False
     turns, shown = found.actual_value, row.get("actual_value")
@@ -317,6 +327,12 @@ def _cut_short(found: Finding, row: Mapping[str, Any]) -> bool:
         and found.expected_value == row.get("expected_value")
         and set(turns) <= set(shown)
     )
+
+
+def _excess(stored: Any, served: Any) -> float:
+    if isinstance(stored, int) and isinstance(served, int):
+        return stored - served
+    return float("inf")  # not a count: never taken as the row's
 
 
 __all__ = [

@@ -108,3 +108,25 @@ class Bracketed(ReferenceAdapter):
     """Not for check-adapter: a runtime error whose text reads like rich markup."""
 
     driver_class = BracketedDriver
+
+
+# In a raising read's message, as a store URL would be: the finding must not show it.
+PASSWORD = "hunter2-not-for-reports"
+
+
+class RaisingInspect(ReferenceAdapter):
+    """inspect: raises on any store, the store's URL with its password in the message."""
+
+    def inspect(self, store_url: str, session_id: str) -> Any:
+        raise RuntimeError(f"cannot open postgresql://kp:{PASSWORD}@db.example/kp")
+
+
+class RaisingAfterCrash(ReferenceAdapter):
+    """Reads an ended session, and raises on one a crash left RUNNING (check-adapter reads
+    only ended ones: only a matrix cell meets it)."""
+
+    def read_session(self, store_url: str, session_id: str) -> Any:
+        session = super().read_session(store_url, session_id)
+        if any(r["status"] == "RUNNING" for r in (session or {}).get("runs", {}).values()):
+            raise KeyError("pending_confirmations")
+        return session

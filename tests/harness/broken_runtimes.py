@@ -472,7 +472,6 @@ BLIND_VARIANTS = (
     ("unrenewed_lease", "two-drivers", "lease-outlived:2"),
     ("lease_ignored", "two-drivers", "second-resumer:1"),
     ("continuing_completed", "ended-run-continued", "continue-ended:1"),
-    ("double_counted", "usage-overcounted", "after-checkpoint:2"),
     ("chain_only", "status-differs", "provider-forgot:1"),
 )
 
@@ -490,6 +489,8 @@ CONTRACT_VARIANTS = (
         "side-effects-idempotent/tool-batch/mid-batch:2:0",
     ),
     ("silent_final_write", "acknowledged-lost", "multi-run/tool-batch/after-checkpoint:2"),
+    # Its uninterrupted run counts twice the calls the model served: the row's finding.
+    ("double_counted", "usage-overcounted", "research/tool-batch/after-checkpoint:2"),
     ("blind_write", "stale-write", "research/tool-batch/sigstop-writing:2"),
 )
 

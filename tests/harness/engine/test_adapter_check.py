@@ -53,6 +53,7 @@ def test_the_reference_adapter_passes_every_check(tmp_path: Path) -> None:
         ("Unnormal", "normal form"),
         ("Ungated", "checkpoint gates"),
         ("Overcounting", "progress"),
+        ("RaisingInspect", "inspect"),
         ("Misdeclared", "mode"),
         ("ignores_mode", "mode"),
         ("Stamped", "deterministic"),

@@ -18,6 +18,7 @@ from killpoint.kinds.takeover import late_allowance, unfinished_batch
 from killpoint.scenarios.conversation import canonical_arguments
 from killpoint.values.cell import Cell, CellResult
 from killpoint.values.points import CrashPoint
+from tests.harness.broken_adapters import PASSWORD
 from tests.harness.broken_runtimes import VARIANTS
 from tests.harness.live_workers import assert_no_worker_alive, worker_pids
 
@@ -262,3 +263,33 @@ def test_sweep_removes_every_folder_neither_kept_nor_removed(
     engine.sweep()
     assert [kept, theirs] == sorted(engine.work_root.iterdir())
     assert not removed.exists() and not cut_short.exists()
+
+
+class TestAdapterBlame:
+    """A read of the adapter that raises, or a normal form it breaks, is charged to the
+    adapter: `adapter-error` naming the method and the exception, never killpoint's
+    `error` nor `missed`."""
+
+    def cell(self, tmp_path: Path, broken: str, point: str) -> CellResult:
+        runtime = f"tests.harness.broken_adapters:{broken}"
+        cell = Cell(runtime, "research", "tool-batch", "sqlite", kinds.parse_schedule(point))
+        return engine_for(tmp_path).run_cell(cell)
+
+    def test_an_inspect_that_raises_is_the_adapters_and_redacted(self, tmp_path: Path) -> None:
+        result = self.cell(tmp_path, "RaisingInspect", "after-checkpoint:2")
+        (found,) = [f for f in result.findings if f["kind"] == "adapter-error"]
+        assert ("adapter-error", False) == (result.verdict, result.expected)
+        assert found["sentence"].startswith("the adapter's inspect() raised RuntimeError: ")
+        assert PASSWORD not in json.dumps(result.findings)
+
+    def test_a_read_that_raises_after_the_crash_is_the_adapters(self, tmp_path: Path) -> None:
+        result = self.cell(tmp_path, "RaisingAfterCrash", "after-checkpoint:2")
+        assert "adapter-error" == result.verdict, result.detail
+        assert "read_session() raised KeyError" in result.detail
+
+    def test_an_invalid_normal_form_is_the_adapters_not_missed(self, tmp_path: Path) -> None:
+        """The baseline's normal form is invalid: every cell of the row says so."""
+        result = self.cell(tmp_path, "Unnormal", "after-checkpoint:1")
+        assert ("adapter-error", False) == (result.verdict, result.expected)
+        assert "read_session() returned an invalid normal form" in result.detail
+        assert "tool_executions" in result.detail

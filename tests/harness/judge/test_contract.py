@@ -221,3 +221,19 @@ def test_a_late_cancel_is_one_row_level_group_and_no_crash_cell_repeats_it(
     document = to_document(result, command=["killpoint", "matrix"])
     assert [g["key"] for g in document["without_crash"]] == ["cancel-late:-:model@no-crash"]
     assert [f["kind"] for b in document["baselines"] for f in b["findings"]] == ["cancel-late"]
+
+
+def test_an_overcount_the_baseline_shows_is_the_rows_and_a_cell_only_adds_beyond_it() -> None:
+    """The uninterrupted run is held to the model's served replies too (its overcount is
+    the row's finding); a cell is charged only with an excess larger than the row's,
+    since a crash changes both counts (a reply asked again is served again)."""
+    scenario = scenarios.get("research")
+    twice = usage_session({"model_calls": 8})
+    (base,) = contract.without_crash(scenario, twice, [], [], served=4)
+    assert (base.kind, base.expected_value, base.actual_value) == ("usage-overcounted", 4, 8)
+    assert contract.without_crash(scenario, twice, [], []) == []  # not asked: not checked
+    row = [contract.row_finding(base)]
+    resumed = contract.model_calls(usage_session({"model_calls": 9}), served=5)
+    assert contract.added_by_crash(resumed, row) == []  # 4 over, as the row
+    worse = contract.model_calls(usage_session({"model_calls": 11}), served=5)
+    assert worse == contract.added_by_crash(worse, row)  # 6 over: the crash added 2
