@@ -4,7 +4,7 @@ the Protocol is the adapter's defect, and says so.
 
 Before, a read that raised ended the cell as "killpoint failed on this cell" (`error`)
 and an invalid normal form as `missed` ("the engine could not reach the point"): both
-blamed killpoint for what the adapter did. An AdapterError names the method and what it
+blamed killpoint for what the adapter did. An AdapterFault names the method and what it
 did, redacted (a store URL in an exception carries its password), and the cell's
 verdict is `adapter-error`: nothing is said of the runtime, nor of killpoint.
 """
@@ -26,7 +26,7 @@ T = TypeVar("T")
 TRACEBACK_LINES = 12
 
 
-class AdapterError(KillpointError, RuntimeError):
+class AdapterFault(KillpointError, RuntimeError):
     """An adapter method called by the engine raised, or returned what the Protocol does
     not allow; `method` names it ("read_session()")."""
 
@@ -37,55 +37,55 @@ class AdapterError(KillpointError, RuntimeError):
 
 
 def charged(method: str, fn: Callable[..., T]) -> Callable[..., T]:
-    """`fn` whose exceptions are the adapter's: each becomes an AdapterError naming
+    """`fn` whose exceptions are the adapter's: each becomes an AdapterFault naming
     `method`, the exception's type and message, with the end of its traceback."""
 
     def call(*args: Any) -> T:
         try:
             return fn(*args)
-        except AdapterError:
+        except AdapterFault:
             raise
         except Exception as exc:
             lines = traceback.format_exc().splitlines()[-TRACEBACK_LINES:]
-            raise AdapterError(method, f"raised {type(exc).__name__}: {exc}", tuple(lines)) from exc
+            raise AdapterFault(method, f"raised {type(exc).__name__}: {exc}", tuple(lines)) from exc
 
     return call
 
 
 def checked_session(value: Any, runtime: str) -> None:
-    """A session from `read_session` in the normal form, or AdapterError naming the field."""
+    """A session from `read_session` in the normal form, or AdapterFault naming the field."""
     try:
         validate_session(value, f"runtime {runtime!r}: read_session")
     except NormalFormError as exc:
         detail = str(exc).removeprefix("killpoint: ")
-        raise AdapterError("read_session()", f"returned an invalid normal form: {detail}") from exc
+        raise AdapterFault("read_session()", f"returned an invalid normal form: {detail}") from exc
 
 
 def checked(method: str, value: T, wanted: type | tuple[type, ...], shape: str) -> T:
-    """`value` when it is a `wanted`, else AdapterError saying what `method` returned."""
+    """`value` when it is a `wanted`, else AdapterFault saying what `method` returned."""
     if isinstance(value, bool) or not isinstance(value, wanted):
-        raise AdapterError(
+        raise AdapterFault(
             method, f"returned {type(value).__name__} {value!r:.80}; it returns {shape}"
         )
     return value
 
 
 def checked_problems(value: Any) -> list[str | Finding]:
-    """What `inspect` found, each a sentence or a Finding, or AdapterError naming the
+    """What `inspect` found, each a sentence or a Finding, or AdapterFault naming the
     first item that is neither."""
     shape = "a list of sentences (str) or Findings"
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-        raise AdapterError(
+        raise AdapterFault(
             "inspect()", f"returned {type(value).__name__} {value!r:.80}; it returns {shape}"
         )
     items = list(value)
     for n, item in enumerate(items):
         if not isinstance(item, (str, Finding)):
-            raise AdapterError(
+            raise AdapterFault(
                 "inspect()",
                 f"returned {type(item).__name__} {item!r:.80} at [{n}]; it returns {shape}",
             )
     return items
 
 
-__all__ = ["AdapterError", "charged", "checked", "checked_problems", "checked_session"]
+__all__ = ["AdapterFault", "charged", "checked", "checked_problems", "checked_session"]

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from killpoint import kinds
-from killpoint.adapters.blame import AdapterError, charged, checked_problems
+from killpoint.adapters.blame import AdapterFault, charged, checked_problems
 from killpoint.engine.cell_host import EngineConfig, Row
 from killpoint.engine.cell_run import log_tail
 from killpoint.engine.deadline import Caller, Overdue
@@ -179,7 +179,7 @@ def _traced(engine: Engine, row: Row, label: str) -> TracedRun:
             )
         except Overdue as exc:
             run.inspect_error = f"the adapter's {exc}"
-        except AdapterError as exc:
+        except AdapterFault as exc:
             run.inspect_error = str(exc)
     finally:
         caller.close()

@@ -14,7 +14,7 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from killpoint.adapters.blame import AdapterError, charged, checked_session
+from killpoint.adapters.blame import AdapterFault, charged, checked_session
 from killpoint.adapters.factory import agent_adapter
 from killpoint.adapters.protocol import RuntimeAdapter
 from killpoint.adapters.registry import load_adapter
@@ -296,7 +296,7 @@ class Engine:
                 base.session = caller.call(
                     "the adapter's read_session()", limit, self.read_session, runtime, url
                 )
-            except AdapterError as exc:
+            except AdapterFault as exc:
                 base.problem, base.problem_kind = str(exc), "adapter-error"
                 return base
             except Overdue as exc:
@@ -367,7 +367,7 @@ class Engine:
             # A cell cut short is in no report: its folder would be named nowhere.
             run.cleanup(expected=True, cut_short=True)
             raise
-        except AdapterError as exc:
+        except AdapterFault as exc:
             run.add(Finding("adapter-error", str(exc), evidence=exc.evidence))
         except (PointError, NormalFormError) as exc:
             run.add(Finding("missed", str(exc)))

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from killpoint.adapters.blame import (
-    AdapterError,
+    AdapterFault,
     charged,
     checked,
     checked_problems,
@@ -24,7 +24,7 @@ def raising(*_: Any) -> Any:
 
 class TestCharged:
     def test_an_exception_names_the_method_and_the_exception(self) -> None:
-        with pytest.raises(AdapterError) as caught:
+        with pytest.raises(AdapterFault) as caught:
             charged("read_session()", raising)("sqlite:///x.db", "s")
         assert "the adapter's read_session() raised KeyError: 'runs'" == str(caught.value)
         assert "read_session()" == caught.value.method
@@ -34,7 +34,7 @@ class TestCharged:
         def leaky(*_: Any) -> Any:
             raise RuntimeError("cannot open postgresql://kp:s3cret-pw@db/kp")
 
-        with pytest.raises(AdapterError) as caught:
+        with pytest.raises(AdapterFault) as caught:
             charged("inspect()", leaky)()
         assert "s3cret-pw" not in str(caught.value)
         assert "postgresql://kp:" in str(caught.value)
@@ -45,7 +45,7 @@ class TestCharged:
 
 class TestChecked:
     def test_an_invalid_normal_form_is_the_adapters(self) -> None:
-        with pytest.raises(AdapterError) as caught:
+        with pytest.raises(AdapterFault) as caught:
             checked_session({"state": {}}, "tinyagent")
         text = str(caught.value)
         assert text.startswith("the adapter's read_session() returned an invalid normal form: ")
@@ -57,15 +57,15 @@ class TestChecked:
 
     @pytest.mark.parametrize("value", ["3", True, None, 2.0])
     def test_progress_is_an_int(self, value: Any) -> None:
-        with pytest.raises(AdapterError, match=r"progress\(\) returned .*; it returns an int"):
+        with pytest.raises(AdapterFault, match=r"progress\(\) returned .*; it returns an int"):
             checked("progress()", value, int, "an int")
 
     def test_inspect_returns_a_list_of_sentences_or_findings(self) -> None:
         found = Finding("inconsistency", "usage disagrees", path="store")
         assert ["broken", found] == checked_problems(("broken", found))
-        with pytest.raises(AdapterError, match=r"inspect\(\) returned str 'broken'"):
+        with pytest.raises(AdapterFault, match=r"inspect\(\) returned str 'broken'"):
             checked_problems("broken")
-        with pytest.raises(AdapterError, match=r"returned int 3 at \[1\]"):
+        with pytest.raises(AdapterFault, match=r"returned int 3 at \[1\]"):
             checked_problems(["fine", 3])
 
 
