@@ -2,7 +2,8 @@
 
 after-checkpoint:K   checkpoint K of the session has landed, K+1 has not
 mid-batch:K:I        tool batch K: calls before I finished, call I in flight (its effect
-                     done, its result not back), later calls not started
+                     done, its result not back), later calls not started; before and
+                     after in the order the runtime starts them (the baseline's trace)
 mid-model:K          the request for model turn K was sent, no reply yet
 mid-commit:K         inside checkpoint K's (last) transaction, before COMMIT
 """
@@ -66,9 +67,13 @@ class MidBatch:
             )
         i = point.i
         # Call i has done its effect and is held before its result goes back; later calls
-        # are held before they start; earlier calls run to the end.
-        call = batch.calls[i]
-        later = batch.calls[i + 1 :]
+        # are held before they start; earlier calls run to the end. Earlier and later by
+        # when the runtime starts them (the baseline's trace), not by call index: a runtime
+        # that runs its calls one at a time, last first, would otherwise be held at a later
+        # call's start while call i waits for it, and hang.
+        calls = sorted(batch.calls, key=lambda c: base.position(c.started))
+        call = calls[i]
+        later = calls[i + 1 :]
         arm = (call.finished, *(c.started for c in later))
         # Waited for: the later calls the runtime starts while call i runs. One that runs
         # them after it (as the reference runtime runs calls that update the session state,
@@ -85,7 +90,7 @@ class MidBatch:
             done,
             run,
             started,
-            finished_first=batch.calls[:i],
+            finished_first=tuple(calls[:i]),
         )
 
     def describe(self, point: CrashPoint) -> str:
