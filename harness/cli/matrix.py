@@ -48,6 +48,7 @@ def config_from(args: argparse.Namespace) -> CampaignConfig:
         timeout=args.timeout,
         keep=args.keep,
         work_parent=args.work_dir,
+        kills=args.kills,
     )
 
 
@@ -368,6 +369,12 @@ def add_parser(sub: Any, work_dir_help: str, positive_int: Any) -> None:
     )
     p.add_argument("--timeout", help="seconds per worker before 'hung' (default: 30)")
     p.add_argument("--keep", help="keep work dirs: none, failed (default) or all")
+    p.add_argument(
+        "--kills",
+        default="fast",
+        help="fast (default): a row's kill cells resume from one traced worker's copies of "
+        "the state at each point; real: each cell starts and SIGKILLs a worker of its own",
+    )
     p.add_argument("--work-dir", help=work_dir_help)
     p.add_argument("--json", help="where the JSON goes (default: reports/RUNTIME-matrix.json)")
     p.add_argument("--report", help="where the HTML goes (default: reports/RUNTIME-matrix.html)")

@@ -19,6 +19,7 @@ from killpoint.engine.cell_log import CellLog, heads, select
 from killpoint.engine.engine import Engine, Interrupted
 from killpoint.engine.heap_trim import HeapTrimmer
 from killpoint.engine.options import CampaignConfig, ConfigError, OptionError, default_workers
+from killpoint.engine.row_trace import Copy, Trace, copyable
 from killpoint.engine.signal_hold import SignalHold
 from killpoint.judge.baseline import Baseline
 from killpoint.judge.groups import Accepted, Group, apply_accepted, group_findings, row_groups
@@ -200,6 +201,10 @@ class Campaign:
                 ]
         return [Cell(*row, schedule=Schedule(s)) for s in schedules]
 
+    def _traced(self, base: Baseline, cell: Cell) -> bool:
+        """Whether the cell resumes from a traced worker's copy (`--kills fast`)."""
+        return self.config.kills == "fast" and copyable(cell, base)
+
     def _offered(self, base: Baseline, point: CrashPoint) -> bool:
         """Whether the row's baseline has an explicit point (`lock-held:2` of a row with one
         checkpoint does not): a point it lacks is skipped with the reason, not run as a
@@ -264,8 +269,12 @@ class Campaign:
         news: queue.SimpleQueue[CellResult] = queue.SimpleQueue()
         futures: list[Future[Any]] = []
 
-        def run_one(cell: Cell) -> None:
-            r = self.engine.run_cell(cell)
+        def run_one(cell: Cell, copy: Copy | None = None, note: str | None = None) -> None:
+            try:
+                r = self.engine.run_cell(cell, copy, note)
+            finally:
+                if copy is not None:
+                    copy.done_with(self.engine)
             apply_accepted([r], self.accepted)
             with recorded:
                 if closed:
@@ -296,7 +305,8 @@ class Campaign:
             futures += [submit(pool, self.engine.baseline, r, inline=True) for r in rows]
             baselines = [f.result() for f in futures]
             result.baselines = baselines
-            cells = [c for b in baselines for c in self.cells_for(b)]
+            by_row = [(b, self.cells_for(b)) for b in baselines]
+            cells = [c for _, row_cells in by_row for c in row_cells]
             plan: dict[tuple[str, str, str, str], list[str]] = {row: [] for row in rows}
             for c in cells:
                 plan.setdefault(c.row, []).append(str(c.schedule))
@@ -307,19 +317,80 @@ class Campaign:
             if recorder is not None:
                 recorder.planned(result)
             on_planned(len(cells))
-            pending: set[Future[None]] = set()
-            for c in cells:
-                f = submit(pool, run_one, c)
+            pending: set[Future[Any]] = set()
+            # Cells a row's trace starts from its thread as each copy is taken: merged into
+            # `pending` here (only this thread waits on it).
+            spawned: queue.SimpleQueue[Future[Any]] = queue.SimpleQueue()
+
+            def start(c: Cell, copy: Copy | None = None, note: str | None = None) -> None:
+                f = submit(pool, run_one, c, copy, note)
                 if f.cancelled():  # no thread to run it: the cell is killpoint's failure
+                    if copy is not None:
+                        copy.done_with(self.engine)
                     without_thread(c)
                 else:
+                    futures.append(f)
+                    spawned.put(f)
+
+            def trace(base: Baseline, fast: list[Cell]) -> None:
+                """The row's traced worker, then its cells: each from its point's copy, or,
+                where the trace did not reach that point, with a kill of its own. None
+                starts before the trace has ended and its worker is dead: a runtime that
+                asks whether the process holding a run's lease is alive (the reference
+                runtime does) must find it dead, as after a kill."""
+                try:
+                    trace = self.engine.trace(base, [c.schedule.first for c in fast])
+                except Interrupted:
+                    raise
+                except Exception as exc:  # killpoint's own failure: the cells run for real
+                    trace = Trace(stopped=f"the trace failed: {type(exc).__name__}: {exc}")
+                chosen = [(c, trace.copies.get(c.schedule.first)) for c in fast]
+                for _, copy in chosen:
+                    if copy is not None:
+                        copy.users += 1  # all counted before any cell can end
+                for copy in {id(c): c for c in trace.copies.values()}.values():
+                    if copy.users == 0:
+                        copy.done_with(self.engine)
+                for c, copy in chosen:
+                    why = trace.missed.get(c.schedule.first, trace.stopped)
+                    note = (
+                        f"its row's traced worker did not reach this point ({why}): a worker "
+                        "of its own is killed"
+                    )
+                    start(c, copy, None if copy else note)
+
+            # The rows' traced workers first, so that their cells can follow them while
+            # the cells that need a worker of their own run.
+            plain: list[Cell] = []
+            for base, row_cells in by_row:
+                fast = [c for c in row_cells if self._traced(base, c)]
+                if len(fast) < 2:  # one cell: its own kill costs what a trace would
+                    plain += row_cells
+                    continue
+                f = submit(pool, trace, base, fast)
+                plain += [c for c in row_cells if c not in fast]
+                if f.cancelled():
+                    plain += fast
+                else:
                     pending.add(f)
-            futures += pending
+                    futures.append(f)
+            for c in plain:
+                start(c)
+
+            def merge() -> None:
+                while True:
+                    try:
+                        pending.add(spawned.get_nowait())
+                    except queue.Empty:
+                        return
+
+            merge()
             while pending:
                 done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
                 for f in done:
                     with contextlib.suppress(Interrupted):
                         f.result()
+                merge()
                 report_news()
                 self.trimmer.maybe_trim()
             hold.engage()

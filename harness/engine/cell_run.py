@@ -50,6 +50,7 @@ from killpoint.workers.worker import LEDGER, MODEL_STATE
 if TYPE_CHECKING:
     from killpoint.adapters.protocol import RuntimeAdapter
     from killpoint.engine.cell_host import CellHost
+    from killpoint.engine.row_trace import Copy
     from killpoint.stores import StoreBackend
 
 Signature = tuple[str, str]
@@ -85,6 +86,7 @@ class CellRun:
         self.diff: list[dict[str, Any]] = []
         self.kind_evidence: dict[str, Any] = {}  # a kind's own, shown with the store at the crash
         self.confirmed: int | None = None  # checkpoints held when a lagging point was confirmed
+        self.copy: Copy | None = None  # the state a traced worker left at the first point
         # The engine-side calls into the adapter and the store server, each with a deadline.
         self.caller = Caller(f"cell-{cell.id}"[:40], engine.stopping)
 
@@ -314,6 +316,17 @@ class CellRun:
     def kill(self, worker: Worker) -> None:
         worker.kill()
 
+    def crash_at(self, plan: Plan) -> Sequence[Worker]:
+        copy, self.copy = self.copy, None
+        if copy is not None:
+            from killpoint.engine.row_trace import resumed_copy
+
+            return resumed_copy(self, copy)
+        worker = self.start("worker", gates=plan.arm)
+        self.reach(worker, plan)
+        self.kill(worker)
+        return [worker]
+
     def in_flight(
         self, session: dict[str, Any] | None, entries: list[ledger_mod.Entry] | None = None
     ) -> Counter[Signature]:
@@ -468,12 +481,16 @@ class CellRun:
 
     # -- the whole cell ---------------------------------------------------------------------
 
-    def execute(self) -> None:
+    def execute(self, copy: Copy | None = None) -> None:
+        """The cell by its kind; from `copy`, the state a traced worker left at its first
+        point (killpoint.engine.row_trace), resumed as after a kill there."""
         point = self.cell.schedule.first
         kind = kinds.get(point.kind)
         plan = kind.plan(self.base, point)
         self.work = self.engine.work_dir(self.cell.id)
         with contextlib.suppress(CellOver):
+            if copy is not None:
+                copy.place(self.work)
             self.url = self.call(
                 "a new store (the store server)",
                 self.engine.stores.fresh,
@@ -481,6 +498,7 @@ class CellRun:
                 dependency=True,
             )
             self.event(f"plan: {point} — {kind.describe(point)}")
+            self.copy = copy
             kind.run(self, plan)
 
     def finish(self) -> None:

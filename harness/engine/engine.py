@@ -21,6 +21,7 @@ from killpoint.adapters.registry import load_adapter
 from killpoint.engine.cell_host import EngineConfig, Row
 from killpoint.engine.cell_run import CellRun, log_tail
 from killpoint.engine.deadline import Caller, Overdue
+from killpoint.engine.row_trace import Copy, Trace, trace_row
 from killpoint.engine.work_root import default_parent, make_work_root, mark_kept, sweep_orphans
 from killpoint.judge import contract, expectations
 from killpoint.judge.baseline import Baseline, effects
@@ -39,7 +40,7 @@ from killpoint.values.cell import Cell, CellResult
 from killpoint.values.findings import Finding
 from killpoint.values.modes import find
 from killpoint.values.normal_form import NormalFormError, exclude
-from killpoint.values.points import PointError
+from killpoint.values.points import CrashPoint, PointError
 from killpoint.values.scenario_refs import resolve_scenario
 from killpoint.values.timeline import Event
 from killpoint.workers.limits import exhausted, refusals
@@ -348,12 +349,21 @@ class Engine:
 
     # -- cells ----------------------------------------------------------------------------
 
-    def run_cell(self, cell: Cell) -> CellResult:
+    def trace(self, base: Baseline, points: list[CrashPoint]) -> Trace:
+        """One traced worker through the row's `points`: a copy of the state at each."""
+        return trace_row(self, base, points)
+
+    def run_cell(self, cell: Cell, copy: Copy | None = None, note: str | None = None) -> CellResult:
         """One cell, to its verdict. Whatever goes wrong inside becomes the cell's finding:
-        a harness error is this cell's result (with its traceback), never the campaign's end."""
+        a harness error is this cell's result (with its traceback), never the campaign's end.
+        `copy`: the state a row's traced worker left at the cell's first point, resumed
+        instead of a worker of its own killed there (killpoint.engine.row_trace); `note`: a
+        line for its timeline (why it has no copy though its row was traced)."""
         watch = self.watch()
         base = self.baseline(cell.row)
         run = self.cell_run(self, cell, base)
+        if note:
+            run.event(note)
         try:
             if watch.cause is not None:
                 pass  # the store server is down: settled below, nothing to run
@@ -362,7 +372,7 @@ class Engine:
             elif base.nondeterministic:
                 run.add(Finding("nondeterministic", base.nondeterministic))
             else:
-                run.execute()
+                run.execute(copy)
         except Interrupted:
             # A cell cut short is in no report: its folder would be named nowhere.
             run.cleanup(expected=True, cut_short=True)

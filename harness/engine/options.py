@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from killpoint.values.points import CrashPoint
 
 KEEP = ("none", "failed", "all")
+KILLS = ("fast", "real")  # --kills: see killpoint.engine.row_trace
 # What each option is called on the command line (the CLI's flags).
 FLAGS = {
     "runtime": "--runtime",
@@ -201,6 +202,9 @@ class CampaignConfig:
     keep: str = "failed"
     work_root: Path | None = None  # the cells' folders go right here
     work_parent: Path | None = None  # or in a new killpoint-* folder here (--work-dir)
+    # fast: a row's kill cells resume from one traced worker's copies (engine/row_trace.py);
+    # real: each cell starts and SIGKILLs a worker of its own
+    kills: str = "fast"
 
     def __post_init__(self) -> None:
         if isinstance(self.points, str):  # a configuration written in Python
@@ -241,6 +245,10 @@ class CampaignConfig:
             elif key == "keep":
                 if str(value) not in KEEP:
                     raise OptionError(key, value, "not a keep policy", KEEP)
+                values[key] = str(value)
+            elif key == "kills":
+                if str(value) not in KILLS:
+                    raise OptionError(key, value, "not a way to kill", KILLS)
                 values[key] = str(value)
             elif key in ("work_root", "work_parent"):
                 values[key] = Path(value).expanduser()

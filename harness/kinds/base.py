@@ -69,6 +69,14 @@ class CellContext(Protocol):
         """SIGKILL the worker's process tree, reap it, count the calls in flight."""
         ...
 
+    def crash_at(self, plan: Plan) -> Sequence[Worker]:
+        """The cell's first crash: start a worker armed at the plan's gates, reach the
+        point, SIGKILL it; the crashed workers (for after_crash). A cell given a traced
+        worker's copy of the state there (killpoint.engine.row_trace) starts nothing: the
+        copy is what the kill would have left. A kind whose cell begins this way, and
+        needs no live process before the kill, may be listed in row_trace.COPYABLE."""
+        ...
+
     def join(self, worker: Worker, what: str) -> str:
         """Wait for the worker to end; its outcome kind ("done", "error", "died"). A worker
         past its time limit ends the cell as `hung` (`what` names it)."""
@@ -183,11 +191,8 @@ class PointKind(Protocol):
 
 
 def kill_at(cell: CellContext, plan: Plan) -> None:
-    """The kill: start a worker armed at the point, reach it, SIGKILL it, go on."""
-    worker = cell.start("worker", gates=plan.arm)
-    cell.reach(worker, plan)
-    cell.kill(worker)
-    cell.after_crash(plan, [worker])
+    """The kill: a worker armed at the point, reached and SIGKILLed; then go on."""
+    cell.after_crash(plan, cell.crash_at(plan))
 
 
 def after_checkpoint(base: Baseline, point: CrashPoint) -> Plan:

@@ -38,10 +38,9 @@ class DoubleResume:
         )
 
     def run(self, cell: CellContext, plan: Plan) -> None:
-        worker = cell.start("worker", gates=plan.arm)
-        cell.reach(worker, plan)
-        cell.kill(worker)
-        cell.after_crash(plan, [worker], resume=lambda step, held: self.race(cell, step, held))
+        cell.after_crash(
+            plan, cell.crash_at(plan), resume=lambda step, held: self.race(cell, step, held)
+        )
 
     def race(self, cell: CellContext, step: dict[str, Any], held: int) -> None:
         """Two resumers, parked where each takes the run up, released together."""

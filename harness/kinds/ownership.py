@@ -239,10 +239,9 @@ class SecondResumer:
         )
 
     def run(self, cell: CellContext, plan: Plan) -> None:
-        worker = cell.start("worker", gates=plan.arm)
-        cell.reach(worker, plan)
-        cell.kill(worker)
-        cell.after_crash(plan, [worker], resume=lambda step, held: self.race(cell, step, held))
+        cell.after_crash(
+            plan, cell.crash_at(plan), resume=lambda step, held: self.race(cell, step, held)
+        )
 
     def race(self, cell: CellContext, step: dict[str, Any], held: int) -> None:
         landed = gates.checkpoint_gate(held + 1, "landed")

@@ -46,10 +46,9 @@ class ProviderForgot:
         )
 
     def run(self, cell: CellContext, plan: Plan) -> None:
-        worker = cell.start("worker", gates=plan.arm)
-        cell.reach(worker, plan)
-        cell.kill(worker)
-        cell.after_crash(plan, [worker], resume=lambda step, held: self.resume(cell, step, held))
+        cell.after_crash(
+            plan, cell.crash_at(plan), resume=lambda step, held: self.resume(cell, step, held)
+        )
 
     def resume(self, cell: CellContext, step: dict[str, Any], held: int) -> None:
         cell.fault("the model provider forgets every response stored before the crash")

@@ -192,9 +192,13 @@ class Worker:
 
     # -- waiting ------------------------------------------------------------------------
 
-    def wait(self, gates: frozenset[str], deadline: float) -> Outcome:
+    def wait(
+        self, gates: frozenset[str], deadline: float, allowed: frozenset[str] | None = None
+    ) -> Outcome:
         """Read the pipe until every gate in `gates` has been announced (kind "gates"),
-        or the worker ends, or the deadline passes. With no gates, wait for the end."""
+        or the worker ends, or the deadline passes. With no gates, wait for the end.
+        `allowed`: a gate announced outside it ends the wait at once (kind "stray", the
+        gate's name as detail): the worker is held somewhere the caller did not expect."""
         pending = set(gates) - set(self.gates_hit)
         while True:
             if gates and not pending:
@@ -209,6 +213,8 @@ class Worker:
                 continue
             gate = self._receive()
             if gate is not None:
+                if allowed is not None and gate not in allowed:
+                    return Outcome("stray", gate)
                 pending.discard(gate)
 
     def drain(self) -> None:
@@ -291,6 +297,23 @@ class Worker:
     def stop(self) -> None:
         self._signal_group(signal.SIGSTOP, "paused (SIGSTOP)", "pause")
 
+    def stop_all(self, deadline: float) -> bool:
+        """SIGSTOP the worker's group and wait until every thread of the worker is
+        stopped (kill() returns before the target has taken the signal); False if it is
+        gone, or not stopped by the deadline."""
+        try:
+            os.killpg(self.pid, signal.SIGSTOP)
+        except ProcessLookupError:
+            return False
+        self.event(f"{self.spec.log_name} paused (SIGSTOP)", "pause")
+        pause = 0.0002
+        while not threads_stopped(self.pid):
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(pause)  # the kernel's stop of our own child: no event to wait on
+            pause = min(pause * 2, 0.01)
+        return True
+
     def cont(self) -> None:
         self._signal_group(signal.SIGCONT, "woken (SIGCONT)", "wake")
 
@@ -333,6 +356,25 @@ def refused_fork(exc: BaseException) -> bool:
     if isinstance(exc, (EOFError, BrokenPipeError, ConnectionResetError)):
         return True
     return isinstance(exc, OSError) and exc.errno in (errno.EAGAIN, errno.ENOMEM)
+
+
+def threads_stopped(pid: int) -> bool:
+    """Every thread of process `pid` is stopped (state T or t in /proc); False once it
+    is gone (a zombie or reaped process holds nothing to copy)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except FileNotFoundError:
+        return False
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
+                stat = f.read()
+        except FileNotFoundError:
+            continue  # a thread that ended meanwhile
+        # The state follows the command name, which is in parentheses and may hold any byte.
+        if stat[stat.rindex(b")") + 2 : stat.rindex(b")") + 3] not in (b"T", b"t"):
+            return False
+    return True
 
 
 def kill_all() -> int:

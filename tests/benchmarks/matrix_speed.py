@@ -1,16 +1,19 @@
-"""How fast the crash matrix runs: prints figures, asserts nothing.
+"""How fast the crash matrix runs, on each path (`--kills real`, `--kills fast`) in one
+run: prints figures, asserts nothing.
 
     python -m tests.benchmarks.matrix_speed [--scenarios a,b] [--workers N] [--points P]
+                                            [--kills real,fast] [--repeats 3]
 
-In one run: cells per second of the matrix (default: the whole default matrix on
-embedded SQLite), the median wall time of a cell (with the campaign's cells running at
-once, and, for `research`'s cells, one at a time), the CPU time a cell costs (engine, forkserver, and forked workers, summed over
-the campaign and divided by its cells), the time of one fresh interpreter start that
-imports what a worker imports, and the ratios of a cell to that start. Beside them, the
-runs' own work per cell (tests/benchmarks/runtime_floor.py: the runtime and the scripted
-model answering it): the CPU a cell would cost if forking, crashing and checking cost
-nothing, and so the most cells per second this runtime allows.
-Targets: a cell <= 0.1x an interpreter start; >= 20 cells/s on 2 cores.
+For each path, one after the other on the same plan (default: the whole default matrix on
+embedded SQLite): cells per second, the median wall time of a cell (the campaign's cells
+running at once), the CPU time a cell costs (engine, forkserver, and forked workers, summed
+over the campaign and divided by its cells) and how many cells resumed from a row's traced
+copy. Beside them, the runs' own work per cell (tests/benchmarks/runtime_floor.py: the
+runtime and the scripted model answering it, one uninterrupted run per cell): the CPU a
+cell would cost if forking, crashing and checking cost nothing, and so the most cells per
+second this runtime allows; the harness's share is the CPU per cell minus that work. And
+the time of one fresh interpreter start that imports what a worker imports.
+Targets (issue 32): the harness's share <= 1x the runs' own work; fast >= 2x real cells/s.
 """
 
 from __future__ import annotations
@@ -138,59 +141,89 @@ def main() -> None:
     parser.add_argument("--points", default="all")
     parser.add_argument("--runtime", default="reference")
     parser.add_argument("--repeats", type=int, default=3, help="interpreter starts (median)")
+    parser.add_argument(
+        "--kills", default="real,fast", help="the paths measured, in this order (real, fast)"
+    )
     args = parser.parse_args()
+    paths = [k for k in args.kills.split(",") if k]
 
     start = interpreter_start(args.repeats)
     warm = start_forkserver_for(args.runtime)
     costs: dict[tuple[str, str], float] = {}
 
     def measure_runs(campaign: Campaign) -> None:
-        rows, _ = campaign.rows()
-        costs.update(run_costs(args.runtime, ((s, m) for _, s, m, _ in rows)))
+        if not costs:
+            rows, _ = campaign.rows()
+            costs.update(run_costs(args.runtime, ((s, m) for _, s, m, _ in rows)))
 
-    result, wall, cpu = measured_campaign(
-        measure_runs,
-        runtime=args.runtime,
-        scenarios=tuple(s for s in args.scenarios.split(",") if s),
-        points=args.points,
-        workers=args.workers,
-    )
-    # A cell's own latency: the same kind of cell, one at a time, as the interpreter start
-    # it is compared with is timed (the campaign above shares the cores between cells).
-    alone, _, _ = measured_campaign(
-        runtime=args.runtime, scenarios=("research",), points=args.points, workers=1
-    )
-    per_cell_alone = statistics.median(c.seconds for c in alone.cells)
-    cells = result.cells
-    n = len(cells)
-    per_cell = statistics.median(c.seconds for c in cells)
-    cpu_cell = sum(cpu.values()) / n
-    split = ", ".join(f"{k} {v / n * 1000:.0f}" for k, v in cpu.items())
-    floor = floor_per_cell(costs, ((c.scenario, c.mode) for c in cells))
+    runs: dict[str, tuple[CampaignResult, float, dict[str, float]]] = {}
+    for kills in paths:
+        runs[kills] = measured_campaign(
+            measure_runs,
+            runtime=args.runtime,
+            scenarios=tuple(s for s in args.scenarios.split(",") if s),
+            points=args.points,
+            workers=args.workers,
+            kills=kills,
+        )
     cores = os.cpu_count() or 1
+    first = runs[paths[0]][0]
+    n = len(first.cells)
+    floor = floor_per_cell(costs, ((c.scenario, c.mode) for c in first.cells))
     print(f"cores                       {cores}  ({args.workers} cells at once)")
-    print(f"cells                       {n}  ({len(result.unexpected)} unexpected)")
-    print(f"wall time                   {wall:.1f} s  (baselines included; not the forkserver's")
-    print(f"                            start and warm-up, once per process: {warm:.1f} s)")
-    print(f"cells per second            {n / wall:.1f}  (target >= 20 on 2 cores)")
-    print(f"median cell, wall           {per_cell * 1000:.0f} ms  ({args.workers} at once)")
-    print(f"CPU per cell                {cpu_cell * 1000:.0f} ms  ({split})")
+    print(f"cells                       {n}  (the same plan on each path)")
+    print(f"forkserver start and warm-up {warm:.1f} s  (once per process, not in the figures)")
     print(
         f"runs' own work              {floor * 1000:.0f} ms CPU per cell  (one uninterrupted run per"
     )
     print("                            cell, in process and warm: about the least a cell can cost)")
     print(f"  so at best                {cores / floor:.1f} cells/s on {cores} cores")
-    print(
-        f"harness's share             {(cpu_cell - floor) * 1000:.0f} ms CPU per cell  (forks, crashes,"
-    )
-    print("                            checks, comparison: CPU per cell minus the runs' work)")
     print(f"fresh interpreter start     {start * 1000:.0f} ms  (imports of a worker)")
-    print(f"median cell / start         {per_cell / start:.2f}  (target <= 0.1)")
+    print("")
+    print(f"{'':<28}" + "".join(f"{'--kills ' + k:>16}" for k in paths))
+
+    def row(label: str, values: list[str]) -> None:
+        print(f"{label:<28}" + "".join(f"{v:>16}" for v in values))
+
+    figures: dict[str, dict[str, float]] = {}
+    for kills, (result, wall, cpu) in runs.items():
+        cells = result.cells
+        count = len(cells)
+        cpu_cell = sum(cpu.values()) / count
+        traced = sum(1 for c in cells if any("traced worker (pid" in e.text for e in c.timeline))
+        figures[kills] = {
+            "cells": count,
+            "unexpected": len(result.unexpected),
+            "traced": traced,
+            "wall": wall,
+            "cells/s": count / wall,
+            "cell": statistics.median(c.seconds for c in cells),
+            "cpu": cpu_cell,
+            **{part: v / count for part, v in cpu.items()},
+            "share": cpu_cell - floor,
+        }
+    f = [figures[k] for k in paths]
+    row("cells (unexpected)", [f"{x['cells']:.0f} ({x['unexpected']:.0f})" for x in f])
+    row("cells from a traced copy", [f"{x['traced']:.0f}" for x in f])
+    row("wall time, s", [f"{x['wall']:.1f}" for x in f])
+    row("cells per second", [f"{x['cells/s']:.2f}" for x in f])
+    row("median cell, ms", [f"{x['cell'] * 1000:.0f}" for x in f])
+    row("CPU per cell, ms", [f"{x['cpu'] * 1000:.0f}" for x in f])
+    for part in ("engine", "forkserver", "workers"):
+        row(f"  {part}", [f"{x[part] * 1000:.0f}" for x in f])
+    row("harness's share, ms", [f"{x['share'] * 1000:.0f}" for x in f])
+    row("  / runs' own work", [f"{x['share'] / floor:.2f}x" for x in f])
+    row("CPU per cell / start", [f"{x['cpu'] / start:.2f}" for x in f])
     print(
-        f"median cell alone / start   {per_cell_alone / start:.2f}  ({per_cell_alone * 1000:.0f} ms:"
-        f" the {len(alone.cells)} cells of `research`, one at a time)"
+        "(harness's share: CPU per cell minus the runs' own work: forks, kills, copies, "
+        "checks, comparison; target <= 1x)"
     )
-    print(f"CPU per cell / start        {cpu_cell / start:.2f}")
+    if "real" in figures and "fast" in figures:
+        ratio = figures["fast"]["cells/s"] / figures["real"]["cells/s"]
+        print(f"fast / real cells per second {ratio:.2f}x  (target >= 2x)")
+    unequal = [k for k in paths if figures[k]["cells"] != n]
+    if unequal:
+        print(f"the paths ran different numbers of cells: {', '.join(unequal)}")
 
 
 if __name__ == "__main__":
