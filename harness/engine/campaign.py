@@ -19,8 +19,9 @@ from killpoint.engine.cell_log import CellLog, heads, select
 from killpoint.engine.engine import Engine, Interrupted
 from killpoint.engine.heap_trim import HeapTrimmer
 from killpoint.engine.options import CampaignConfig, ConfigError, OptionError, default_workers
-from killpoint.engine.row_trace import Copy, Trace, copyable
+from killpoint.engine.row_trace import Trace, copyable
 from killpoint.engine.signal_hold import SignalHold
+from killpoint.engine.state_copy import Copy
 from killpoint.judge.baseline import Baseline
 from killpoint.judge.groups import Accepted, Group, apply_accepted, group_findings, row_groups
 from killpoint.values.cell import Cell, CellResult

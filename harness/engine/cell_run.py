@@ -50,7 +50,7 @@ from killpoint.workers.worker import LEDGER, MODEL_STATE
 if TYPE_CHECKING:
     from killpoint.adapters.protocol import RuntimeAdapter
     from killpoint.engine.cell_host import CellHost
-    from killpoint.engine.row_trace import Copy
+    from killpoint.engine.state_copy import Copy
     from killpoint.stores import StoreBackend
 
 Signature = tuple[str, str]
@@ -319,9 +319,10 @@ class CellRun:
     def crash_at(self, plan: Plan) -> Sequence[Worker]:
         copy, self.copy = self.copy, None
         if copy is not None:
-            from killpoint.engine.row_trace import resumed_copy
-
-            return resumed_copy(self, copy)
+            # The copy in the cell's folder is what the kill would have left; it stands
+            # for the crashed worker (after_crash reads only what it acknowledged).
+            self.timeline += copy.events()
+            return cast("list[Worker]", [copy])
         worker = self.start("worker", gates=plan.arm)
         self.reach(worker, plan)
         self.kill(worker)

@@ -21,7 +21,8 @@ from killpoint.adapters.registry import load_adapter
 from killpoint.engine.cell_host import EngineConfig, Row
 from killpoint.engine.cell_run import CellRun, log_tail
 from killpoint.engine.deadline import Caller, Overdue
-from killpoint.engine.row_trace import Copy, Trace, trace_row
+from killpoint.engine.row_trace import Trace, trace_row
+from killpoint.engine.state_copy import Copy
 from killpoint.engine.work_root import default_parent, make_work_root, mark_kept, sweep_orphans
 from killpoint.judge import contract, expectations
 from killpoint.judge.baseline import Baseline, effects

@@ -34,17 +34,16 @@ from __future__ import annotations
 
 import os
 import shutil
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from killpoint import kinds
 from killpoint.engine.cell_run import CellOver, CellRun
+from killpoint.engine.state_copy import Copy
 from killpoint.values.cell import Cell
 from killpoint.values.points import CrashPoint, PointError, Schedule
-from killpoint.values.timeline import Event
 from killpoint.workers.processes import Outcome
 
 if TYPE_CHECKING:
@@ -81,33 +80,6 @@ def copyable(cell: Cell, base: Baseline) -> bool:
         and not base.problem
         and not base.nondeterministic
     )
-
-
-@dataclass
-class Copy:
-    """The state a traced worker left at one point: its folder, what the worker had
-    acknowledged by then, and the trace's timeline up to it."""
-
-    point: CrashPoint
-    folder: Path
-    acks: list[dict[str, Any]]
-    timeline: list[Event]
-    pid: int
-    killed: bool  # the copy was taken after a real SIGKILL (the row's last point)
-    users: int = 0  # cells still to place it
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def place(self, work: Path) -> None:
-        """Copy the state into a cell's (empty) folder."""
-        shutil.copytree(self.folder, work, dirs_exist_ok=True)
-
-    def done_with(self, host: CellHost) -> None:
-        """One cell has placed it; the last one removes it."""
-        with self._lock:
-            self.users -= 1
-            last = self.users <= 0
-        if last:
-            host.settle_folder(self.folder, keep=False)
 
 
 @dataclass
@@ -236,19 +208,4 @@ def copy_files(source: Path, target: Path) -> None:
             shutil.copyfile(entry.path, target / entry.name)
 
 
-def resumed_copy(run: CellRun, copy: Copy) -> Sequence[Worker]:
-    """A cell's first crash, from the copy already in its folder: what follows is what
-    follows a kill there. Returns what stands for the crashed worker (after_crash reads
-    only what it acknowledged)."""
-    run.timeline += copy.timeline
-    how = "after its SIGKILL" if copy.killed else "while it was stopped (SIGSTOP)"
-    run.event(
-        f"the state at {copy.point} copied from the row's traced worker (pid {copy.pid}) "
-        f"{how}: no worker of this cell's own is killed",
-        "kill",
-        "faults",
-    )
-    return cast("list[Worker]", [copy])
-
-
-__all__ = ["COPYABLE", "Copy", "Trace", "copyable", "resumed_copy", "trace_row"]
+__all__ = ["COPYABLE", "Copy", "Trace", "copyable", "trace_row"]
