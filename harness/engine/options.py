@@ -203,8 +203,9 @@ class CampaignConfig:
     work_root: Path | None = None  # the cells' folders go right here
     work_parent: Path | None = None  # or in a new killpoint-* folder here (--work-dir)
     # fast: a row's kill cells resume from one traced worker's copies (engine/row_trace.py);
-    # real: each cell starts and SIGKILLs a worker of its own
-    kills: str = "fast"
+    # real: each cell starts and SIGKILLs a worker of its own. `killpoint matrix` (and so
+    # `make matrix`) defaults to fast; a configuration built in Python asks for it.
+    kills: str = "real"
 
     def __post_init__(self) -> None:
         if isinstance(self.points, str):  # a configuration written in Python

@@ -80,7 +80,7 @@ def test_which_cells_resume_from_a_copy() -> None:
 
 
 def test_kills_takes_fast_or_real_and_names_the_choices_otherwise() -> None:
-    assert CampaignConfig().kills == "fast"
+    assert CampaignConfig().kills == "real"  # the command's default is fast (test_main)
     assert CampaignConfig.from_options(kills="real").kills == "real"
     with pytest.raises(OptionError, match=r"--kills='sometimes'.*choose from fast, real"):
         CampaignConfig.from_options(kills="sometimes")
