@@ -171,7 +171,9 @@ def trace_row(host: CellHost, base: Baseline, points: Sequence[CrashPoint]) -> T
     except CellOver as exc:
         trace.stopped = f"the tracer: {exc}"
     finally:
-        tracer.cleanup(expected=True)
+        # Never kept, whatever --keep says: no result names the trace's folder (each cell
+        # keeps its own, its copy included).
+        tracer.cleanup(expected=True, cut_short=True)
     return trace
 
 
