@@ -211,7 +211,7 @@ def no_cells(result: CampaignResult, err: Console) -> None:
         err,
         "killpoint: no cell ran (exit 5): "
         + (
-            f"{len(result.skipped)} skip(s), for {len(reasons)} reason(s):"
+            f"{count(len(result.skipped), 'skip')}, for {count(len(reasons), 'reason')}:"
             if reasons
             else "the selection planned none (check --points, --modes and --scenarios)"
         ),

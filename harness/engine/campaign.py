@@ -29,6 +29,7 @@ from killpoint.values.findings import Finding, verdict_of
 from killpoint.values.modes import find
 from killpoint.values.points import CrashPoint, PointError, Schedule
 from killpoint.values.scenario_refs import resolve_scenario
+from killpoint.values.sentences import count
 from killpoint.workers.processes import kill_all
 
 # The reference runtime's modes come first in reports, in this order; others by name.
@@ -219,7 +220,7 @@ class Campaign:
                     base.runtime,
                     base.scenario,
                     base.mode,
-                    f"point {point} is not in this row ({base.checkpoints} checkpoint(s) in "
+                    f"point {point} is not in this row ({count(base.checkpoints, 'checkpoint')} in "
                     f"its baseline): {why}",
                     point=str(point),
                 )

@@ -43,6 +43,7 @@ from killpoint.values.modes import find
 from killpoint.values.normal_form import NormalFormError, exclude
 from killpoint.values.points import CrashPoint, PointError
 from killpoint.values.scenario_refs import resolve_scenario
+from killpoint.values.sentences import count
 from killpoint.values.timeline import Event
 from killpoint.workers.limits import exhausted, refusals
 from killpoint.workers.processes import Interrupted, Outcome, Worker, context, kill_left_behind
@@ -418,7 +419,8 @@ def trace_note(base: Baseline) -> str | None:
         return None
     shown = ", ".join(str(p) for p in only[:6]) + (", ..." if len(only) > 6 else "")
     return (
-        f"{base.mode}: baseline traces differ: {len(only)} point(s) offered by one trace only "
+        f"{base.mode}: baseline traces differ: {count(len(only), 'point')} offered by one "
+        "trace only "
         f"({shown}); not planned"
     )
 

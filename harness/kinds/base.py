@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from killpoint.values import sentences
+
 if TYPE_CHECKING:
     from killpoint.judge.baseline import Baseline, Call
     from killpoint.judge.oracle import Sides
@@ -52,6 +54,7 @@ class CellContext(Protocol):
 
     base: Baseline
     url: str
+    sides: Sides  # what the cell's end is compared as: "baseline" / "resumed run" unless set
 
     @property
     def stores(self) -> StoreBackend: ...
@@ -203,9 +206,14 @@ def after_checkpoint(base: Baseline, point: CrashPoint) -> Plan:
 
     k = point.k
     if not 1 <= k < base.checkpoints:
+        inside = (
+            sentences.numbers("boundary", list(range(1, base.checkpoints)))
+            if base.checkpoints > 1
+            else "no boundary between two"
+        )
         raise PointError(
             f"killpoint: {point} is not a boundary of this baseline; it has "
-            f"{base.checkpoints} checkpoints, boundaries 1..{base.checkpoints - 1}"
+            f"{sentences.count(base.checkpoints, 'checkpoint')}, {inside}"
         )
     gate = gates.checkpoint_gate(k, "landed")
     run, started = base.run_at(base.position(gate))

@@ -11,7 +11,7 @@ from typing import Any
 
 from killpoint.judge.baseline import Baseline
 from killpoint.kinds.base import CellContext, Plan, after_checkpoint, boundaries_in_flight
-from killpoint.kinds.ownership import at_once, did, drove
+from killpoint.kinds.ownership import BOTH, at_once, did, drove
 from killpoint.values.findings import Finding
 from killpoint.values.points import CrashPoint
 
@@ -55,6 +55,7 @@ class DoubleResume:
         a.release(gate)
         b.release(gate)
         outs = [w.join(cell.deadline()) for w in (a, b)]
+        cell.sides = BOTH  # compared once this returns
         if any(o.kind == "timeout" for o in outs):
             cell.end(Finding("hung", "a resumer passed its time limit"))
         # Who drove is what each did after the release (its tool calls in the ledger, its

@@ -45,6 +45,8 @@ HELD = 3  # lease periods the owner is held inside its tool
 # How long the second resumer may take to be refused (or to drive) before the owner is
 # released anyway: a runtime whose second caller waits for the owner never ends first.
 REFUSAL = 5.0
+# The cell's end against the baseline: the store both resumers left, not one resumed run's.
+BOTH = Sides("baseline", "store after both resumers")
 ENDED = Sides("store when the run had ended", "store after one more continue_run")
 
 
@@ -198,6 +200,7 @@ class LeaseOutlived:
         if step is None:
             raise PointError(f"killpoint: {plan.point}: the run was over while its tool ran")
         second_resumer(cell, owner, plan.arm, step, held, lease_seconds=LEASE)
+        cell.sides = BOTH
         cell.compare()
 
     def unavailable(self, store_kind: str) -> str | None:
@@ -258,6 +261,7 @@ class SecondResumer:
             )
         cell.fault(f"the resumer owns the run: its checkpoint {held + 1} has landed")
         second_resumer(cell, owner, (landed,), step, held)
+        cell.sides = BOTH  # compared once this returns
 
     def unavailable(self, store_kind: str) -> str | None:
         return None

@@ -32,6 +32,8 @@ SIGSTOP_LEASE = 0.3  # seconds: short, so the takeover after a pause waits littl
 # fenced worker waiting for the owner) is judged again once the takeover has ended.
 STALE_TRY = 5.0
 TAKEOVER = Sides("store after the takeover", "store after the stale worker woke")
+# The cell's end against the baseline: the store the stale worker left, not a resumed run's.
+WOKEN = Sides("baseline", "store after the stale worker woke")
 
 Signature = tuple[str, str]
 
@@ -198,6 +200,7 @@ class Sigstop(_Pause):
             self.judge_stale(cell, taken, stale, "after the stale worker woke")
         finally:
             self.late_calls(cell, stale, before, paused)
+        cell.sides = WOKEN
         cell.compare()
 
 
@@ -279,6 +282,7 @@ class SigstopWriting(_Pause):
             )
         finally:
             self.late_calls(cell, stale, before, paused)
+        cell.sides = WOKEN
         cell.compare()
 
     def owned(self, cell: CellContext, plan: Plan, lapsed: float | None) -> None:

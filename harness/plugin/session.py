@@ -22,6 +22,7 @@ from killpoint.plugin.items import matrix_items
 from killpoint.plugin.keys import MATRIX, REPORT_ATTR, RESULTS_KEY
 from killpoint.plugin.settings import Settings
 from killpoint.plugin.worker_databases import create_database, drop_database, worker_database_name
+from killpoint.values import sentences
 
 if TYPE_CHECKING:
     from killpoint.engine.campaign import CampaignConfig, CampaignResult
@@ -343,8 +344,8 @@ class KillpointSession:
             reasons = list(dict.fromkeys(why for _, why in self._plan.skipped))
             terminalreporter.write_sep("-", "killpoint")
             terminalreporter.write_line(
-                f"killpoint: no cell ran (exit 5): {len(self._plan.skipped)} skip(s), for "
-                f"{len(reasons)} reason(s):"
+                f"killpoint: no cell ran (exit 5): {sentences.count(len(self._plan.skipped), 'skip')}, "
+                f"for {sentences.count(len(reasons), 'reason')}:"
                 if reasons
                 else "killpoint: no cell ran (exit 5): the selection planned none"
             )

@@ -26,6 +26,7 @@ _PLURAL = {
     "key": "keys",
     "repeat": "repeats",
     "difference": "differences",
+    "boundary": "boundaries",
 }
 
 

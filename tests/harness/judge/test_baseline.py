@@ -110,7 +110,8 @@ class TestTwoTraces:
         only = kinds.one_trace_only(base)
         shown = ", ".join(str(p) for p in only)
         assert (
-            f"async: baseline traces differ: {len(only)} point(s) offered by one trace only "
+            f"async: baseline traces differ: {len(only)} point{'s' if len(only) != 1 else ''} "
+            "offered by one trace only "
             f"({shown}); not planned"
         ) == trace_note(base)
         assert "mid-commit:2" in shown

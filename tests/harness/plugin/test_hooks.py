@@ -403,8 +403,8 @@ class TestNothingRan:
         )  # fmt: skip
         assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED, result.stdout.str()
         result.stdout.fnmatch_lines(
-            ["killpoint: no cell ran (exit 5): 1 skip(s), for 1 reason(s):",
-             "  point after-checkpoint:9 is not in this row (1 checkpoint(s) in its baseline)*"]
+            ["killpoint: no cell ran (exit 5): 1 skip, for 1 reason:",
+             "  point after-checkpoint:9 is not in this row (1 checkpoint in its baseline)*"]
         )  # fmt: skip
 
 
