@@ -78,3 +78,30 @@ def test_a_fenced_worker_that_waits_for_the_owner_does_not_deadlock_sigstop_writ
     texts = [e[1] for e in result.timeline]
     assert any("store confirms the takeover owns the run" in t for t in texts), texts
     assert any("the takeover goes on" in t for t in texts), texts
+
+
+@pytest.mark.parametrize(
+    ("where", "side"),
+    [
+        ("research/sync/sigstop:6", "store after the stale worker woke"),
+        ("side-effects/sync/double-resume:5", "store after both resumers"),
+    ],
+)
+def test_the_cells_end_is_named_for_what_it_is_and_the_timeline_ends_with_the_verdict(
+    tmp_path: Path, where: str, side: str
+) -> None:
+    """LangGraph has no run ownership: the store at the cell's end is the stale worker's
+    (or both resumers'), never "the resumed run", in every sentence that compares it with
+    the baseline; and the timeline's last event is the verdict, no event before it saying
+    the sessions match."""
+    pytest.importorskip("langgraph")
+    result = run(tmp_path, "langgraph", where)
+    assert result.verdict in ("corrupt", "duplicated") and not result.expected
+    assert side == result.sides["actual"]
+    compared = [f for f in result.findings if (f.get("sides") or [None])[0] == "baseline"]
+    assert compared, result.findings
+    for f in compared:
+        assert side in f["sentence"] and "resumed run" not in f["sentence"], f["sentence"]
+    texts = [e[1] for e in result.timeline]
+    assert texts[-1].startswith(f"verdict: {result.verdict}, unexpected: "), texts[-1]
+    assert not any("matches" in t for t in texts), texts
