@@ -32,10 +32,21 @@ class Entry:
     effect: bool  # False when an idempotent tool saw its key again and did nothing
     pid: int
     at: float
+    # What the effect is, as the tool declares it (tooling.intent): canonical JSON of the
+    # arguments that identify it. None: every argument does.
+    intent: str | None = None
 
     @property
     def signature(self) -> tuple[str, str]:
+        """The call: (tool, canonical arguments)."""
         return (self.tool, self.arguments)
+
+    @property
+    def effect_signature(self) -> tuple[str, str]:
+        """The effect: (tool, intent) when the tool declares one, else the call. Two calls
+        spelled differently with one intent (a reworded body, 1999 as 1999.0) are one
+        effect done twice."""
+        return (self.tool, self.intent) if self.intent is not None else self.signature
 
 
 class Ledger:
@@ -54,20 +65,21 @@ class Ledger:
         phase: str,
         key: str | None = None,
         effect: bool = True,
+        intent: str | None = None,
     ) -> None:
-        line = json.dumps(
-            {
-                "scenario": self.scenario,
-                "tool": tool,
-                "arguments": canonical_arguments(arguments),
-                "key": key,
-                "phase": phase,
-                "effect": effect,
-                "pid": os.getpid(),
-                "at": time.time(),
-            },
-            ensure_ascii=True,
-        )
+        record = {
+            "scenario": self.scenario,
+            "tool": tool,
+            "arguments": canonical_arguments(arguments),
+            "key": key,
+            "phase": phase,
+            "effect": effect,
+            "pid": os.getpid(),
+            "at": time.time(),
+        }
+        if intent is not None:  # last: every record still begins with _RECORD_START
+            record["intent"] = intent
+        line = json.dumps(record, ensure_ascii=True)
         with own_write("the ledger"):
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             try:

@@ -22,15 +22,18 @@ import respx
 
 from . import gates
 from . import http_mock as _http_mock  # noqa: F401  (registers the "httpx2" mocker)
-from .conversation import Conversation
+from .behaviours import Regenerated, Replan, check, regenerate
+from .conversation import Conversation, canonical_arguments
 from .faults import Fault, FaultCounter
 from .own_writes import own_write
 from .responses import response_body, response_id
-from .script import Script
+from .script import Reply, Script
 
 RESPONSES_PATH = r".*/responses$"
 TURNS_LOG = "turns.log"  # the model turn of every request, one line each, in state_dir
 SERVED_LOG = "served.log"  # the model turn of every reply answered (200), one line each
+# Every re-asked turn a behaviour answered otherwise, one JSON line each (regenerated_turns).
+REGENERATED_LOG = "regenerated.log"
 
 
 def requested_turns(state_dir: str | os.PathLike[str]) -> list[int]:
@@ -48,6 +51,33 @@ def turn_log(state_dir: str | os.PathLike[str], name: str = TURNS_LOG) -> list[t
     return [(int(f[0]), int(f[1])) for line in text.splitlines() if len(f := line.split()) >= 2]
 
 
+def _served_digests(state_dir: Path) -> list[tuple[str, int]]:
+    """(conversation digest, pid) of every reply served, in order (the third field of
+    each served line)."""
+    try:
+        text = (state_dir / SERVED_LOG).read_text()
+    except FileNotFoundError:
+        return []
+    return [(f[2], int(f[1])) for line in text.splitlines() if len(f := line.split()) >= 3]
+
+
+def regenerated_turns(state_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Each re-asked turn a behaviour answered: its turn, behaviour, the pid it was served
+    to, and per call of the new reply its name, canonical arguments, call id, place and
+    argument text, with the same of the first pass's matching call (`first_...`)."""
+    try:
+        text = (Path(state_dir) / REGENERATED_LOG).read_text()
+    except FileNotFoundError:
+        return []
+    found = []
+    for line in text.splitlines():
+        try:
+            found.append(json.loads(line))
+        except ValueError:
+            continue  # a line torn by a kill
+    return found
+
+
 def _error(status: int, message: str, param: str | None = None) -> httpx.Response:
     error = {"message": f"scripted model: {message}", "type": "invalid_request", "param": param}
     return httpx.Response(status, json={"error": error})
@@ -61,8 +91,13 @@ class ScriptedModel:
         *,
         faults: Iterable[Fault] = (),
         record_traffic: bool = False,
+        behaviour: str | None = None,
+        replan: Replan | None = None,
     ) -> None:
         self.script = script
+        # How a turn asked again after a crash is answered (behaviours.py); None: the same.
+        self.behaviour = check(behaviour) if behaviour is not None else None
+        self.replan = replan
         self.state_dir = Path(state_dir)
         (self.state_dir / "responses").mkdir(parents=True, exist_ok=True)
         self.faults = tuple(faults)
@@ -119,17 +154,69 @@ class ScriptedModel:
             reply = self.script(conversation)
         except Exception as exc:  # a broken script must fail loudly, not hang
             return _error(400, f"the script raised {type(exc).__name__}: {exc}")
+        regenerated = self._regenerated(conversation, reply)
+        if regenerated is not None:
+            reply = regenerated.reply
         # Sized from the conversation, not the request: a chained request and a resent
         # transcript of the same conversation cost the same, as with a real provider.
         size = len(conversation.digest_source())
         answer = response_body(
-            conversation, reply, model=str(body.get("model", "")), request_size=size
+            conversation,
+            reply,
+            model=str(body.get("model", "")),
+            request_size=size,
+            regenerated=regenerated,
         )
         self._save(answer["id"], {"input": raw, "output": answer["output"]})
+        if regenerated is not None:
+            self._log_regenerated(conversation, turn, answer)
         # Served: what a provider bills. A worker killed before it reads the reply was
         # served all the same, so a run's stored count of model calls is at most this.
-        self._log_turn(SERVED_LOG, turn)
+        self._log_turn(SERVED_LOG, turn, conversation.digest())
         return httpx.Response(200, json=answer)
+
+    def _regenerated(self, conversation: Conversation, reply: Reply) -> Regenerated | None:
+        """The behaviour's reply when this conversation was served before to another
+        process (a turn re-asked after a crash); None on every first pass, and when the
+        same process asks again (an SDK's retry is no crash)."""
+        if self.behaviour is None:
+            return None
+        digest = conversation.digest()
+        served = [pid for d, pid in _served_digests(self.state_dir) if d == digest]
+        if not served or all(pid == os.getpid() for pid in served):
+            return None
+        return regenerate(self.behaviour, conversation, reply, len(served), self.replan)
+
+    def _log_regenerated(self, conversation: Conversation, turn: int, answer: Any) -> None:
+        """What the first pass served for this turn against what it got now, per call: a
+        finding names both call ids. A reordered call keeps its id (matched by id); the
+        others are matched by their place in the batch."""
+        body = response_body(conversation, self.script(conversation), model="", request_size=0)
+        first = [i for i in body["output"] if i["type"] == "function_call"]
+        by_id = {i["call_id"]: n for n, i in enumerate(first)}
+        calls = []
+        for position, item in enumerate(
+            i for i in answer["output"] if i["type"] == "function_call"
+        ):
+            was = by_id.get(item["call_id"], position if position < len(first) else None)
+            before = first[was] if was is not None else None
+            calls.append(
+                {
+                    "name": item["name"],
+                    "arguments": canonical_arguments(item["arguments"]),
+                    "call_id": item["call_id"],
+                    "position": position,
+                    "text": item["arguments"],
+                    "first_call_id": before["call_id"] if before else None,
+                    "first_position": was,
+                    "first_text": before["arguments"] if before else None,
+                }
+            )
+        line = json.dumps(
+            {"turn": turn, "behaviour": self.behaviour, "pid": os.getpid(), "calls": calls},
+            ensure_ascii=True,
+        )
+        self._append(REGENERATED_LOG, line)
 
     def forget(self) -> int:
         """Forget every response stored so far, as a provider whose stored responses have
@@ -141,12 +228,15 @@ class ScriptedModel:
             forgotten += 1
         return forgotten
 
-    def _log_turn(self, log: str, turn: int) -> None:
-        # One O_APPEND write per request: a SIGKILL cannot tear it or take it back.
+    def _log_turn(self, log: str, turn: int, digest: str = "") -> None:
+        self._append(log, f"{turn} {os.getpid()} {digest}".rstrip())
+
+    def _append(self, log: str, line: str) -> None:
+        # One O_APPEND write per line: a SIGKILL cannot tear it or take it back.
         with own_write("the scripted model's state"):
             fd = os.open(self.state_dir / log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
             try:
-                os.write(fd, f"{turn} {os.getpid()}\n".encode())
+                os.write(fd, f"{line}\n".encode())
             finally:
                 os.close(fd)
 
@@ -194,4 +284,13 @@ class ScriptedModel:
         self.uninstall()
 
 
-__all__ = ["SERVED_LOG", "TURNS_LOG", "ScriptedModel", "requested_turns", "response_id", "turn_log"]
+__all__ = [
+    "REGENERATED_LOG",
+    "SERVED_LOG",
+    "TURNS_LOG",
+    "ScriptedModel",
+    "regenerated_turns",
+    "requested_turns",
+    "response_id",
+    "turn_log",
+]

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .behaviours import Replan
 from .faults import Fault
 from .script import Script
 from .tooling import ToolEnv
@@ -54,6 +55,9 @@ class Scenario:
     # The application's own version of this scenario (a crash-state corpus records it; a
     # variant that models a code change has another, scenarios.versions).
     version: str = "1"
+    # What a model that re-plans a re-asked turn sends instead, per tool (the `replan`
+    # behaviour, behaviours.py): the same intent in other words. Empty: nothing to replan.
+    replan: Replan = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.inputs:

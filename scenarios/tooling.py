@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import gates
+from .conversation import canonical_arguments
 from .ledger import Ledger
 
 IDEMPOTENCY_KEY = "idempotency_key"
@@ -18,6 +19,7 @@ SESSION_STATE = "session_state"
 # Parameters a runtime fills in itself (the model never sends them): not the call's arguments.
 INJECTED = frozenset({IDEMPOTENCY_KEY, SESSION_STATE, "run_id"})
 _IDEMPOTENT = "__killpoint_idempotent__"
+INTENT = "__killpoint_intent__"  # the argument names that identify the tool's effect
 
 
 def idempotent(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -35,6 +37,37 @@ def idempotent(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
+def intent(*fields: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declare what one effect of the tool is: the arguments that identify it
+    (`@intent("customer", "amount_cents")` on charge_card, `@intent("to")` on send_email).
+    The ledger counts effects per intent, so the same charge re-issued with another call
+    id, another spelling or a reworded body is the same charge done twice."""
+
+    def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
+        params = inspect.signature(fn).parameters
+        unknown = [f for f in fields if f not in params or f in INJECTED]
+        if not fields or unknown:
+            raise TypeError(
+                f"scenarios: intent of tool {fn.__name__!r} must name its own arguments; "
+                f"{unknown or 'none'} given, arguments: {[p for p in params if p not in INJECTED]}"
+            )
+        setattr(fn, INTENT, tuple(fields))
+        return fn
+
+    return mark
+
+
+def intent_of(fields: tuple[str, ...], arguments: dict[str, Any]) -> str:
+    """Canonical JSON of the declared fields, whole numbers as integers (1999.0 is 1999)."""
+    return canonical_arguments({f: _whole(arguments.get(f)) for f in fields})
+
+
+def _whole(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
 @dataclass(frozen=True)
 class ToolEnv:
     """What scenario tools are built with: the run's ledger."""
@@ -45,6 +78,7 @@ class ToolEnv:
         """Same name, signature and docstring (runtimes build schemas from them)."""
         name = fn.__name__
         is_idempotent = getattr(fn, _IDEMPOTENT, False)
+        fields: tuple[str, ...] | None = getattr(fn, INTENT, None)
         ledger = self.ledger
 
         def split(kwargs: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
@@ -55,7 +89,8 @@ class ToolEnv:
         def effect(args: dict[str, Any], key: str | None) -> None:
             had = is_idempotent and key is not None and ledger.has_effect(key)
             # The record is the side effect: durable before the tool goes on.
-            ledger.record(name, args, phase="started", key=key, effect=not had)
+            what = intent_of(fields, args) if fields else None
+            ledger.record(name, args, phase="started", key=key, effect=not had, intent=what)
 
         # Order: gate "started" (nothing happened yet), the effect, the tool's work, the
         # "finished" record, gate "finished" (done, result not yet back in the runtime).

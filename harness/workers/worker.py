@@ -56,6 +56,9 @@ class WorkerSpec:
     # The scripted model forgets every response stored before this worker started (a
     # provider whose chain is gone after the crash).
     forget_responses: bool = False
+    # How the scripted model answers a turn it served before to another process (a turn
+    # re-asked after a crash): scenarios.behaviours; None answers it the same.
+    model_behaviour: str | None = None
 
 
 class _Channel:
@@ -158,7 +161,11 @@ def _run(spec: WorkerSpec, channel: _Channel, work: Path) -> list[RunResult]:
         tracer=channel.trace if spec.trace else _writes(channel) if spec.checkpoint_trace else None,
     )
     model = ScriptedModel(
-        scenario.script, work / MODEL_STATE, faults=(*scenario.faults, *spec.faults)
+        scenario.script,
+        work / MODEL_STATE,
+        faults=(*scenario.faults, *spec.faults),
+        behaviour=spec.model_behaviour,
+        replan=scenario.replan,
     )
     if spec.forget_responses:
         model.forget()

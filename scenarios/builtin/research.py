@@ -45,4 +45,6 @@ SCENARIO = Scenario(
     tools=tools,
     inputs=("Research crash consistency of agent runtimes.",),
     expected=(Expected(content=SUMMARY, calls=("search", *["fetch_detail"] * 3)),),
+    # A model that re-plans the lookup asks it in other words (behaviours.py, `replan`).
+    replan={"search": lambda a: {**a, "query": f"Find sources on: {a.get('query', '')}"}},
 )

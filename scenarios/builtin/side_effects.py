@@ -6,6 +6,12 @@ Two scenarios share this flow and script:
   side-effects-idempotent  the same tools marked @idempotent, taking the runtime's
                            idempotency key: a repeated key has no effect (effect=False
                            in the ledger), so effective duplicates must be zero.
+
+Both declare what one effect is (@intent): a charge is (customer, amount), a message is its
+recipient. The ledger counts effects per intent, so a receipt re-sent with a reworded body
+or the charge re-issued under a new call id is the same effect twice, and the idempotent
+scenario's keys are judged per intent: a runtime whose key follows the call id, not the
+call's place in the run, gives the re-issued charge a new key and charges again.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from typing import Any
 from ..conversation import Conversation
 from ..scenario import Expected, Scenario
 from ..script import Reply, ToolRequest
-from ..tooling import ToolEnv, idempotent
+from ..tooling import ToolEnv, idempotent, intent
 
 CUSTOMER = "cus_42"
 AMOUNT_CENTS = 1999
@@ -38,14 +44,17 @@ def sent_text(channel: str, to: str, body: str) -> str:
 
 
 def plain_tools(env: ToolEnv) -> list[Callable[..., Any]]:
+    @intent("customer", "amount_cents")
     def charge_card(customer: str, amount_cents: int) -> str:
         """Charge the customer's card on file (a real effect on every call)."""
         return charge_text(customer, amount_cents)
 
+    @intent("to")
     def send_email(to: str, body: str) -> str:
         """Send an email (a real effect on every call)."""
         return sent_text("email", to, body)
 
+    @intent("to")
     def send_sms(to: str, body: str) -> str:
         """Send a text message (a real effect on every call)."""
         return sent_text("sms", to, body)
@@ -54,16 +63,19 @@ def plain_tools(env: ToolEnv) -> list[Callable[..., Any]]:
 
 
 def idempotent_tools(env: ToolEnv) -> list[Callable[..., Any]]:
+    @intent("customer", "amount_cents")
     @idempotent
     def charge_card(customer: str, amount_cents: int, idempotency_key: str) -> str:
         """Charge the customer's card on file, once per idempotency key."""
         return charge_text(customer, amount_cents)
 
+    @intent("to")
     @idempotent
     def send_email(to: str, body: str, idempotency_key: str) -> str:
         """Send an email, once per idempotency key."""
         return sent_text("email", to, body)
 
+    @intent("to")
     @idempotent
     def send_sms(to: str, body: str, idempotency_key: str) -> str:
         """Send a text message, once per idempotency key."""
@@ -78,6 +90,16 @@ def _charge_ref(output: str | None) -> str:
 
 def receipt(charge: str) -> str:
     return f"Receipt {charge}: {AMOUNT_CENTS / 100:.2f} EUR."
+
+
+def reworded(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The receipt as a model that re-plans might word it: the same message to the same
+    recipient (the same intent), other words."""
+    return {**arguments, "body": f"Your receipt: {arguments.get('body', '')}"}
+
+
+# A re-planned receipt step words its messages otherwise (behaviours.py, `replan`).
+REPLAN = {"send_email": reworded, "send_sms": reworded}
 
 
 def final_text(charge: str, email: str | None, sms: str | None) -> str:
@@ -119,6 +141,7 @@ SCENARIO = Scenario(
     tools=plain_tools,
     inputs=(_INPUT,),
     expected=(_EXPECTED,),
+    replan=REPLAN,
 )
 
 IDEMPOTENT_SCENARIO = Scenario(
@@ -129,4 +152,5 @@ IDEMPOTENT_SCENARIO = Scenario(
     tools=idempotent_tools,
     inputs=(_INPUT,),
     expected=(_EXPECTED,),
+    replan=REPLAN,
 )
