@@ -15,9 +15,10 @@ from sqlalchemy.exc import SQLAlchemyError
 from . import cancellation
 from .errors import CheckpointFailed, ConfigurationError, RunNotContinuable, RunOwnedElsewhere
 from .messages import Message, RunOutput, ToolCall, ToolExecution, Usage
-from .model import ModelError, OpenAIResponses
+from .model import ModelError, ModelReply, OpenAIResponses
 from .status import CHECKPOINT_MODES, RunStatus
 from .store import Checkpoint, Owner, Store
+from .store.replies import ReplyJournal
 from .tools import SESSION_STATE, Tool, as_tool
 
 
@@ -43,6 +44,8 @@ class _RunState:
     checkpoints: int = 0
     version: int | None = None  # None until the run has a row
     confirmations: dict[str, bool] = field(default_factory=dict)
+    # Replies journaled before the crash, by the message index they take (store/replies.py).
+    journaled: dict[int, tuple[Message, Usage]] = field(default_factory=dict)
 
 
 class Agent:
@@ -50,6 +53,10 @@ class Agent:
 
     checkpoint="runs" persists at terminal states only; "tool-batch" also after every
     tool batch (status RUNNING); "tool" also after every tool result.
+
+    In the modes that persist mid-run, each reply that asks for tools is journaled before
+    its batch runs (`journal_replies`, store/replies.py): a resumed turn the journal holds
+    takes that reply instead of asking the model again, whose second answer may differ.
     """
 
     def __init__(
@@ -63,6 +70,7 @@ class Agent:
         checkpoint: str = "runs",
         lease_seconds: float = 30.0,
         add_history: bool = True,
+        journal_replies: bool = True,
     ) -> None:
         if checkpoint not in CHECKPOINT_MODES:
             raise ConfigurationError(
@@ -87,6 +95,8 @@ class Agent:
         self.checkpoint = checkpoint
         self.lease_seconds = lease_seconds
         self.add_history = add_history
+        # "runs" promises nothing mid-run: a run killed mid-way leaves no row, and no reply.
+        self.journal = ReplyJournal(self.db) if journal_replies and checkpoint != "runs" else None
         self._active: dict[str, _RunState] = {}  # runs this agent is driving now
 
     def __repr__(self) -> str:
@@ -114,6 +124,9 @@ class Agent:
             history=self._history(session_id, created_at),
             session_state=state,
             messages=[Message(role="user", content=input)],
+            # A run started again under its id after a crash lost it whole: its effects
+            # came from the replies its first attempt journaled.
+            journaled=self.journal.read(run_id, 1) if self.journal else {},
         )
         return await self._drive(st)
 
@@ -158,6 +171,7 @@ class Agent:
             checkpoints=stored.checkpoints,
             version=stored.version,
             confirmations=confirmations,
+            journaled=self.journal.read(run_id, len(stored.messages)) if self.journal else {},
         )
         return await self._drive(st)
 
@@ -221,6 +235,7 @@ class Agent:
 
     async def _loop(self, st: _RunState) -> RunOutput:
         schemas = [t.schema() for t in self.tools]
+        fresh: ModelReply | None = None  # a reply just asked for, not yet journaled
         while True:
             last = st.messages[-1]
             in_batch = last.role == "assistant" and bool(last.tool_calls)
@@ -230,6 +245,12 @@ class Agent:
             if in_batch:
                 # A batch without results: resumed mid-batch ("tool" mode) or just confirmed.
                 batch = last
+            elif (journaled := st.journaled.pop(len(st.messages), None)) is not None:
+                # Asked before the crash, its batch begun: the reply its effects came from.
+                message, usage = journaled
+                st.usage.add(usage)
+                st.messages.append(message)
+                batch = message
             else:
                 try:
                     reply = await self.model.respond(
@@ -242,6 +263,7 @@ class Agent:
                 if not reply.message.tool_calls:
                     return self._finish(st, RunStatus.COMPLETED, content=reply.message.content)
                 batch = reply.message
+                fresh = reply
             waiting = [
                 c.call_id
                 for c in batch.tool_calls
@@ -250,6 +272,10 @@ class Agent:
             if waiting:
                 return self._finish(st, RunStatus.PAUSED, pending=waiting)
             self._fence(st)
+            if fresh is not None and self.journal is not None:
+                # After the fence: a worker that lost the run journals nothing.
+                self.journal.save(st.run_id, len(st.messages) - 1, fresh.message, fresh.usage)
+            fresh = None
             await self._run_batch(st, batch)
             if self.checkpoint != "runs":
                 self._write(st, RunStatus.RUNNING)

@@ -38,7 +38,13 @@ from killpoint.judge.oracle import (
 from killpoint.kinds.base import Plan
 from killpoint.scenarios import gates
 from killpoint.scenarios import ledger as ledger_mod
-from killpoint.scenarios.model import SERVED_LOG, TURNS_LOG, requested_turns, turn_log
+from killpoint.scenarios.model import (
+    SERVED_LOG,
+    TURNS_LOG,
+    regenerated_turns,
+    requested_turns,
+    turn_log,
+)
 from killpoint.stores.outage import outage_finding
 from killpoint.values.cell import Cell, CellResult
 from killpoint.values.findings import Finding, headline, ranked, verdict_of
@@ -151,6 +157,10 @@ class CellRun:
         any worker; `served`: of every reply it answered."""
         assert self.work is not None
         return turn_log(self.work / MODEL_STATE, SERVED_LOG if served else TURNS_LOG)
+
+    def regenerated(self) -> list[dict[str, Any]]:
+        assert self.work is not None
+        return regenerated_turns(self.work / MODEL_STATE)
 
     def event(self, text: str, kind: str = "other", lane: str = "harness") -> None:
         self.timeline.append(Event(round(time.monotonic() - self.t0, 4), text, kind, lane))
@@ -333,8 +343,8 @@ class CellRun:
     ) -> Counter[Signature]:
         """Calls whose effect happened (ledger) but whose result is not durable (store),
         beyond those already allowed: what a resume may repeat once each."""
-        happened = effects(self.ledger() if entries is None else entries)
-        return (happened - durable_results(session)) - self.allowed
+        entries = self.ledger() if entries is None else entries
+        return (effects(entries) - durable_results(session, entries)) - self.allowed
 
     def after_crash(
         self,
@@ -640,7 +650,7 @@ def ledger_lines(entries: Sequence[ledger_mod.Entry]) -> dict[Signature, list[st
     for e in entries:
         if e.phase == "started" and e.effect:
             key = f", key {e.key}" if e.key else ""
-            lines.setdefault(e.signature, []).append(
+            lines.setdefault(e.effect_signature, []).append(
                 f"{e.tool} started by pid {e.pid} at +{e.at - first:.3f} s{key}"
             )
     return lines

@@ -10,6 +10,7 @@ their calls); each crash-point kind (killpoint.kinds) plans its points from that
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -33,16 +34,32 @@ def _landed(event: str) -> bool:
 
 
 def effects(entries: list[Entry]) -> Counter[tuple[str, str]]:
-    """Effective executions per (tool, canonical arguments)."""
-    return Counter(e.signature for e in entries if e.phase == "started" and e.effect)
+    """Effective executions per effect: (tool, intent) for a tool that declares what its
+    effect is, else (tool, canonical arguments)."""
+    return Counter(e.effect_signature for e in entries if e.phase == "started" and e.effect)
 
 
-def durable_results(session: dict[str, Any] | None) -> Counter[tuple[str, str]]:
-    """Tool results the store holds, per (tool, canonical arguments)."""
+def durable_results(
+    session: dict[str, Any] | None, entries: Sequence[Entry] = ()
+) -> Counter[tuple[str, str]]:
+    """Tool results the store holds, per effect as `effects` counts it (the ledger's
+    `entries` say which intent each call's arguments have)."""
     found: Counter[tuple[str, str]] = Counter()
     for run in (session or {}).get("runs", {}).values():
         for e in run["tool_executions"]:
             found[(e["name"], canonical_arguments(e["arguments"]))] += 1
+    return as_effects(found, entries)
+
+
+def as_effects(
+    calls: Counter[tuple[str, str]], entries: Sequence[Entry]
+) -> Counter[tuple[str, str]]:
+    """Calls (tool, canonical arguments) counted per effect, by the intents the ledger's
+    `entries` recorded for those arguments (a call the ledger never saw stays itself)."""
+    intents = {e.signature: e.effect_signature for e in entries}
+    found: Counter[tuple[str, str]] = Counter()
+    for call, n in calls.items():
+        found[intents.get(call, call)] += n
     return found
 
 

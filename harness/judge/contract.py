@@ -232,7 +232,7 @@ def idempotency(entries: Sequence[Entry], baseline: Mapping[tuple[str, str], int
     keys: dict[tuple[str, str], list[str]] = defaultdict(list)
     for e in entries:
         if e.phase == "started" and e.effect and e.key is not None:
-            keys[e.signature].append(e.key)
+            keys[e.effect_signature].append(e.key)
     found = []
     for (tool, arguments), seen in keys.items():
         distinct = list(dict.fromkeys(seen))

@@ -19,9 +19,11 @@ from killpoint.kinds.model_faults import ModelFault
 from killpoint.kinds.ownership import ContinueEnded, LeaseOutlived, SecondResumer
 from killpoint.kinds.power_loss import PowerLoss, PowerLossMidCommit
 from killpoint.kinds.provider import ProviderForgot
+from killpoint.kinds.regeneration import Regeneration
 from killpoint.kinds.store_faults import LockHeld
 from killpoint.kinds.store_restart import StoreRestart
 from killpoint.kinds.takeover import Sigstop, SigstopWriting
+from killpoint.scenarios.behaviours import BEHAVIOURS
 from killpoint.values.cell import Cell
 from killpoint.values.points import CrashPoint, PointError, Schedule
 
@@ -56,6 +58,7 @@ for _kind in (
     ModelFault("model-500", "500"),
     ModelFault("model-timeout", "timeout"),
     ProviderForgot(),
+    *(Regeneration(b) for b in BEHAVIOURS),
     LockHeld(),
     PowerLoss(),
     PowerLossMidCommit(),

@@ -17,7 +17,7 @@ import time
 from collections import Counter
 from typing import Any
 
-from killpoint.judge.baseline import Baseline, durable_results, effects
+from killpoint.judge.baseline import Baseline, as_effects, durable_results, effects
 from killpoint.judge.contract import acknowledged
 from killpoint.judge.oracle import Sides
 from killpoint.kinds.base import CellContext, Plan, after_checkpoint, boundaries_in_flight
@@ -123,10 +123,11 @@ class _Pause:
         cell: its late calls of the unfinished batch may repeat once each."""
         if stale.alive:
             stale.kill()  # nothing more of it may land uncounted
+        entries = cell.ledger()
         late = late_allowance(
-            unfinished_batch(paused),
-            started=before - durable_results(paused),
-            late=effects([e for e in cell.ledger() if e.pid == stale.pid]) - before,
+            as_effects(unfinished_batch(paused), entries),
+            started=before - durable_results(paused, entries),
+            late=effects([e for e in entries if e.pid == stale.pid]) - before,
         )
         if late:
             cell.allow(

@@ -69,6 +69,7 @@ _KINDS: tuple[FindingKind, ...] = (
     FindingKind("effect-repeated", "ok", "info", "a call in flight at the crash ran again, as the bound allows"),
     FindingKind("two-drivers", "duplicated", "high", "two workers drove the same run"),
     FindingKind("idempotency-key-changed", "duplicated", "high", "a tool that takes an idempotency key ran the same call again under a new key"),
+    FindingKind("effect-reissued", "duplicated", "high", "the resumed model re-issued a call whose effect had happened (a new call id, another order, another spelling or wording) and the runtime ran it again"),
     FindingKind("effect-lost", "diverged", "high", "a side effect of the baseline never happened"),
     FindingKind("effect-foreign", "diverged", "high", "a side effect happened that the baseline never had"),
     # the session against the baseline
@@ -134,6 +135,7 @@ HARM_OF: dict[str, str] = {
     "run-lost": "lost", "tool-executions-lost": "lost", "effect-lost": "lost",
     "acknowledged-lost": "acknowledged",
     "effect-duplicated": "repeated", "two-drivers": "repeated", "idempotency-key-changed": "repeated",
+    "effect-reissued": "repeated",
     "stale-write": "stale-write",
     "store-invariant": "store", "checkpoint-count": "store", "status-regressed": "store",
     "messages-differ": "content", "run-differs": "content", "tool-executions-differ": "content",
@@ -159,6 +161,7 @@ BY_TOOL = frozenset(
         "effect-lost",
         "effect-foreign",
         "idempotency-key-changed",
+        "effect-reissued",
         "confirmation-dropped",
     }
 )

@@ -148,6 +148,23 @@ def _idempotency(f: Facts) -> str:
     )
 
 
+# How the resumed model re-issued a call, by behaviour (scenarios.behaviours).
+_REISSUED = {
+    "regenerate-ids": "re-issued it under a new call id",
+    "reorder": "re-issued it at another place in its batch",
+    "respell": "re-issued it with its arguments spelled otherwise",
+    "replan": "re-planned it in other words",
+}
+
+
+def _effect_reissued(f: Facts) -> str:
+    how = _REISSUED.get(str(f["behaviour"]), f"re-issued it ({f['behaviour']})")
+    return (
+        f"{f['call']} ran {times(f['n'])}: the resumed model {how} "
+        f"({f['before']} before the crash, {f['after']} after)"
+    )
+
+
 def _effect_duplicated(f: Facts) -> str:
     within, beyond = f["within"], f["extra"] - f["within"]
     why = (
@@ -287,6 +304,7 @@ TEMPLATES: dict[str, Callable[[Facts], str]] = {
     "cancel-late": _cancel,
     "confirmation-dropped": _confirmation_dropped,
     "idempotency-key-changed": _idempotency,
+    "effect-reissued": _effect_reissued,
     "effect-duplicated": _effect_duplicated,
     "effect-repeated": _effect_repeated,
     "effect-lost": _effect_lost,

@@ -88,3 +88,17 @@ tool_executions = Table(
     Column("idempotency_key", String(512), nullable=False),
     PrimaryKeyConstraint("run_id", "call_id"),
 )
+
+# Each model reply that asked for tools, written before its batch runs and outside any
+# checkpoint (replies.py): a run resumed before that batch's checkpoint landed takes the
+# reply from here instead of asking the model again. Not part of the run's state: nothing
+# reads it but a resume, and a checkpoint never waits for it.
+replies = Table(
+    "kp_replies",
+    metadata,
+    Column("run_id", String(128), nullable=False),
+    Column("idx", Integer, nullable=False),  # the message index the reply takes in the run
+    Column("body", Text, nullable=False),  # Message.to_json()
+    Column("usage", Text, nullable=False),  # JSON object: the reply's own usage
+    PrimaryKeyConstraint("run_id", "idx"),
+)

@@ -217,6 +217,19 @@ class PerWorkerKeyAgent(Agent):
         return await super()._execute(st, call, f"{key}:{os.getpid()}")
 
 
+class CallIdKeyAgent(Agent):
+    """Asks the model again for a turn whose reply was not durable (no reply journal, as
+    most frameworks do) and keys idempotency on the model's call id: a model that re-issues
+    the call under a new id gets it run again. Blind to every kind whose model repeats
+    itself; `regenerate-ids` catches it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, journal_replies=False, **kwargs)
+
+    async def _execute(self, st: Any, call: ToolCall, key: str) -> tuple[str, str]:
+        return await super()._execute(st, call, f"{st.run_id}:{call.call_id}")
+
+
 class _CasIgnored:
     """A write transaction's connection whose run-row compare-and-swap always lands: when
     the guarded UPDATE matches no row (another worker owns the run now), the same fields
@@ -440,6 +453,10 @@ def adding_state() -> ReferenceAdapter:
 
 def per_worker_key() -> ReferenceAdapter:
     return _adapter("per-worker-key", agent=PerWorkerKeyAgent)
+
+
+def call_id_key() -> ReferenceAdapter:
+    return _adapter("call-id-key", agent=CallIdKeyAgent)
 
 
 def blind_write() -> ReferenceAdapter:

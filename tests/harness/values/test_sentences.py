@@ -24,6 +24,7 @@ UNSEEN: dict[str, dict[str, Any]] = {
     "status-regressed": {"run_id": "r1", "status": "COMPLETED", "when": "at the end", "now": "RUNNING"},
     "confirmation-dropped": {"run_id": "r1", "tool": "refund", "turn": 2, "how": "without applying"},
     "idempotency-key-changed": {"call": 'charge({"cents":5})', "effects": 2, "keys": 2},
+    "effect-reissued": {"call": 'charge({"order_id":"ord_1"})', "n": 2, "behaviour": "regenerate-ids", "before": "call_A", "after": "call_B"},
     "effect-lost": {"call": 'send_email({"to":"a"})', "fewer": 1},
     "effect-foreign": {"call": 'send_sms({"to":"a"})', "n": 1},
     "tool-executions-reordered": {"n": 7, "expected_side": "baseline", "actual_side": "resumed run"},
