@@ -49,6 +49,7 @@ def config_from(args: argparse.Namespace) -> CampaignConfig:
         keep=args.keep,
         work_parent=args.work_dir,
         kills=args.kills,
+        model_behaviour=args.model_behaviour,
     )
 
 
@@ -387,6 +388,11 @@ def add_parser(sub: Any, work_dir_help: str, positive_int: Any) -> None:
         choices=FAIL_ON,
         help="fail (exit 1) on any finding group of this severity or above, verdict or not "
         "(default: on an unexpected verdict)",
+    )
+    p.add_argument(
+        "--model-behaviour",
+        help="how the model answers every turn asked again after a crash, in every cell: "
+        "regenerate-ids, reorder, respell or replan (default: as the first time)",
     )
     p.add_argument(
         "--rerun-failed",

@@ -47,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from killpoint.engine.cell_host import EngineConfig
     from killpoint.engine.engine import Engine
     from killpoint.report.document import ReportError, read_json
+    from killpoint.scenarios.behaviours import BEHAVIOURS
     from killpoint.stores import StoreError, store_kind
     from killpoint.values.points import PointError
 
@@ -55,6 +56,12 @@ def run(args: argparse.Namespace) -> int:
     except PointError as exc:
         return cli_output.usage_error(str(exc))
     store = args.store or "sqlite"
+    behaviour = args.model_behaviour
+    if behaviour is not None and behaviour not in BEHAVIOURS:
+        return cli_output.usage_error(
+            f"killpoint: --model-behaviour={behaviour!r}: not a model behaviour; choose from "
+            f"{', '.join(BEHAVIOURS)}"
+        )
     try:
         kind = store_kind(store)
     except StoreError as exc:
@@ -113,7 +120,12 @@ def run(args: argparse.Namespace) -> int:
             cli_output.plain(cli_output.stdout(), line)
         return 0
     engine = Engine(
-        EngineConfig(store=store, keep="all" if args.keep else "failed", work_parent=work_parent)
+        EngineConfig(
+            store=store,
+            keep="all" if args.keep else "failed",
+            work_parent=work_parent,
+            model_behaviour=behaviour,
+        )
     )
     base = engine.baseline(cell.row)
     if base.problem is None and base.nondeterministic is None:
@@ -167,6 +179,10 @@ def add_parser(sub: Any, work_dir_help: str) -> None:
     p.add_argument("--repeat", default="1", help="run it N times and count the reproductions")
     p.add_argument("--keep", action="store_true", help="keep the store, ledger and worker logs")
     p.add_argument("--work-dir", help=work_dir_help)
+    p.add_argument(
+        "--model-behaviour",
+        help="the campaign's --model-behaviour, for a cell of a campaign that had one",
+    )
     p.set_defaults(func=run)
 
 

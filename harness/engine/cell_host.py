@@ -25,6 +25,9 @@ class EngineConfig:
     work_root: Path | None = None  # the cells' folders go right here
     work_parent: Path | None = None  # or in a new killpoint-* folder here (work_root.py)
     lease_seconds: float = 30.0
+    # How the scripted model answers every turn re-asked after a crash, in every cell
+    # (scenarios.behaviours); None: as the first time, except where a point's kind says.
+    model_behaviour: str | None = None
 
 
 class CellHost(Protocol):

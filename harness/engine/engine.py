@@ -175,6 +175,8 @@ class Engine:
         runtime, scenario, mode, _ = row
         self.adapter(runtime)  # loaded before its first worker forks (see adapter())
         kwargs.setdefault("lease_seconds", self.config.lease_seconds)
+        if self.config.model_behaviour is not None:
+            kwargs.setdefault("model_behaviour", self.config.model_behaviour)
         return WorkerSpec(
             runtime=runtime,
             scenario=scenario,

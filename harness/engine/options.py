@@ -42,6 +42,7 @@ FLAGS = {
     "keep": "--keep",
     "work_parent": "--work-dir",
     "work_root": "--work-dir",
+    "model_behaviour": "--model-behaviour",
 }
 
 
@@ -206,6 +207,7 @@ class CampaignConfig:
     # real: each cell starts and SIGKILLs a worker of its own. `killpoint matrix` (and so
     # `make matrix`) defaults to fast; a configuration built in Python asks for it.
     kills: str = "real"
+    model_behaviour: str | None = None  # every re-asked turn answered so (behaviours.py)
 
     def __post_init__(self) -> None:
         if isinstance(self.points, str):  # a configuration written in Python
@@ -253,6 +255,12 @@ class CampaignConfig:
                 values[key] = str(value)
             elif key in ("work_root", "work_parent"):
                 values[key] = Path(value).expanduser()
+            elif key == "model_behaviour":
+                from killpoint.scenarios.behaviours import BEHAVIOURS
+
+                if str(value).strip() not in BEHAVIOURS:
+                    raise OptionError(key, value, "not a model behaviour", BEHAVIOURS)
+                values[key] = str(value).strip()
             else:
                 values[key] = str(value).strip()
                 if key == "store":  # every message after this masks its password

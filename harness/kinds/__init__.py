@@ -44,7 +44,7 @@ def register(kind: PointKind) -> PointKind:
     return kind
 
 
-for _kind in (
+_BUILTIN: tuple[PointKind, ...] = (
     AfterCheckpoint(),
     MidBatch(),
     MidModel(),
@@ -64,7 +64,8 @@ for _kind in (
     PowerLossMidCommit(),
     StoreRestart(),
     StoreRestart(in_commit=True),
-):
+)
+for _kind in _BUILTIN:
     register(_kind)
 
 

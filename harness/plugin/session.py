@@ -157,6 +157,7 @@ class KillpointSession:
                         store=url,
                         keep=self.settings.keep,
                         work_root=self.tmp("killpoint-cells"),
+                        model_behaviour=self.settings.model_behaviour,
                     )
                 )
                 # One baseline per row per session, as in a campaign: the controller's.

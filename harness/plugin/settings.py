@@ -42,10 +42,15 @@ OPTIONS: tuple[tuple[str, str, str, str | None, str], ...] = (
      "keep the store file and worker logs of these cells (default: failed)"),
     ("--crash-accept", "crash_accept", "string", "FILE",
      "a TOML file of accepted finding groups: shown, counted apart, not failing"),
+    ("--crash-model-behaviour", "crash_model_behaviour", "string", "BEHAVIOUR",
+     "how the model answers every turn asked again after a crash: regenerate-ids, reorder, "
+     "respell or replan (default: as the first time)"),
 )  # fmt: skip
 
 # Settings fields that are campaign options (the rest are the plugin's own).
-CAMPAIGN_KEYS = ("runtime", "scenarios", "modes", "points", "depth", "store", "keep")
+CAMPAIGN_KEYS = (
+    "runtime", "scenarios", "modes", "points", "depth", "store", "keep", "model_behaviour",
+)  # fmt: skip
 
 
 def masked_usage(text: str) -> pytest.UsageError:
@@ -72,6 +77,7 @@ class Settings:
     keep: str = "failed"
     accept: Path | None = None
     cells: tuple[str, ...] = ()  # `killpoint::CELL` arguments: only these (plugin.node_ids)
+    model_behaviour: str | None = None
     sources: dict[str, str] = field(default_factory=dict, compare=False)  # key -> label
 
     def label(self, key: str) -> str:
@@ -129,6 +135,7 @@ def read(config: pytest.Config) -> Settings:
         seed=seed.strip() if seed is not None else None,
         store=parsed.store,
         keep=parsed.keep,
+        model_behaviour=parsed.model_behaviour,
         report=values.get("report"),
         json=values.get("json"),
         accept=values.get("accept"),
@@ -179,6 +186,7 @@ def campaign_config(settings: Settings, **overrides: Any) -> CampaignConfig:
         "depth": settings.depth,
         "store": settings.store,
         "keep": settings.keep,
+        "model_behaviour": settings.model_behaviour,
     }
     values.update(overrides)
     return CampaignConfig.from_options(**values)
