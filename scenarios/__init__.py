@@ -11,7 +11,7 @@ from .ledger import Entry, Ledger
 from .model import ScriptedModel
 from .scenario import Expected, Scenario
 from .script import Reply, Script, ToolRequest
-from .tooling import ToolEnv, idempotent
+from .tooling import ToolEnv, idempotent, intent
 
 __all__ = [
     "BUILTINS",
@@ -36,6 +36,7 @@ __all__ = [
     "get",
     "http_mock",
     "idempotent",
+    "intent",
     "run_id_for",
     "settle",
 ]
