@@ -54,8 +54,8 @@ class Agent:
     checkpoint="runs" persists at terminal states only; "tool-batch" also after every
     tool batch (status RUNNING); "tool" also after every tool result.
 
-    In the modes that persist mid-run, each reply that asks for tools is journaled before
-    its batch runs (`journal_replies`, store/replies.py): a resumed turn the journal holds
+    Each reply that asks for tools is journaled before its batch runs (in "runs", once the
+    run has a row) (`journal_replies`, store/replies.py): a resumed turn the journal holds
     takes that reply instead of asking the model again, whose second answer may differ.
     """
 
@@ -95,8 +95,7 @@ class Agent:
         self.checkpoint = checkpoint
         self.lease_seconds = lease_seconds
         self.add_history = add_history
-        # "runs" promises nothing mid-run: a run killed mid-way leaves no row, and no reply.
-        self.journal = ReplyJournal(self.db) if journal_replies and checkpoint != "runs" else None
+        self.journal = ReplyJournal(self.db) if journal_replies else None
         self._active: dict[str, _RunState] = {}  # runs this agent is driving now
 
     def __repr__(self) -> str:
@@ -126,7 +125,7 @@ class Agent:
             messages=[Message(role="user", content=input)],
             # A run started again under its id after a crash lost it whole: its effects
             # came from the replies its first attempt journaled.
-            journaled=self.journal.read(run_id, 1) if self.journal else {},
+            journaled=self.journal.read(run_id, 1) if self._journals(None) else {},
         )
         return await self._drive(st)
 
@@ -272,13 +271,19 @@ class Agent:
             if waiting:
                 return self._finish(st, RunStatus.PAUSED, pending=waiting)
             self._fence(st)
-            if fresh is not None and self.journal is not None:
+            if fresh is not None and self.journal is not None and self._journals(st.version):
                 # After the fence: a worker that lost the run journals nothing.
                 self.journal.save(st.run_id, len(st.messages) - 1, fresh.message, fresh.usage)
             fresh = None
             await self._run_batch(st, batch)
             if self.checkpoint != "runs":
                 self._write(st, RunStatus.RUNNING)
+
+    def _journals(self, version: int | None) -> bool:
+        """Whether replies are journaled: in the modes that persist mid-run, and in "runs"
+        once the run has a row (an ERROR or PAUSED run continued). "runs" promises nothing
+        else mid-run: a run killed before its first write leaves no row, and no reply."""
+        return self.journal is not None and (self.checkpoint != "runs" or version is not None)
 
     def _fence(self, st: _RunState) -> None:
         """Before side effects, prove the run is still ours: a worker that was paused

@@ -117,3 +117,35 @@ def test_async_tools_are_wrapped_the_same_way(ledger: Ledger) -> None:
         [(e.phase, e.effect) for e in ledger.entries()],
     )
     assert expected == actual
+
+
+def test_an_intent_makes_two_spellings_one_effect(ledger: Ledger) -> None:
+    """A tool that declares its intent has its effects counted by it: the same charge sent
+    again as 1999.0, or a message reworded, is one effect done twice."""
+    from killpoint.scenarios import intent
+
+    @intent("customer", "amount_cents")
+    def charge(customer: str, amount_cents: int, note: str = "") -> str:
+        """Charge."""
+        return "ok"
+
+    wrapped = ToolEnv(ledger).wrap(charge)
+    wrapped(customer="c", amount_cents=1999)
+    wrapped(customer="c", amount_cents=1999.0, note="again, in other words")
+    started = [e for e in ledger.entries() if e.phase == "started"]
+    assert started[0].signature != started[1].signature
+    assert started[0].effect_signature == started[1].effect_signature
+    assert ("charge", '{"amount_cents":1999,"customer":"c"}') == started[0].effect_signature
+
+
+def test_an_intent_must_name_the_tools_own_arguments() -> None:
+    from killpoint.scenarios import intent
+
+    def send(to: str, idempotency_key: str) -> str:
+        """Send."""
+        return "ok"
+
+    with pytest.raises(TypeError, match="must name its own arguments"):
+        intent("subject")(send)
+    with pytest.raises(TypeError, match="must name its own arguments"):
+        intent("idempotency_key")(send)

@@ -194,3 +194,20 @@ def test_the_engine_config_is_derived_from_the_campaigns(tmp_path: Path) -> None
     assert config.engine_config() == EngineConfig(
         store="sqlite", timeout=3.5, keep="all", work_parent=tmp_path
     )
+
+
+class TestModelBehaviour:
+    def test_a_behaviour_reaches_the_engine(self) -> None:
+        """`--model-behaviour` is a campaign option the engine's config carries to every
+        worker it starts."""
+        config = CampaignConfig.from_options(model_behaviour="reorder")
+        assert "reorder" == config.engine_config().model_behaviour
+        assert None is CampaignConfig.from_options().engine_config().model_behaviour
+
+    def test_an_unknown_behaviour_is_one_line_with_the_choices(self) -> None:
+        with pytest.raises(OptionError) as caught:
+            CampaignConfig.from_options(model_behaviour="regenerate")
+        assert (
+            "killpoint: --model-behaviour='regenerate': not a model behaviour; choose from "
+            "regenerate-ids, reorder, respell, replan"
+        ) == str(caught.value)
