@@ -125,7 +125,7 @@ class Agent:
             messages=[Message(role="user", content=input)],
             # A run started again under its id after a crash lost it whole: its effects
             # came from the replies its first attempt journaled.
-            journaled=self.journal.read(run_id, 1) if self._journals(None) else {},
+            journaled=self.journal.read(run_id, 1) if self.journal and self._journals(None) else {},
         )
         return await self._drive(st)
 
