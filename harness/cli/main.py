@@ -20,7 +20,9 @@ from killpoint.adapters.registry import RUNTIME_HELP
 from killpoint.cli import check as cli_check
 from killpoint.cli import common, verbosity
 from killpoint.cli import corpus as cli_corpus
+from killpoint.cli import diff as cli_diff
 from killpoint.cli import matrix as cli_matrix
+from killpoint.cli import merge as cli_merge
 from killpoint.cli import output as cli_output
 from killpoint.cli import replay as cli_replay
 from killpoint.cli.exit_codes import EXIT_USAGE, interrupted_status
@@ -132,14 +134,20 @@ def _cmd_report(args: argparse.Namespace) -> int:
         return cli_output.usage_error(
             f"killpoint: -o {str(out)!r} is the report's own JSON; give another path"
         )
+    from killpoint.report.diff import DiffError, compare
+
     try:
         document = read_json(source)
-    except ReportError as exc:
+        base = read_json(Path(args.diff_base)) if args.diff_base else None
+        if base is not None:
+            compare(base, document, base_name=args.diff_base, head_name=str(source))
+    except (ReportError, DiffError) as exc:
         return cli_output.usage_error(str(exc))
     target = Target(out)
     try:
         target.check()
-        target.write(redact(render_report(document)))
+        html = render_report(document, diff_base=base, diff_base_name=args.diff_base or "")
+        target.write(redact(html))
     except TargetError as exc:
         return cli_output.usage_error(f"killpoint: {exc}")
     except OSError as exc:
@@ -195,6 +203,8 @@ def build_parser() -> argparse.ArgumentParser:
     cli_replay.add_parser(sub, WORK_DIR_HELP)
     cli_check.add_parser(sub, WORK_DIR_HELP)
     cli_corpus.add_parser(sub, WORK_DIR_HELP)
+    cli_merge.add_parser(sub)
+    cli_diff.add_parser(sub)
 
     p = sub.add_parser("demo", help="the classic story: start, crash, inspect, continue, compare")
     p.add_argument(

@@ -50,6 +50,7 @@ def config_from(args: argparse.Namespace) -> CampaignConfig:
         work_parent=args.work_dir,
         kills=args.kills,
         model_behaviour=args.model_behaviour,
+        shard=args.shard,
     )
 
 
@@ -88,6 +89,10 @@ def run(args: argparse.Namespace) -> int:
                 )
                 return 0
         config.check()
+        if config.shard is not None and config.seed is None:
+            from killpoint.values.shard import unseeded
+
+            return cli_output.usage_error(unseeded(config.shard))
     except OptionError as exc:
         dest = "work_dir" if exc.option in ("work_parent", "work_root") else exc.option
         return cli_output.usage_error(exc.text(project.label(dest) if dest in from_file else None))
@@ -159,7 +164,8 @@ def campaign(
             f"killpoint matrix runtime={config.runtime} store={redact(shown(config.store))} "
             f"points={config.points} depth={config.depth} seed={camp.seed} "
             f"workers={config.workers}"
-            + (f" rerun={len(cells)} cell(s)" if cells is not None else ""),
+            + (f" rerun={len(cells)} cell(s)" if cells is not None else "")
+            + (f" shard={config.shard}" if config.shard is not None else ""),
         )
     # Engaged by the campaign at its first interrupt or its last cell; released once the
     # reports are written, which no signal cuts off half-way.
@@ -399,6 +405,12 @@ def add_parser(sub: Any, work_dir_help: str, positive_int: Any) -> None:
         metavar="REPORT.json",
         help="rerun only the unexpected cells of an earlier report (its runtime, store kind, "
         "scenarios and modes)",
+    )
+    p.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="run only shard K of N (cells by a stable hash of their id; give every shard the "
+        "same --seed), then `killpoint merge` the shards' JSON",
     )
     p.set_defaults(func=run)
 

@@ -147,6 +147,9 @@ class Campaign:
         self.accepted = accepted or {}
         self.trimmer = HeapTrimmer()
         self.only = None if cells is None else [kinds.parse_cell(c) for c in cells]
+        if self.only is not None and config.shard is not None:
+            # Known up front (a rerun): the rows no cell of this shard is in are never run.
+            self.only = [c for c in self.only if config.shard.owns(c.id)]
         self.seed = config.seed if config.seed is not None else secrets.randbelow(2**31)
         self.engine = Engine(config.engine_config())
         self.store_kind = self.engine.stores.kind
@@ -170,6 +173,12 @@ class Campaign:
         return rows, skipped
 
     def cells_for(self, base: Baseline) -> list[Cell]:
+        """The cells of the row this campaign runs: its shard's only, when sharded."""
+        cells = self._row_cells(base)
+        shard = self.config.shard
+        return cells if shard is None else [c for c in cells if shard.owns(c.id)]
+
+    def _row_cells(self, base: Baseline) -> list[Cell]:
         row = (base.runtime, base.scenario, base.mode, base.store)
         if self.only is not None:
             only = [c for c in self.only if c.row == row]

@@ -25,6 +25,7 @@ from killpoint.redaction import remember_url
 
 if TYPE_CHECKING:
     from killpoint.values.points import CrashPoint
+    from killpoint.values.shard import Shard
 
 KEEP = ("none", "failed", "all")
 KILLS = ("fast", "real")  # --kills: see killpoint.engine.row_trace
@@ -43,6 +44,7 @@ FLAGS = {
     "work_parent": "--work-dir",
     "work_root": "--work-dir",
     "model_behaviour": "--model-behaviour",
+    "shard": "--shard",
 }
 
 
@@ -208,6 +210,7 @@ class CampaignConfig:
     # `make matrix`) defaults to fast; a configuration built in Python asks for it.
     kills: str = "real"
     model_behaviour: str | None = None  # every re-asked turn answered so (behaviours.py)
+    shard: Shard | None = None  # run only this shard's cells (killpoint.values.shard)
 
     def __post_init__(self) -> None:
         if isinstance(self.points, str):  # a configuration written in Python
@@ -261,6 +264,13 @@ class CampaignConfig:
                 if str(value).strip() not in BEHAVIOURS:
                     raise OptionError(key, value, "not a model behaviour", BEHAVIOURS)
                 values[key] = str(value).strip()
+            elif key == "shard":
+                from killpoint.values.shard import ShardError, parse_shard
+
+                try:
+                    values[key] = parse_shard(value)
+                except ShardError as exc:
+                    raise OptionError(key, value, str(exc)) from None
             else:
                 values[key] = str(value).strip()
                 if key == "store":  # every message after this masks its password

@@ -45,11 +45,15 @@ OPTIONS: tuple[tuple[str, str, str, str | None, str], ...] = (
     ("--crash-model-behaviour", "crash_model_behaviour", "string", "BEHAVIOUR",
      "how the model answers every turn asked again after a crash: regenerate-ids, reorder, "
      "respell or replan (default: as the first time)"),
+    ("--crash-shard", "crash_shard", "string", "K/N",
+     "collect only shard K of N (cells by a stable hash of their id; give every shard the "
+     "same --crash-seed), then `killpoint merge` the shards' --crash-json"),
 )  # fmt: skip
 
 # Settings fields that are campaign options (the rest are the plugin's own).
 CAMPAIGN_KEYS = (
     "runtime", "scenarios", "modes", "points", "depth", "store", "keep", "model_behaviour",
+    "shard",
 )  # fmt: skip
 
 
@@ -78,6 +82,7 @@ class Settings:
     accept: Path | None = None
     cells: tuple[str, ...] = ()  # `killpoint::CELL` arguments: only these (plugin.node_ids)
     model_behaviour: str | None = None
+    shard: str | None = None  # K/N (killpoint.values.shard)
     sources: dict[str, str] = field(default_factory=dict, compare=False)  # key -> label
 
     def label(self, key: str) -> str:
@@ -117,6 +122,10 @@ def read(config: pytest.Config) -> Settings:
     except OptionError as exc:
         raise settings.usage(exc) from None
     seed = values.get("seed")
+    if parsed.shard is not None and seed is None:
+        from killpoint.values.shard import unseeded
+
+        raise masked_usage(unseeded(parsed.shard, settings.label("shard"), "--crash-seed"))
     if seed is not None and seed.strip() != "last":
         try:
             CampaignConfig.from_options(seed=seed)
@@ -139,6 +148,7 @@ def read(config: pytest.Config) -> Settings:
         report=values.get("report"),
         json=values.get("json"),
         accept=values.get("accept"),
+        shard=str(parsed.shard) if parsed.shard is not None else None,
     )
 
 
@@ -187,6 +197,7 @@ def campaign_config(settings: Settings, **overrides: Any) -> CampaignConfig:
         "store": settings.store,
         "keep": settings.keep,
         "model_behaviour": settings.model_behaviour,
+        "shard": settings.shard,
     }
     values.update(overrides)
     return CampaignConfig.from_options(**values)

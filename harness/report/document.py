@@ -91,6 +91,7 @@ def head(
         "seed": seed,
         "runtime": config.runtime,
         "store": "sqlite" if config.store == "sqlite" else "postgresql",
+        "scenarios": list(config.scenario_names()),
         "modes": list(config.mode_names()),
         "points": str(config.points),
         "depth": config.depth,
@@ -98,6 +99,7 @@ def head(
         "excluded_from_comparison": _excluded(config.runtime),
         "accepted": {k: {"reason": a.reason, "link": a.link} for k, a in accepted.items()},
         "narrowed_by": narrowing(config),
+        "shard": config.shard.to_json() if config.shard is not None else None,
     }
 
 
@@ -143,6 +145,10 @@ def assemble(
     left behind are written by this one function."""
     order = ("schema", "command", "seed", "runtime", "store", "modes", "points", "depth")
     document = {k: top[k] for k in order}
+    if top.get("scenarios") is not None:
+        document["scenarios"] = top["scenarios"]
+    if top.get("shard") is not None:  # one shard of a campaign (killpoint.values.shard)
+        document["shard"] = top["shard"]
     document["versions"] = top["versions"]
     document["interrupted"] = interrupted
     rows = planned.get("without_crash", [])

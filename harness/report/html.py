@@ -769,8 +769,22 @@ def assets() -> dict[str, Markup]:
     return found
 
 
-def render_report(document: Mapping[str, Any]) -> str:
+def render_report(
+    document: Mapping[str, Any],
+    *,
+    diff_base: Mapping[str, Any] | None = None,
+    diff_base_name: str = "the base report",
+) -> str:
     """The report as one self-contained HTML page, from the document with every secret
-    masked before anything in it is escaped."""
-    view = build_view(redact_tree(document, limit=FIELD_LIMIT))
+    masked before anything in it is escaped; `diff_base`: an earlier report, whose
+    differences (killpoint.report.diff) the page shows above the groups."""
+    from killpoint.report.diff_view import diff_view
+
+    document = redact_tree(document, limit=FIELD_LIMIT)
+    view = build_view(document)
+    view["diff"] = (
+        diff_view(redact_tree(diff_base, limit=FIELD_LIMIT), document, diff_base_name)
+        if diff_base is not None
+        else None
+    )
     return environment().get_template(TEMPLATE).render(view=view, **assets())

@@ -28,6 +28,7 @@ TOP: dict[str, Spec] = {
     "seed": (int, type(None)),
     "runtime": TEXT,
     "store": TEXT,
+    "scenarios": LIST,
     "modes": LIST,
     "points": TEXT,
     "depth": WHOLE,
@@ -41,7 +42,14 @@ TOP: dict[str, Spec] = {
     "baselines": LIST,
     "planned_cells": LIST,
     "cells": LIST,
+    "shard": (dict, type(None)),
+    "merged_from": LIST,
+    "rerun_of": (dict, type(None)),
 }
+# `shard`: which shard of a campaign the report holds (killpoint.values.shard).
+SHARD: dict[str, Spec] = {"index": WHOLE, "count": WHOLE}
+# `rerun_of`: the earlier report a --rerun-failed reran, and what changed since.
+RERUN_OF: dict[str, Spec] = {"report": TEXT, "still_failing": LIST, "now_passing": LIST}
 CELL: dict[str, Spec] = {
     "id": TEXT,
     "runtime": TEXT,
@@ -208,10 +216,29 @@ def check_cell(cell: Any, where: str) -> None:
             raise SchemaError(f"{where}: id {cell_id!r} does not agree with the cell's fields")
 
 
+def check_shard(shard: Any) -> None:
+    """A shard names K of N, 1 <= K <= N."""
+    from killpoint.values.shard import Shard, ShardError
+
+    check_fields(shard, SHARD, "'shard'")
+    try:
+        Shard.from_json(shard)
+    except ShardError as exc:
+        raise SchemaError(f"'shard' {_shown(shard)}: {exc}") from None
+
+
 def check_document(document: Any) -> None:
     """SchemaError naming the first field of the wrong type."""
     check_fields(document, TOP, "the document")
     _all(document.get("modes", ()), TEXT, "'modes'")
+    _all(document.get("scenarios", ()), TEXT, "'scenarios'")
+    _all(document.get("merged_from", ()), TEXT, "'merged_from'")
+    if document.get("shard") is not None:
+        check_shard(document["shard"])
+    if document.get("rerun_of") is not None:
+        check_fields(document["rerun_of"], RERUN_OF, "'rerun_of'")
+        for key in ("still_failing", "now_passing"):
+            _all(document["rerun_of"].get(key, ()), TEXT, f"'rerun_of'[{key!r}]")
     _all(document.get("excluded_from_comparison", ()), TEXT, "'excluded_from_comparison'")
     for key, value in (document.get("versions") or {}).items():
         if not isinstance(value, str):

@@ -1,0 +1,82 @@
+"""`killpoint merge SHARD.json ... -o ALL.json --report ALL.html`: the shards of one
+campaign (`matrix --shard K/N`, pytest `--crash-shard K/N`) as one report.
+
+Exit 2 when the files are not the shards of one campaign, or one is missing (unless
+--partial); otherwise as the unsharded campaign would have ended: 1 on an unexpected
+verdict, 0 when every one is expected or accepted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from killpoint.cli import output as cli_output
+from killpoint.cli.exit_codes import EXIT_UNEXPECTED
+
+
+def run(args: argparse.Namespace) -> int:
+    from killpoint.cli.documents import targets, write_all
+    from killpoint.report.diff import DiffError, compare
+    from killpoint.report.document import ReportError, read_json
+    from killpoint.report.merge import MergeError, merge, read_shards
+    from killpoint.report.redact import redact_argv
+    from killpoint.report.targets import TargetError
+
+    paths = [Path(p) for p in args.shards]
+    out = Path(args.output)
+    if any(out.exists() and out.samefile(p) for p in paths if p.exists()):
+        return cli_output.usage_error(
+            f"killpoint: -o {str(out)!r} is one of the shards; give another path"
+        )
+    try:
+        documents = read_shards(paths)
+        document = merge(
+            documents,
+            command=" ".join(redact_argv(["killpoint", *sys.argv[1:]])),
+            partial=args.partial,
+        )
+        base = read_json(Path(args.diff_base)) if args.diff_base else None
+        if base is not None:
+            compare(base, document, base_name=args.diff_base, head_name=str(out))
+        found = targets(out, Path(args.report) if args.report else None)
+    except (MergeError, ReportError, DiffError) as exc:
+        return cli_output.usage_error(str(exc))
+    except TargetError as exc:
+        return cli_output.usage_error(f"killpoint: {exc}")
+    written = write_all(document, found, diff_base=base, diff_base_name=args.diff_base or "")
+    summary = document["summary"]
+    stdout = cli_output.stdout()
+    cli_output.plain(
+        stdout,
+        f"merged {len(documents)} shard(s): {summary['cells']} cell(s), "
+        f"{summary['unexpected']} unexpected in {summary['groups']} group(s)",
+    )
+    if document.get("narrowed"):
+        cli_output.plain(stdout, f"narrowed: {document['narrowed']}")
+    cli_output.plain(stdout, f"written: {', '.join(written)}")
+    failing = summary["unexpected"] or summary.get("without_crash")
+    return EXIT_UNEXPECTED if failing else 0
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("merge", help="merge the JSON of a campaign's shards into one report")
+    p.add_argument("shards", nargs="+", metavar="SHARD.json", help="every shard's JSON")
+    p.add_argument("-o", "--output", required=True, metavar="ALL.json", help="the merged JSON")
+    p.add_argument("--report", metavar="ALL.html", help="the merged HTML report")
+    p.add_argument(
+        "--partial",
+        action="store_true",
+        help="merge the shards given even if some are missing (the report names them)",
+    )
+    p.add_argument(
+        "--diff-base",
+        metavar="BASE.json",
+        help="show in the HTML what changed against this earlier report (killpoint diff)",
+    )
+    p.set_defaults(func=run)
+
+
+__all__ = ["add_parser", "run"]

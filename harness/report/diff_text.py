@@ -1,0 +1,117 @@
+"""A report diff (killpoint.report.diff) in words: lines for a terminal, Markdown for a
+pull-request comment. Run content (a sentence, a cell id) is redacted and made inert:
+in Markdown it sits in code spans or has its markup characters escaped, so a scenario's
+text cannot format, link or mention anything in the comment."""
+
+from __future__ import annotations
+
+import re
+
+from killpoint.redaction import redact
+from killpoint.report.diff import CellChange, GroupChange, ReportDiff
+from killpoint.report.text import cut, visible
+
+SHOWN = 20  # cells or groups listed per kind of change; the rest are counted
+
+
+def _code(text: str) -> str:
+    """A Markdown code span that no backtick in `text` can close."""
+    # A `|` would end a table's cell even in a code span (GitHub's tables read `\|`).
+    text = visible(redact(text)).replace("\n", " ").replace("|", "\\|")
+    fence = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _prose(text: str) -> str:
+    """Text with Markdown's and HTML's markup characters escaped."""
+    text = cut(visible(redact(text)).replace("\n", " "), 200)
+    return re.sub(r"([\\`*_{}\[\]()<>#+!|~@&-])", r"\\\1", text)
+
+
+def counts(diff: ReportDiff) -> str:
+    return (
+        f"{len(diff.new_groups)} new group(s), {len(diff.fixed_groups)} fixed, "
+        f"{len(diff.still_groups)} still failing; cells: {len(diff.new)} new, "
+        f"{len(diff.fixed)} fixed, {len(diff.still_failing)} still failing, "
+        f"{len(diff.flaky)} flaky, {len(diff.not_run)} not run"
+    )
+
+
+def _verdicts(change: CellChange) -> str:
+    return f"{change.base or 'not run'} -> {change.head or 'not run'}"
+
+
+def _group_line(change: GroupChange) -> str:
+    return f"{change.heading} [{change.verdict}] {change.base} -> {change.head} cell(s)"
+
+
+SECTIONS = (
+    ("new_groups", "New failing groups"),
+    ("fixed_groups", "Fixed groups"),
+    ("still_groups", "Still failing groups"),
+    ("unexercised_groups", "Groups not exercised (head did not run their cells)"),
+)
+CELL_SECTIONS = (
+    ("new", "New failing cells"),
+    ("fixed", "Fixed cells"),
+    ("still_failing", "Still failing cells"),
+    ("flaky", "Flaky cells (verdict changed, same findings)"),
+)
+
+
+def lines(diff: ReportDiff) -> list[str]:
+    """What `killpoint diff` prints."""
+    found = [f"{diff.head} against {diff.base}: {counts(diff)}"]
+    for name, title in SECTIONS:
+        groups: list[GroupChange] = getattr(diff, name)
+        if groups:
+            found.append(f"{title}:")
+            found += [f"  {visible(redact(_group_line(g)))}" for g in groups[:SHOWN]]
+            if len(groups) > SHOWN:
+                found.append(f"  ... and {len(groups) - SHOWN} more")
+    for name, title in CELL_SECTIONS:
+        cells: list[CellChange] = getattr(diff, name)
+        if cells:
+            found.append(f"{title}:")
+            found += [f"  {visible(redact(c.id))}  {_verdicts(c)}" for c in cells[:SHOWN]]
+            if len(cells) > SHOWN:
+                found.append(f"  ... and {len(cells) - SHOWN} more")
+    return found
+
+
+def markdown(diff: ReportDiff) -> str:
+    """The diff as a pull-request comment."""
+    status = (
+        "**killpoint: new failing groups**"
+        if diff.regressed
+        else "**killpoint: no new failing group**"
+    )
+    out = [f"{status} — {_prose(counts(diff))}", ""]
+    out.append(f"Head {_code(diff.head)} against base {_code(diff.base)}.")
+    for name, title in SECTIONS:
+        groups: list[GroupChange] = getattr(diff, name)
+        if not groups:
+            continue
+        out += ["", f"### {title}", "", "| group | verdict | base | head | example |"]
+        out.append("| --- | --- | ---: | ---: | --- |")
+        for g in groups[:SHOWN]:
+            out.append(
+                f"| {_code(g.heading)} | {_prose(g.verdict)} | {g.base} | {g.head} | "
+                f"{_prose(g.example)} |"
+            )
+        if len(groups) > SHOWN:
+            out.append(f"\n… and {len(groups) - SHOWN} more")
+    for name, title in CELL_SECTIONS:
+        cells: list[CellChange] = getattr(diff, name)
+        if not cells:
+            continue
+        out += ["", f"<details><summary>{title}: {len(cells)}</summary>", ""]
+        out += [f"- {_code(c.id)}: {_prose(_verdicts(c))}" for c in cells[:SHOWN]]
+        if len(cells) > SHOWN:
+            out.append(f"- … and {len(cells) - SHOWN} more")
+        out += ["", "</details>"]
+    return "\n".join(out) + "\n"
+
+
+__all__ = ["counts", "lines", "markdown"]
