@@ -1,0 +1,150 @@
+"""Two shards of a campaign, run for real and merged, give the report one unsharded run of
+it gives, cell for cell; `killpoint merge` refuses what is not the shards of one campaign."""
+
+# ruff: noqa: SIM300
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.harness.cli.test_rerun import killpoint, refused
+
+SELECTION = (
+    "--scenarios", "research,tool-error", "--modes", "tool-batch,runs",
+    "--points", "boundaries,kills", "--seed", "11", "--workers", "2",
+)  # fmt: skip
+TIMED = {"seconds", "cells_per_second"}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One unsharded campaign (all.json) and its two shards (s1.json, s2.json)."""
+    folder = tmp_path_factory.mktemp("shards")
+    for name, more in (("all", ()), ("s1", ("--shard", "1/2")), ("s2", ("--shard", "2/2"))):
+        result = killpoint(
+            "matrix", *SELECTION, *more,
+            "--json", f"{name}.json", "--report", f"{name}.html", cwd=folder,
+        )  # fmt: skip
+        assert 0 == result.returncode, (name, result.stdout, result.stderr)
+    return folder
+
+
+def read(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+def judged(cell: dict[str, Any]) -> dict[str, Any]:
+    """What a cell's judgement is, without what timing and folders change."""
+    keys = ("kind", "severity", "verdict", "expected", "path", "tool", "group", "sentence")
+    return {
+        "id": cell["id"],
+        "verdict": cell["verdict"],
+        "expected": cell["expected"],
+        "accepted": cell["accepted"],
+        "duplicates": cell["duplicates"],
+        "bound": cell["bound"],
+        "detail": cell["detail"],
+        "findings": [{k: f.get(k) for k in keys} for f in cell["findings"]],
+    }
+
+
+class TestMergedEqualsUnsharded:
+    def test_each_shard_holds_its_cells_and_says_which_it_is(self, runs: Path) -> None:
+        whole = {c["id"] for c in read(runs / "all.json")["cells"]}
+        one, two = read(runs / "s1.json"), read(runs / "s2.json")
+        assert {"index": 1, "count": 2} == one["shard"]
+        assert {"index": 2, "count": 2} == two["shard"]
+        ids_one, ids_two = {c["id"] for c in one["cells"]}, {c["id"] for c in two["cells"]}
+        assert ids_one and ids_two and not ids_one & ids_two
+        assert whole == ids_one | ids_two
+        assert len(ids_one) == one["summary"]["planned"]
+
+    def test_the_merge_is_the_unsharded_report_cell_for_cell(self, runs: Path) -> None:
+        result = killpoint(
+            "merge", "s1.json", "s2.json", "-o", "merged.json", "--report", "merged.html",
+            cwd=runs,
+        )  # fmt: skip
+        assert 0 == result.returncode, result.stderr
+        assert "merged 2 shard(s)" in result.stdout
+        whole, merged = read(runs / "all.json"), read(runs / "merged.json")
+        assert [judged(c) for c in whole["cells"]] == [judged(c) for c in merged["cells"]]
+        assert whole["groups"] == merged["groups"]
+        assert whole["without_crash"] == merged["without_crash"]
+        assert whole["skipped"] == merged["skipped"]
+        drop = lambda d: {k: v for k, v in d.items() if k not in TIMED}  # noqa: E731
+        assert drop(whole["summary"]) == drop(merged["summary"])
+        assert [drop(b) for b in whole["baselines"]] == [drop(b) for b in merged["baselines"]]
+        for key in ("seed", "runtime", "store", "scenarios", "modes", "points", "depth"):
+            assert whole[key] == merged[key]
+        assert "shard" not in merged
+        assert ["s1.json", "s2.json"] == merged["merged_from"]
+        assert whole["cells"][0]["id"] in (runs / "merged.html").read_text()
+
+    def test_the_merge_and_the_unsharded_run_have_no_difference(self, runs: Path) -> None:
+        killpoint("merge", "s2.json", "s1.json", "-o", "m2.json", cwd=runs)
+        result = killpoint("diff", "all.json", "m2.json", cwd=runs)
+        assert 0 == result.returncode, result.stderr
+        assert "0 new group(s), 0 fixed, 0 still failing" in result.stdout
+        assert "0 new, 0 fixed, 0 still failing, 0 flaky, 0 not run" in result.stdout
+
+
+class TestRefused:
+    def test_a_missing_shard_is_named(self, runs: Path) -> None:
+        result = killpoint("merge", "s1.json", "-o", "part.json", cwd=runs)
+        refused(result, "shard(s) 2/2 missing", "given: 1/2", "--partial")
+        assert not (runs / "part.json").exists()
+
+    def test_partial_merges_and_says_what_is_missing(self, runs: Path) -> None:
+        result = killpoint("merge", "s1.json", "--partial", "-o", "part.json", cwd=runs)
+        assert 0 == result.returncode, result.stderr
+        merged = read(runs / "part.json")
+        assert "shard(s) 2/2 not merged" in merged["narrowed"]
+        assert len(read(runs / "s1.json")["cells"]) == len(merged["cells"])
+
+    def test_a_shard_given_twice_is_named(self, runs: Path) -> None:
+        shutil.copy(runs / "s1.json", runs / "copy.json")
+        result = killpoint("merge", "s1.json", "copy.json", "s2.json", "-o", "x.json", cwd=runs)
+        refused(result, "shard 1/2 is given twice", "s1.json", "copy.json")
+
+    @pytest.mark.parametrize(
+        ("key", "value", "named"),
+        [
+            ("seed", 12, "seed 11 vs 12"),
+            ("points", "boundaries", "points 'boundaries,kills' vs 'boundaries'"),
+            ("scenarios", ["research"], "scenarios"),
+            ("versions", {"python": "3.0.0"}, "python"),
+        ],
+    )
+    def test_shards_of_another_campaign_are_refused_naming_the_difference(
+        self, runs: Path, key: str, value: Any, named: str
+    ) -> None:
+        other = read(runs / "s2.json")
+        other[key] = value if key != "versions" else {**other["versions"], **value}
+        (runs / "other.json").write_text(json.dumps(other))
+        result = killpoint("merge", "s1.json", "other.json", "-o", "x.json", cwd=runs)
+        refused(result, "other.json is another campaign than s1.json", named)
+        assert not (runs / "x.json").exists()
+
+    def test_an_unsharded_report_is_no_shard(self, runs: Path) -> None:
+        result = killpoint("merge", "all.json", "s1.json", "-o", "x.json", cwd=runs)
+        refused(result, "all.json is not a shard", "--shard K/N")
+
+    def test_a_shard_holding_another_shards_cell_is_refused(self, runs: Path) -> None:
+        one, two = read(runs / "s1.json"), read(runs / "s2.json")
+        one["cells"].append(two["cells"][0])
+        (runs / "forged.json").write_text(json.dumps(one))
+        result = killpoint("merge", "forged.json", "s2.json", "-o", "x.json", cwd=runs)
+        refused(result, "holds cell", two["cells"][0]["id"])
+
+    def test_shards_of_different_counts_are_refused(self, runs: Path) -> None:
+        other = read(runs / "s2.json")
+        other["shard"] = {"index": 2, "count": 3}
+        other["cells"] = []
+        (runs / "three.json").write_text(json.dumps(other))
+        result = killpoint("merge", "s1.json", "three.json", "-o", "x.json", cwd=runs)
+        refused(result, "three.json is shard 2/3", "share N")
