@@ -234,6 +234,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="rebuild the JSON (beside the journal) and the HTML of a campaign that did not "
         "write them, from the .journal.jsonl it left",
     )
+    p.add_argument(
+        "--diff-base",
+        metavar="BASE.json",
+        help="show what changed against this earlier report (as `killpoint diff` does)",
+    )
     p.set_defaults(func=_cmd_report)
     return parser
 

@@ -117,12 +117,16 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.accept:
             accepted = read_accepted(Path(args.accept))
+        elif args.rerun_failed:
+            from killpoint.cli.rerun import carried_accepted
+
+            accepted = carried_accepted(args.rerun_failed)
         for target in (json_target, html_target):
             target.check()
             target.lock()
         if junit_target is not None:
             junit_target.check()
-    except (TargetError, AcceptError) as exc:
+    except (TargetError, AcceptError, KillpointError) as exc:
         for target in (json_target, html_target):
             target.close()
         message = str(exc)
@@ -174,8 +178,13 @@ def campaign(
         result = with_progress(camp, err, recorder=journal, hold=hold)
         if journal is not None:
             journal.ended(result)
+        rerun_of = None
+        if cells is not None:
+            from killpoint.cli.rerun import changes
+
+            rerun_of = changes(args.rerun_failed, cells, heads(result.cells))
         not_written, lost, written = write_reports(
-            result, json_target, html_target, err, rerun=cells is not None
+            result, json_target, html_target, err, rerun=cells is not None, rerun_of=rerun_of
         )
         if junit_target is not None:
             not_written |= ending.write_junit(result, junit_target, written, err)
@@ -187,6 +196,10 @@ def campaign(
     cli_output.summary(result, out, groups)
     narrow = narrowed(result, rerun=cells is not None)
     cli_output.show_unmet(unmet([*groups, *result.row_groups()], accepted, narrow), narrow, out)
+    if rerun_of is not None and cells is not None:
+        from killpoint.cli.rerun import show_changes
+
+        show_changes(rerun_of, len(cells), out)
     cli_output.plain(out, f"seed {camp.seed}")
     for left in result.leftover_stores:
         cli_output.plain(
@@ -316,6 +329,7 @@ def write_reports(
     err: Console,
     *,
     rerun: bool = False,
+    rerun_of: dict[str, Any] | None = None,
 ) -> tuple[bool, bool, list[str]]:
     """Write the JSON, then the HTML; a path that fails gets a fallback (named). Whether
     something could not be written where asked, whether one could not be written at all,
@@ -325,6 +339,8 @@ def write_reports(
     from killpoint.report.redact import redact
 
     document = to_document(result, rerun=rerun)
+    if rerun_of is not None:
+        document["rerun_of"] = rerun_of
     written: list[str] = []
     missed = lost = False
     for target, make in (

@@ -1,4 +1,6 @@
-"""What a report file may make killpoint run: `--rerun-failed` and `replay --json`.
+"""What a report file may make killpoint run: `--rerun-failed` and `replay --json`; and
+what a rerun says against the report it reran (still failing, now passing), judged with
+the accepted groups that report's campaign had (its `--accept`, carried).
 
 A rerun takes its runtime, store kind, scenarios and modes from the report, and a report
 is refused when it disagrees with itself or with what the command line asks (a
@@ -10,12 +12,20 @@ runtime adapter and scenarios, never any callable, is CampaignConfig.check()'s p
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from killpoint.engine.options import CampaignConfig
 from killpoint.errors import KillpointError
-from killpoint.values.cell import Cell
+from killpoint.values.cell import Cell, CellResult
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from killpoint.judge.groups import Accepted
+
+SHOWN = 20  # now-passing cells named one by one; the rest are counted
 
 
 class RerunError(KillpointError, ValueError):
@@ -119,4 +129,53 @@ def rerun_config(
     )
 
 
-__all__ = ["RerunError", "failed_cells", "parsed", "rerun_config", "same_as_report", "store_fix"]
+def carried_accepted(path: str) -> dict[str, Accepted]:
+    """The accepted groups the earlier campaign ran with (its --accept file, as its report
+    holds them): a rerun judges its cells as that campaign did, unless --accept is given."""
+    from killpoint.judge.groups import Accepted
+    from killpoint.report.document import read_json
+
+    found = {}
+    for key, entry in (read_json(Path(path)).get("accepted") or {}).items():
+        found[key] = Accepted(key, str(entry.get("reason") or ""), str(entry.get("link") or ""))
+    return found
+
+
+def changes(path: str, asked: list[str], cells: Sequence[CellResult]) -> dict[str, Any]:
+    """The report's `rerun_of`: of the cells a rerun asked for, those still failing and
+    those now passing (a cell that did not finish, interrupted, is neither)."""
+    ran = {c.id: c for c in cells}
+    return {
+        "report": path,
+        "still_failing": [i for i in asked if i in ran and ran[i].failing],
+        "now_passing": [i for i in asked if i in ran and not ran[i].failing],
+    }
+
+
+def show_changes(change: dict[str, Any], asked: int, out: Console) -> None:
+    from killpoint.cli import output as cli_output
+
+    still, passing = change["still_failing"], change["now_passing"]
+    not_run = asked - len(still) - len(passing)
+    cli_output.plain(
+        out,
+        f"against {change['report']}: {len(still)} still failing, {len(passing)} now passing"
+        + (f", {not_run} not rerun (interrupted)" if not_run else ""),
+    )
+    for cell_id in passing[:SHOWN]:
+        cli_output.plain(out, f"  now passing: {cell_id}")
+    if len(passing) > SHOWN:
+        cli_output.plain(out, f"  ... and {len(passing) - SHOWN} more now passing")
+
+
+__all__ = [
+    "RerunError",
+    "carried_accepted",
+    "changes",
+    "failed_cells",
+    "parsed",
+    "rerun_config",
+    "same_as_report",
+    "show_changes",
+    "store_fix",
+]

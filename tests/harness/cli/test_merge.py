@@ -148,3 +148,44 @@ class TestRefused:
         (runs / "three.json").write_text(json.dumps(other))
         result = killpoint("merge", "s1.json", "three.json", "-o", "x.json", cwd=runs)
         refused(result, "three.json is shard 2/3", "share N")
+
+
+class TestDiffBase:
+    def test_the_merged_html_shows_what_changed_against_a_base_escaped(self, runs: Path) -> None:
+        """A base where one cell failed, with HTML in its group's example: the merged page
+        names the cell fixed and the group, and shows the example as text."""
+        base = read(runs / "all.json")
+        victim = base["cells"][0]
+        victim.update(verdict="lost", expected=False)
+        base["groups"].append(
+            {
+                "key": "acknowledged-lost:-:runs[*].status",
+                "kind": "acknowledged-lost",
+                "tool": None,
+                "path": "runs[*].status",
+                "severity": "high",
+                "verdict": "lost",
+                "meaning": "m",
+                "count": 1,
+                "cells": [victim["id"]],
+                "example": "<script>alert(1)</script>",
+                "example_cell": victim["id"],
+                "replay": "",
+                "accepted": None,
+            }
+        )
+        (runs / "base.json").write_text(json.dumps(base))
+        result = killpoint(
+            "merge", "s1.json", "s2.json", "-o", "d.json", "--report", "d.html",
+            "--diff-base", "base.json", cwd=runs,
+        )  # fmt: skip
+        assert 0 == result.returncode, result.stderr
+        page = (runs / "d.html").read_text()
+        assert 'id="diff"' in page
+        assert "Against base.json: 0 new group(s), 1 fixed" in page
+        assert "Fixed cells: 1" in page and victim["id"] in page
+        assert "<script>alert(1)" not in page
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+        report = killpoint("report", "d.json", "-o", "r.html", "--diff-base", "base.json", cwd=runs)
+        assert 0 == report.returncode, report.stderr
+        assert "Against base.json: 0 new group(s), 1 fixed" in (runs / "r.html").read_text()

@@ -137,3 +137,55 @@ def test_replay_json_refuses_a_report_that_disagrees_with_its_cell(tmp_path: Pat
 def test_replay_of_a_postgresql_cell_without_a_store_is_refused(tmp_path: Path) -> None:
     cell = "reference/research/tool-batch/postgresql/after-checkpoint:1"
     refused(killpoint("replay", cell, cwd=tmp_path), "ran on postgresql", "give --store")
+
+
+class TestRerunAgainstTheReport:
+    """`--rerun-failed` says what changed since the report it reran, and judges with the
+    accepted groups that report's campaign had."""
+
+    RUNTIME = "tests.harness.broken_adapters:Stamped"  # after-checkpoint:1 fails, :2 passes
+
+    def first(self, tmp_path: Path) -> dict[str, Any]:
+        done = killpoint(
+            "matrix", "--runtime", self.RUNTIME, "--scenarios", "research",
+            "--modes", "tool-batch", "--points", "after-checkpoint:1,after-checkpoint:2",
+            "--json", "a.json", "--report", "a.html", cwd=tmp_path,
+        )  # fmt: skip
+        assert 1 == done.returncode, done.stdout + done.stderr
+        document: dict[str, Any] = json.loads((tmp_path / "a.json").read_text())
+        return document
+
+    def test_a_cell_still_failing_is_said_and_written(self, tmp_path: Path) -> None:
+        self.first(tmp_path)
+        done = rerun(tmp_path, tmp_path / "a.json")
+        assert 1 == done.returncode, done.stdout + done.stderr
+        assert f"against {tmp_path / 'a.json'}: 1 still failing, 0 now passing" in done.stdout
+        written = json.loads((tmp_path / "out.json").read_text())["rerun_of"]
+        row = f"{self.RUNTIME}/research/tool-batch/sqlite"
+        assert [f"{row}/after-checkpoint:1"] == written["still_failing"]
+        assert [] == written["now_passing"]
+
+    def test_a_cell_now_passing_is_named(self, tmp_path: Path) -> None:
+        """A report that says a reference cell lost its run; rerun, the cell passes."""
+        done = rerun(tmp_path, report(tmp_path))
+        assert 0 == done.returncode, done.stdout + done.stderr
+        assert "crafted.json: 0 still failing, 1 now passing" in done.stdout
+        assert f"  now passing: {CELL}" in done.stdout
+        written = json.loads((tmp_path / "out.json").read_text())["rerun_of"]
+        assert {"still_failing": [], "now_passing": [CELL]} == {
+            k: written[k] for k in ("still_failing", "now_passing")
+        }
+
+    def test_the_earlier_accept_is_carried(self, tmp_path: Path) -> None:
+        """The earlier campaign accepted the group (its report says so) but its cell was
+        failing when written: the rerun accepts it without --accept, and exits 0."""
+        document = self.first(tmp_path)
+        (key,) = {g["key"] for g in document["groups"] if g["verdict"] != "ok"}
+        document["accepted"] = {key: {"reason": "a clock in every run", "link": None}}
+        (tmp_path / "earlier.json").write_text(json.dumps(document))
+        done = rerun(tmp_path, tmp_path / "earlier.json")
+        assert 0 == done.returncode, done.stdout + done.stderr
+        assert f"accepted: {key}: 1 cell: a clock in every run" in done.stdout
+        assert "0 still failing, 1 now passing" in done.stdout
+        written = json.loads((tmp_path / "out.json").read_text())
+        assert ["a clock in every run"] == [a["reason"] for a in written["accepted"].values()]
