@@ -25,6 +25,7 @@ from killpoint.cli import matrix as cli_matrix
 from killpoint.cli import merge as cli_merge
 from killpoint.cli import output as cli_output
 from killpoint.cli import replay as cli_replay
+from killpoint.cli import search_report
 from killpoint.cli.exit_codes import EXIT_USAGE, interrupted_status
 
 WORK_DIR_HELP = (
@@ -71,7 +72,8 @@ def _cmd_search(args: argparse.Namespace) -> int:
     from killpoint.engine.cell_host import EngineConfig
     from killpoint.engine.engine import Engine
     from killpoint.engine.options import CampaignConfig, ConfigError, OptionError
-    from killpoint.engine.search import search
+    from killpoint.engine.search import database_at, search
+    from killpoint.report.targets import TargetError
 
     try:
         config = CampaignConfig.from_options(
@@ -83,10 +85,14 @@ def _cmd_search(args: argparse.Namespace) -> int:
             seed=args.seed,
         )
         config.check()
+        found_targets = search_report.targets(args, config.runtime)
     except OptionError as exc:
         return cli_output.usage_error(exc.text(cli_check.LABELS.get(exc.option)))
     except ConfigError as exc:
         return cli_output.usage_error(str(exc))
+    except TargetError as exc:
+        return cli_output.usage_error(f"killpoint: {exc}")
+    folder = search_report.database_folder(args)
     engine = Engine(EngineConfig(store=config.store, timeout=config.timeout))
     row = (config.runtime, args.scenario, args.mode, engine.stores.kind)
     out = cli_output.stdout()
@@ -95,18 +101,25 @@ def _cmd_search(args: argparse.Namespace) -> int:
             out, f"searching {'/'.join(row)} (depth {args.depth}, seed {config.seed}) ..."
         )
     found = search(
-        engine, row, depth=args.depth, max_examples=args.max_examples, seed=config.seed or 0
+        engine,
+        row,
+        depth=args.depth,
+        max_examples=args.max_examples,
+        seed=config.seed or 0,
+        database=database_at(folder),
     )
     if not verbosity.quiet():
         cli_output.plain(out, f"ran {len(found.tried)} schedules")
     if found.minimal is None:
         cli_output.plain(out, "no schedule gave an unexpected verdict")
-        return 0
-    m = found.minimal
-    cli_output.plain(out, f"minimal failing schedule: {'+'.join(m.schedule)}")
-    cli_output.plain(out, f"  {m.verdict}: {cli_output.cut(m.detail)}")
-    cli_output.plain(out, f"  replay: {m.replay}")
-    return 1
+    else:
+        m = found.minimal
+        cli_output.plain(out, f"minimal failing schedule: {'+'.join(m.schedule)}")
+        cli_output.plain(out, f"  {m.verdict}: {cli_output.cut(m.detail)}")
+        cli_output.plain(out, f"  replay: {m.replay}")
+    written = search_report.write(found, config, args.depth, folder, found_targets)
+    cli_output.plain(out, f"written: {', '.join(written)}")
+    return 0 if found.minimal is None else 1
 
 
 # -- report -------------------------------------------------------------------------------
@@ -223,6 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-examples", type=_positive_int, default=30)
     p.add_argument("--seed", default="0")
     p.add_argument("--timeout", default="30")
+    search_report.add_options(p)
     p.set_defaults(func=_cmd_search)
 
     p = sub.add_parser("report", help="render a saved JSON as the HTML crash-matrix report")

@@ -3,16 +3,22 @@
 A schedule is a sequence of crashes: a first kill anywhere, then crashes of the
 resumed runs at later boundaries. Hypothesis explores schedules and, once one gets
 an unexpected verdict, shrinks it: fewer crashes, earlier points.
+
+Failures are kept in a hypothesis example database (a directory, `.killpoint/search`
+by default: hypothesis's own format, so it can be shared as its directory databases are,
+committed or cached by CI) under a key per row and depth; the next search of that row
+replays them first (hypothesis's reuse phase), before generating anything new.
 """
 
 from __future__ import annotations
 
-import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from hypothesis import HealthCheck, Phase, find, settings
+from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import strategies as st
-from hypothesis.errors import NoSuchExample
+from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
 from killpoint import kinds
 from killpoint.engine.engine import Engine
@@ -20,11 +26,25 @@ from killpoint.judge.baseline import Baseline
 from killpoint.values.cell import Cell, CellResult
 from killpoint.values.points import CrashPoint, PointError, Schedule
 
+DEFAULT_DATABASE = Path(".killpoint") / "search"
+
 
 @dataclass
 class SearchResult:
-    tried: dict[Schedule, CellResult] = field(default_factory=dict)
+    tried: dict[Schedule, CellResult] = field(default_factory=dict)  # in the order tried
     minimal: CellResult | None = None
+    baseline: Baseline | None = None
+
+
+def database_at(folder: Path | None) -> ExampleDatabase | None:
+    """The example database in `folder` (None: no database, nothing kept or replayed)."""
+    return None if folder is None else DirectoryBasedExampleDatabase(str(folder))
+
+
+def database_key(row: tuple[str, str, str, str], depth: int) -> bytes:
+    """One key per row and depth: a failure of one row is never replayed on another
+    (hypothesis's own default key, the condition's source, is the same for every row)."""
+    return f"killpoint.search/{'/'.join(row)}/depth={depth}".encode()
 
 
 def schedules(base: Baseline, depth: int) -> st.SearchStrategy[Schedule]:
@@ -50,6 +70,40 @@ def schedules(base: Baseline, depth: int) -> st.SearchStrategy[Schedule]:
     )
 
 
+class _Found(Exception):
+    """Raised by the property on a failing schedule: what hypothesis shrinks."""
+
+
+def find_failing(
+    strategy: st.SearchStrategy[Schedule],
+    fails: Callable[[Schedule], bool],
+    chosen: settings,
+    *,
+    seed: int,
+    key: bytes,
+) -> Schedule | None:
+    """hypothesis.find, seeded and with a database at once: find() takes a `random`, and
+    seeds the test with @seed, which turns the database off (a seeded run is meant to be
+    reproducible, not to replay). So the seed and the database key are set as find()
+    itself sets its key, on the test, and the settings keep their database."""
+    last: list[Schedule] = []
+
+    @chosen
+    @given(strategy)
+    def test(schedule: Schedule) -> None:
+        if fails(schedule):
+            last[:] = [schedule]
+            raise _Found
+
+    test._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
+    test._hypothesis_internal_database_key = key  # type: ignore[attr-defined]
+    try:
+        test()
+    except _Found:
+        return last[0]  # hypothesis replays the minimal failing schedule last
+    return None
+
+
 def search(
     engine: Engine,
     row: tuple[str, str, str, str],
@@ -57,12 +111,13 @@ def search(
     depth: int = 2,
     max_examples: int = 30,
     seed: int = 0,
+    database: ExampleDatabase | None = None,
 ) -> SearchResult:
     base = engine.baseline(row)
-    result = SearchResult()
+    result = SearchResult(baseline=base)
     if base.problem or base.nondeterministic:
         cell = Cell(*row, schedule=Schedule((CrashPoint("mid-model", 1),)))
-        result.minimal = engine.run_cell(cell)
+        result.minimal = result.tried[cell.schedule] = engine.run_cell(cell)
         return result
 
     def fails(schedule: Schedule) -> bool:
@@ -70,20 +125,22 @@ def search(
             result.tried[schedule] = engine.run_cell(Cell(*row, schedule=schedule))
         return not result.tried[schedule].expected
 
-    try:
-        minimal = find(
-            schedules(base, depth),
-            fails,
-            settings=settings(
-                max_examples=max_examples,
-                database=None,
-                deadline=None,
-                phases=(Phase.generate, Phase.shrink),
-                suppress_health_check=list(HealthCheck),
-            ),
-            random=random.Random(seed),
-        )
-    except NoSuchExample:
+    minimal = find_failing(
+        schedules(base, depth),
+        fails,
+        settings(
+            max_examples=max_examples,
+            database=database,
+            deadline=None,
+            phases=(Phase.reuse, Phase.generate, Phase.shrink),
+            suppress_health_check=list(HealthCheck),
+            report_multiple_bugs=False,
+            verbosity=Verbosity.quiet,
+        ),
+        seed=seed,
+        key=database_key(row, depth),
+    )
+    if minimal is None:
         return result
     result.minimal = result.tried[minimal]
     return result
