@@ -18,14 +18,13 @@ from typing import Any, NoReturn
 
 from killpoint.adapters.registry import RUNTIME_HELP
 from killpoint.cli import check as cli_check
-from killpoint.cli import common, verbosity
+from killpoint.cli import common, search_report, verbosity
 from killpoint.cli import corpus as cli_corpus
 from killpoint.cli import diff as cli_diff
 from killpoint.cli import matrix as cli_matrix
 from killpoint.cli import merge as cli_merge
 from killpoint.cli import output as cli_output
 from killpoint.cli import replay as cli_replay
-from killpoint.cli import search_report
 from killpoint.cli.exit_codes import EXIT_USAGE, interrupted_status
 
 WORK_DIR_HELP = (
