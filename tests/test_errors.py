@@ -11,8 +11,9 @@ from killpoint.errors import KillpointError
 
 HARNESS = Path(__file__).resolve().parents[1] / "harness"
 # Not errors of killpoint's: a pytest item's failure (pytest shows it), a cell's early end
-# inside its own run (caught there), and a signal taking the Ctrl-C path.
-NOT_ERRORS = {"CellFailed", "CellOver", "Stopped", "KillpointError"}
+# inside its own run (caught there), a signal taking the Ctrl-C path, a corpus state's
+# failure as a pytest item, and the failing schedule search hands hypothesis to shrink.
+NOT_ERRORS = {"CellFailed", "CellOver", "Stopped", "KillpointError", "UpgradeFailed", "_Found"}
 BUILTIN_ERRORS = {
     name
     for name, value in vars(builtins).items()

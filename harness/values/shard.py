@@ -14,8 +14,10 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+from killpoint.errors import KillpointError
 
-class ShardError(ValueError):
+
+class ShardError(KillpointError, ValueError):
     """A `K/N` that names no shard; the message says why and what to give."""
 
 

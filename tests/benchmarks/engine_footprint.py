@@ -114,6 +114,7 @@ def main() -> None:
     if args.no_trim:
         camp.trimmer.interval = float("inf")
     seen: dict[int, tuple[float, int, int, int, int]] = {}
+    stopping: list[int] = []
     done = 0
     t0 = time.monotonic()
 
@@ -128,8 +129,12 @@ def main() -> None:
         if done == first:
             seen[first] = measure()
         out_of_time = time.monotonic() - t0 > args.minutes * 60
+        if stopping:
+            return  # a cell that ended while the campaign stopped: already past the limit
         if done >= args.cells or (out_of_time and done > first):
             seen[done] = measure()
+            stopping.append(done)
+            # Once only: the campaign hands over the cells that end while it stops.
             raise Enough()
 
     planned: list[int] = []

@@ -14,6 +14,7 @@ from killpoint.engine.campaign import Campaign, CampaignConfig
 from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.cell_run import CellRun
 from killpoint.engine.engine import Engine
+from killpoint.engine.state_copy import Copy
 from killpoint.values.cell import Cell
 from killpoint.workers.processes import Worker
 
@@ -28,10 +29,10 @@ def test_an_exception_in_a_cell_is_its_error_finding(
     evidence; the campaign records every other cell as usual."""
     execute = CellRun.execute
 
-    def broken_on_2(self: CellRun) -> None:
+    def broken_on_2(self: CellRun, copy: Copy | None = None) -> None:
         if str(self.cell.schedule) == "after-checkpoint:2":
             raise RuntimeError("a harness bug")
-        execute(self)
+        execute(self, copy)
 
     monkeypatch.setattr(CellRun, "execute", broken_on_2)
     config = CampaignConfig.from_options(
