@@ -142,7 +142,7 @@ def main() -> None:
         result = camp.run(on_planned=planned.append, on_cell=on_cell)
     finally:
         processes.kill_all()
-    if done not in seen and done >= first:
+    if not stopping and done not in seen and done >= first:
         seen[done] = measure()
     print(f"default matrix: {planned[0] if planned else '?'} cells planned, {done} run "
           f"({len(result.cells)} kept in the result), {args.workers} workers, store {args.store}")  # fmt: skip
