@@ -65,19 +65,19 @@ def lines(diff: ReportDiff) -> list[str]:
     found = [f"{diff.head} against {diff.base}: {counts(diff)}"]
     for name, title in SECTIONS:
         groups: list[GroupChange] = getattr(diff, name)
-        if groups:
-            found.append(f"{title}:")
-            found += [f"  {visible(redact(_group_line(g)))}" for g in groups[:SHOWN]]
-            if len(groups) > SHOWN:
-                found.append(f"  ... and {len(groups) - SHOWN} more")
+        found += _section(title, [visible(redact(_group_line(g))) for g in groups])
     for name, title in CELL_SECTIONS:
         cells: list[CellChange] = getattr(diff, name)
-        if cells:
-            found.append(f"{title}:")
-            found += [f"  {visible(redact(c.id))}  {_verdicts(c)}" for c in cells[:SHOWN]]
-            if len(cells) > SHOWN:
-                found.append(f"  ... and {len(cells) - SHOWN} more")
+        found += _section(title, [f"{visible(redact(c.id))}  {_verdicts(c)}" for c in cells])
     return found
+
+
+def _section(title: str, entries: list[str]) -> list[str]:
+    """A titled list cut to SHOWN entries; nothing when it is empty."""
+    if not entries:
+        return []
+    more = [f"  ... and {len(entries) - SHOWN} more"] if len(entries) > SHOWN else []
+    return [f"{title}:", *(f"  {e}" for e in entries[:SHOWN]), *more]
 
 
 def markdown(diff: ReportDiff) -> str:
