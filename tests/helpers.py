@@ -412,3 +412,24 @@ def crash_after_checkpoint(
             store.dispose()
         code = kill_tree(w.proc)
     return Crash(ready=ready, run_at_kill=run, session_at_kill=session, returncode=code)
+
+
+@contextmanager
+def mounted_tmpfs(folder: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of `size` (e.g. "4m") mounted at `folder`: a filesystem that fills up for
+    real. Skips without root or where mounting is refused."""
+    import pytest
+
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs to fill needs root (mount -t tmpfs)")
+    folder.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import errno
 import os
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,25 +17,14 @@ from killpoint.scenarios import Ledger
 from killpoint.scenarios.own_writes import on_refused
 from killpoint.workers.processes import Worker
 from killpoint.workers.worker import WorkerSpec
+from tests.helpers import mounted_tmpfs
 
 
 @pytest.fixture
 def full_tmpfs(tmp_path: Path) -> Iterator[Path]:
-    """A 1 MB tmpfs, filled to its last block."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs to fill needs root (mount -t tmpfs)")
-    mnt = tmp_path / "small"
-    mnt.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    try:
+    """A 1 MB tmpfs (each test fills it)."""
+    with mounted_tmpfs(tmp_path / "small", "1m") as mnt:
         yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
 def test_a_ledger_line_the_disk_refuses_is_told_then_raised(full_tmpfs: Path) -> None:

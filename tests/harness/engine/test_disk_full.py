@@ -18,6 +18,7 @@ from killpoint.engine import engine as engine_module
 from killpoint.engine.campaign import Campaign, CampaignConfig
 from killpoint.stores import outage
 from tests.harness.ticking_campaign import TickingCampaign
+from tests.helpers import mounted_tmpfs
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -27,20 +28,8 @@ pytestmark = pytest.mark.slow
 @pytest.fixture
 def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
     """A 4 MB tmpfs (root only: nothing else gives a filesystem that fills up for real)."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs to fill needs root (mount -t tmpfs)")
-    mnt = tmp_path / "small"
-    mnt.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mnt)],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    try:
+    with mounted_tmpfs(tmp_path / "small", "4m") as mnt:
         yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
 def fill(folder: Path) -> None:
