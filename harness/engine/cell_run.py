@@ -486,8 +486,8 @@ class CellRun:
             # Only what was compared: the contract and the ledger may still find more, and
             # the timeline's last event says the verdict.
             self.event(
-                f"the {self.sides.actual}'s session matches the {self.sides.expected}'s, field "
-                "by field"
+                f"the session of the {self.sides.actual} matches that of the "
+                f"{self.sides.expected}, field by field"
             )
 
     # -- the whole cell ---------------------------------------------------------------------
