@@ -19,6 +19,12 @@ SCENARIO_VERSION_HELP = (
 )
 
 
+STORE_HELP = (
+    "sqlite (default), or a postgresql+psycopg:// URL: a PostgreSQL corpus keeps each state "
+    "as a dump of its schema (pg_dump) and is checked on a server given here"
+)
+
+
 def _config(args: argparse.Namespace, runtime: str, scenarios: str | None) -> Any:
     from killpoint.engine.options import CampaignConfig
 
@@ -32,6 +38,7 @@ def _config(args: argparse.Namespace, runtime: str, scenarios: str | None) -> An
         timeout=args.timeout,
         work_parent=args.work_dir,
         keep="none",
+        store=args.store or "sqlite",
     )
     config.check()
     return config
@@ -146,6 +153,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from killpoint.corpus.check import check
     from killpoint.corpus.manifest import CorpusError
     from killpoint.engine.options import ConfigError, runtime_adapter
+    from killpoint.stores import StoreError
     from killpoint.values.scenario_refs import ScenarioRefError
 
     try:
@@ -157,8 +165,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             timeout=float(args.timeout),
             workers=int(args.workers),
             work_parent=Path(args.work_dir) if args.work_dir else None,
+            store=args.store or "sqlite",
         )
-    except (CorpusError, ConfigError, ScenarioRefError) as exc:
+    except (CorpusError, ConfigError, ScenarioRefError, StoreError) as exc:
         return cli_output.usage_error(str(exc))
     return _report(result, args.json)
 
@@ -230,6 +239,7 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
                 timeout=float(args.timeout),
                 workers=int(args.workers),
                 work_parent=Path(args.work_dir) if args.work_dir else None,
+                store=args.store or "sqlite",
             )
         except CorpusError as exc:
             return cli_output.usage_error(str(exc))
@@ -251,6 +261,7 @@ def _selection(p: argparse.ArgumentParser, work_dir_help: str) -> None:
     p.add_argument("--workers", default=str(default_workers()), help="cells at once")
     p.add_argument("--timeout", default="30", help="seconds per worker before 'hung'")
     p.add_argument("--work-dir", help=work_dir_help)
+    p.add_argument("--store", help=STORE_HELP)
 
 
 def add_parser(sub: Any, work_dir_help: str) -> None:
@@ -269,6 +280,7 @@ def add_parser(sub: Any, work_dir_help: str) -> None:
     c.add_argument("--workers", default="2", help="states at once")
     c.add_argument("--timeout", default="30", help="seconds per resumer before 'hung'")
     c.add_argument("--work-dir", help=work_dir_help)
+    c.add_argument("--store", help=STORE_HELP)
     c.add_argument("--json", help="also write the results as JSON here")
     c.set_defaults(func=cmd_check)
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from killpoint.corpus import groups, snapshot
 from killpoint.corpus import manifest as mf
+from killpoint.corpus.manifest import CorpusError
 from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.engine import SESSION_ID, Engine
 from killpoint.judge.baseline import Baseline, durable_results, effects
@@ -137,6 +138,25 @@ def repeated(
     return found
 
 
+def matching_store(corpus: Path, kept: str, store: str) -> None:
+    """A corpus's states restore only into the kind of store that kept them: CorpusError
+    naming the option that fits."""
+    from killpoint.stores import store_kind
+
+    given = store_kind(store)
+    if given == kept:
+        return
+    fix = (
+        "check it without --store (each state restores into a SQLite file)"
+        if kept == "sqlite"
+        else "give --store postgresql+psycopg://USER@HOST:PORT/DBNAME (a server to restore into)"
+    )
+    raise CorpusError(
+        f"killpoint: corpus {str(corpus)!r} holds {kept} states and the store given is "
+        f"{given}; {fix}"
+    )
+
+
 class Checker:
     """Checks states of one corpus under one runtime, sharing baselines per row."""
 
@@ -148,12 +168,14 @@ class Checker:
         scenario_version: str | None = None,
         timeout: float = 30.0,
         work_parent: Path | None = None,
+        store: str = "sqlite",
     ) -> None:
         self.corpus = corpus
         self.manifest = mf.read_manifest(corpus)
+        matching_store(corpus, self.manifest.store, store)
         self.runtime = runtime
         self.scenario_version = scenario_version
-        self.engine = Engine(EngineConfig(store="sqlite", timeout=timeout, work_parent=work_parent))
+        self.engine = Engine(EngineConfig(store=store, timeout=timeout, work_parent=work_parent))
         self.adapter = self.engine.adapter(runtime)
 
     def states(self) -> list[tuple[Path, mf.StateInfo]]:
@@ -211,15 +233,16 @@ class Checker:
     def _check(
         self, folder: Path, info: mf.StateInfo, ref: str
     ) -> list[tuple[str, str, list[str]]]:
-        row = (self.runtime, ref, info.mode, "sqlite")
+        row = (self.runtime, ref, info.mode, self.manifest.store)
         base = self.engine.baseline(row)
         if base.problem or base.nondeterministic:
             return [("no-baseline", base.problem or base.nondeterministic or "", [])]
         work = self.engine.work_dir(f"corpus-{mf.folder_name(info.id)}")
+        url = self.engine.stores.fresh(work)
         try:
-            return self._resume(folder, info, row, base, work)
+            return self._resume(folder, info, row, base, work, url)
         finally:
-            self.engine.forget_store(self.engine.stores.fresh(work))
+            self.engine.forget_store(url)
             self.engine.settle_folder(work, keep=False)
 
     def _resume(
@@ -229,8 +252,8 @@ class Checker:
         row: tuple[str, str, str, str],
         base: Baseline,
         work: Path,
+        url: str,
     ) -> list[tuple[str, str, list[str]]]:
-        url = self.engine.stores.fresh(work)
         snapshot.restore(folder, work, url)
         old_entries = ledger_mod.read(work / LEDGER)
         try:
@@ -391,9 +414,11 @@ def check(
     workers: int = 2,
     only: Iterable[str] | None = None,
     work_parent: Path | None = None,
+    store: str = "sqlite",
     on_state: Callable[[StateResult], None] = lambda r: None,
 ) -> CheckResult:
-    """Check every state of `corpus` (or the ids in `only`) under `runtime` now."""
+    """Check every state of `corpus` (or the ids in `only`) under `runtime` now, restoring
+    into `store` (sqlite, or the PostgreSQL server of a corpus recorded on one)."""
     t0 = time.monotonic()
     checker = Checker(
         corpus,
@@ -401,6 +426,7 @@ def check(
         scenario_version=scenario_version,
         timeout=timeout,
         work_parent=work_parent,
+        store=store,
     )
     wanted = set(only) if only is not None else None
     chosen = [(f, s) for f, s in checker.validate() if wanted is None or s.id in wanted]
@@ -423,4 +449,12 @@ def check(
     return result
 
 
-__all__ = ["CheckResult", "Checker", "StateResult", "check", "checked_ref", "repeated"]
+__all__ = [
+    "CheckResult",
+    "Checker",
+    "StateResult",
+    "check",
+    "checked_ref",
+    "matching_store",
+    "repeated",
+]

@@ -26,6 +26,8 @@ STATE = "state.json"
 STATES = "states"
 BASELINES = "baselines"
 MAX_MANIFEST_BYTES = 8 * 1024 * 1024
+# A SQLite state is a file (store.db); a PostgreSQL state a dump of its schema (store.sql).
+STORES = ("sqlite", "postgresql")
 
 
 class CorpusError(KillpointError, ValueError):
@@ -46,7 +48,7 @@ class Versions:
 class Manifest:
     schema: int
     versions: Versions
-    store: str  # "sqlite"
+    store: str  # "sqlite" | "postgresql": which a check must be given
     states: tuple[str, ...]  # state ids, in order
     created: str = ""
 
@@ -172,7 +174,7 @@ def read_manifest(folder: Path) -> Manifest:
         libraries={str(k): str(x) for k, x in libs.items()},
     )
     store = _field(data, "store", str, where)
-    if store != "sqlite":
+    if store not in STORES:
         raise CorpusError(f"killpoint: {where}: store {store!r} is not one this killpoint restores")
     states = _field(data, "states", list, where)
     if not all(isinstance(s, str) for s in states):
@@ -218,7 +220,7 @@ MANIFEST_SCHEMA: dict[str, Any] = {
     "properties": {
         "schema": {"const": SCHEMA},
         "created": {"type": "string", "description": "UTC time of the recording"},
-        "store": {"enum": ["sqlite"]},
+        "store": {"enum": list(STORES)},
         "states": {"type": "array", "items": {"type": "string"}},
         "versions": {
             "type": "object",

@@ -8,6 +8,9 @@ recovers the WAL the same way and ignores frames without a commit). A byte copy 
 file and its -wal could race a checkpoint that another connection of the engine's runs
 as it closes; the backup reads one consistent snapshot. The copy is one self-contained
 file: a resumer finds the same rows, in the same schema, at the same page format.
+
+A PostgreSQL store (a schema per cell) is kept as a dump of its schema and restored into
+the checking cell's fresh schema (killpoint.corpus.pg_state).
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+from killpoint.corpus import pg_state
+from killpoint.stores import kind_of_url
 from killpoint.stores.sqlite import path_of
 from killpoint.workers.worker import LEDGER, MODEL_STATE
 
@@ -39,8 +44,9 @@ def keep(work: Path, url: str, dest: Path) -> int:
     """Copy the store at `url` and the cell's ledger and model state into `dest`; the
     bytes kept."""
     dest.mkdir(parents=True, exist_ok=True)
-    db = path_of(url)
-    if Path(db).exists():
+    if kind_of_url(url) == "postgresql":
+        pg_state.dump(url, dest / pg_state.DUMP)
+    elif Path(db := path_of(url)).exists():
         _backup(db, dest / STORE)
     if (work / LEDGER).exists():
         shutil.copyfile(work / LEDGER, dest / LEDGER)
@@ -52,7 +58,10 @@ def keep(work: Path, url: str, dest: Path) -> int:
 def restore(state: Path, work: Path, url: str) -> None:
     """Put a kept state where a fresh worker of `work` looks: the store at `url`, the
     ledger and the model's state in `work`."""
-    if (state / STORE).exists():
+    if kind_of_url(url) == "postgresql":
+        if (state / pg_state.DUMP).exists():
+            pg_state.restore(state / pg_state.DUMP, url)
+    elif (state / STORE).exists():
         _backup(str(state / STORE), Path(path_of(url)))
     if (state / LEDGER).exists():
         shutil.copyfile(state / LEDGER, work / LEDGER)

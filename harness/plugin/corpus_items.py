@@ -100,7 +100,10 @@ class CorpusPlugin:
 
         runtime = config.getoption("crash_runtime", None) or "reference"
         self.checker = Checker(
-            corpus, runtime, scenario_version=config.getoption("crash_scenario_version")
+            corpus,
+            runtime,
+            scenario_version=config.getoption("crash_scenario_version"),
+            store=config.getoption("crash_store", None) or "sqlite",
         )
         self.checker.validate()
 
@@ -128,11 +131,12 @@ def configure(config: pytest.Config) -> None:
     if not folder:
         return
     from killpoint.corpus.manifest import CorpusError
+    from killpoint.stores import StoreError
     from killpoint.values.scenario_refs import ScenarioRefError
 
     try:
         plugin = CorpusPlugin(config, Path(folder))
-    except (CorpusError, ScenarioRefError) as exc:
+    except (CorpusError, ScenarioRefError, StoreError) as exc:
         raise pytest.UsageError(str(exc)) from None
     config.pluginmanager.register(plugin, "killpoint-corpus")
 
@@ -144,20 +148,23 @@ def check_upgrade(
     scenario_version: str | None = None,
     timeout: float = 30.0,
     work_parent: Path | None = None,
+    store: str = "sqlite",
 ) -> CheckResult:
-    """Check every state of `corpus`; fail the test with one line per failing state."""
+    """Check every state of `corpus` (restored into `store`: sqlite, or the PostgreSQL
+    server of a corpus recorded on one); fail the test with one line per failing state."""
     __tracebackhide__ = True
     from killpoint.corpus.check import check
     from killpoint.corpus.manifest import CorpusError
+    from killpoint.stores import StoreError
     from killpoint.values.scenario_refs import ScenarioRefError
 
     problem = None
     try:
         result = check(
             Path(corpus), runtime, scenario_version=scenario_version, timeout=timeout,
-            work_parent=work_parent,
+            work_parent=work_parent, store=store,
         )  # fmt: skip
-    except (CorpusError, ScenarioRefError) as exc:
+    except (CorpusError, ScenarioRefError, StoreError) as exc:
         problem = f"{exc} (in crash.check_upgrade)"
     if problem is not None:
         pytest.fail(problem, pytrace=False)
