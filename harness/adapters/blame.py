@@ -30,10 +30,13 @@ class AdapterFault(KillpointError, RuntimeError):
     """An adapter method called by the engine raised, or returned what the Protocol does
     not allow; `method` names it ("read_session()")."""
 
-    def __init__(self, method: str, what: str, evidence: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, method: str, what: str, evidence: tuple[str, ...] = (), *, raised: bool = False
+    ) -> None:
         super().__init__(f"the adapter's {method} {redact(what)}")
         self.method = method
         self.evidence = tuple(redact(line) for line in evidence)
+        self.raised = raised  # False: it answered outside the Protocol
 
 
 def charged(method: str, fn: Callable[..., T]) -> Callable[..., T]:
@@ -47,7 +50,9 @@ def charged(method: str, fn: Callable[..., T]) -> Callable[..., T]:
             raise
         except Exception as exc:
             lines = traceback.format_exc().splitlines()[-TRACEBACK_LINES:]
-            raise AdapterFault(method, f"raised {type(exc).__name__}: {exc}", tuple(lines)) from exc
+            raise AdapterFault(
+                method, f"raised {type(exc).__name__}: {exc}", tuple(lines), raised=True
+            ) from exc
 
     return call
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from killpoint.adapters.blame import AdapterFault, charged, checked, checked_problems
 from killpoint.corpus import groups, snapshot
 from killpoint.corpus import manifest as mf
 from killpoint.corpus.manifest import CorpusError
@@ -138,6 +139,15 @@ def repeated(
     return found
 
 
+def unreadable(fault: AdapterFault, when: str) -> tuple[str, str, list[str]]:
+    """What a read through the checking version's adapter that failed comes to: raising
+    on the old rows is the checking version's (its runtime's loader, or its adapter,
+    cannot take them); an answer outside the Protocol is its adapter's alone."""
+    if fault.raised:
+        return ("store-unreadable", f"{when}: {fault}", list(fault.evidence))
+    return ("adapter-error", f"{when}: {fault}; nothing is said of the runtime", [])
+
+
 def matching_store(corpus: Path, kept: str, store: str) -> None:
     """A corpus's states restore only into the kind of store that kept them: CorpusError
     naming the option that fits."""
@@ -196,6 +206,19 @@ class Checker:
     def versions(self) -> mf.Versions:
         return mf.versions_now(self.runtime, self.adapter.preload_modules)
 
+    def _read(self, url: str) -> tuple[dict[str, Any] | None, list[Finding], int]:
+        """The session, what inspect finds and the checkpoints held, through the adapter;
+        AdapterFault for what it raised or answered outside its Protocol."""
+        session = self.engine.read_session(self.runtime, url)
+        found = checked_problems(charged("inspect()", self.adapter.inspect)(url, SESSION_ID))
+        held = charged("progress()", self.adapter.progress)(url, SESSION_ID)
+        held = checked("progress()", held, int, "the number of checkpoints landed (an int)")
+        problems = [
+            p if isinstance(p, Finding) else Finding("store-invariant", p, path="store")
+            for p in found
+        ]
+        return session, problems, held
+
     def check(self, folder: Path, info: mf.StateInfo) -> StateResult:
         t0 = time.monotonic()
         ref = checked_ref(info, self.scenario_version)
@@ -235,6 +258,9 @@ class Checker:
     ) -> list[tuple[str, str, list[str]]]:
         row = (self.runtime, ref, info.mode, self.manifest.store)
         base = self.engine.baseline(row)
+        if base.problem_kind == "adapter-error":
+            # The baseline failed in the adapter's read, not in the runtime's run.
+            return [("adapter-error", f"{base.problem}; nothing is said of the runtime", [])]
         if base.problem or base.nondeterministic:
             return [("no-baseline", base.problem or base.nondeterministic or "", [])]
         work = self.engine.work_dir(f"corpus-{mf.folder_name(info.id)}")
@@ -257,20 +283,9 @@ class Checker:
         snapshot.restore(folder, work, url)
         old_entries = ledger_mod.read(work / LEDGER)
         try:
-            before = self.engine.read_session(self.runtime, url)
-            found_there = [
-                p if isinstance(p, Finding) else Finding("store-invariant", p, path="store")
-                for p in self.adapter.inspect(url, SESSION_ID)
-            ]
-            held = self.adapter.progress(url, SESSION_ID)
-        except Exception as exc:
-            return [
-                (
-                    "store-unreadable",
-                    f"the checking version cannot read the store: {type(exc).__name__}: {exc}",
-                    [],
-                )
-            ]
+            before, found_there, held = self._read(url)
+        except AdapterFault as exc:
+            return [unreadable(exc, "the checking version cannot read the store")]
         # As after a matrix cell's crash: only what breaks an invariant stops the resume
         # (an inconsistency that changes nothing a resume does is a detail).
         problems = [p.sentence for p in found_there if p.verdict != "ok"]
@@ -327,16 +342,9 @@ class Checker:
                 return [("hung", f"the resumer passed its time limit ({out.detail})", [])]
             outcome, detail = out.kind, out.detail
         try:
-            final = self.engine.read_session(self.runtime, url)
-            held_after = self.adapter.progress(url, SESSION_ID)
-        except Exception as exc:
-            return [
-                (
-                    "store-unreadable",
-                    f"the store cannot be read after the resume: {type(exc).__name__}: {exc}",
-                    [],
-                )
-            ]
+            final, after, held_after = self._read(url)
+        except AdapterFault as exc:
+            return [unreadable(exc, "the store cannot be read after the resume")]
         new_entries = ledger_mod.read(work / LEDGER)[len(old_entries) :]
         allowed = effects(old_entries) - durable_results(before)
         again = repeated(effects(old_entries), effects(new_entries), base.effects, allowed)
@@ -380,14 +388,6 @@ class Checker:
         ]
         if unfinished:
             found.append(("stranded", f"the resumer ended and {unfinished[0]}", unfinished))
-        try:
-            after = [
-                p if isinstance(p, Finding) else Finding("store-invariant", p, path="store")
-                for p in self.adapter.inspect(url, SESSION_ID)
-            ]
-        except Exception as exc:
-            return [*found, ("store-unreadable", "the store cannot be inspected after the "
-                             f"resume: {type(exc).__name__}: {exc}", [])]  # fmt: skip
         broken = [p.sentence for p in after if p.verdict != "ok"]
         if broken:
             found.append(

@@ -26,6 +26,7 @@ GROUPS: tuple[Group, ...] = (
     Group("stranded", "high", True, "the run is left RUNNING or PENDING with nothing that will finish it"),
     Group("diverged-after-upgrade", "high", True, "the resumed run ends otherwise than the checking version's own baseline, failed after changing the store, or left it breaking an invariant"),
     Group("no-baseline", "high", True, "the checking version's own uninterrupted run of the scenario failed: nothing to hold the state to"),
+    Group("adapter-error", "high", True, "the checking version's adapter answered outside its Protocol (an invalid normal form): the adapter's defect; nothing is said of the runtime"),
     Group("error", "high", True, "killpoint itself failed on this state; nothing is said of the runtime"),
     Group("broken-when-recorded", "info", False, "the recording version's own cell found the store broken at this point: the state tests no upgrade"),
     Group("fails-closed", "low", False, "the checking version refused the state with an error, and changed nothing"),

@@ -7,6 +7,7 @@ reference runtime and checked with each must be caught in the group that names i
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -68,6 +69,57 @@ class StrandingAgent(Agent):
         return out
 
 
+class HangingAgent(Agent):
+    """A new version whose resume of an old run never returns (it waits on a migration
+    lock nothing will release)."""
+
+    async def acontinue_run(
+        self, run_id: str, session_id: str, *, confirmations: Mapping[str, bool] | None = None
+    ) -> RunOutput:
+        threading.Event().wait()
+        raise AssertionError("not reached")
+
+
+class MalformedAdapter(ReferenceAdapter):
+    """A new adapter whose reader gives an unfinished run's status as a number: outside
+    the normal form, whatever the runtime stored (an uninterrupted run, read when it has
+    ended, is read right)."""
+
+    name = "malformed-reader"
+
+    def read_session(self, store_url: str, session_id: str) -> dict[str, Any] | None:
+        session = super().read_session(store_url, session_id)
+        for run in (session or {}).get("runs", {}).values():
+            if run["status"] == "RUNNING":
+                run["status"] = 3
+        return session
+
+
+class MalformedEverywhereAdapter(ReferenceAdapter):
+    """A new adapter whose reader gives every run's status as a number: its own
+    uninterrupted run cannot be read either."""
+
+    name = "malformed-everywhere"
+
+    def read_session(self, store_url: str, session_id: str) -> dict[str, Any] | None:
+        session = super().read_session(store_url, session_id)
+        for run in (session or {}).get("runs", {}).values():
+            run["status"] = 3
+        return session
+
+
+def hanging() -> ReferenceAdapter:
+    return _adapter("hanging-on-old-runs", agent=HangingAgent)
+
+
+def malformed() -> ReferenceAdapter:
+    return MalformedAdapter()
+
+
+def malformed_everywhere() -> ReferenceAdapter:
+    return MalformedEverywhereAdapter()
+
+
 def stranding() -> ReferenceAdapter:
     return _adapter("stranding-old-runs", agent=StrandingAgent)
 
@@ -85,4 +137,12 @@ def rerunning() -> ReferenceAdapter:
     return rerun_finished()
 
 
-__all__ = ["misreading", "refusing", "rerunning", "stranding"]
+__all__ = [
+    "hanging",
+    "malformed",
+    "malformed_everywhere",
+    "misreading",
+    "refusing",
+    "rerunning",
+    "stranding",
+]

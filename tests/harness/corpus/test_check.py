@@ -58,6 +58,14 @@ def holds_fetch(corpus: Path, state: mf.StateInfo) -> bool:
     return any("fetch_detail" in str(body) for body in bodies)
 
 
+def status_at_kill(corpus: Path, state: mf.StateInfo) -> str:
+    """The status the kill left the state's run in, as the recording version stored it."""
+    db = corpus / mf.STATES / mf.folder_name(state.id) / STORE
+    with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+        rows = [r[0] for r in conn.execute("SELECT status FROM kp_runs ORDER BY created_at")]
+    return str(rows[state.run_index])
+
+
 class TestScenarioVersions:
     def test_same_version_resumes_every_state_ok(self, corpus: Path) -> None:
         """Checked with the code that recorded it, every state resumes as the baseline ends."""
@@ -122,6 +130,48 @@ class TestBrokenUpgrades:
         result = check(corpus, "tests.harness.upgrade_runtimes:stranding")
         assert set(groups_by_state(result).values()) == {"stranded"}
         assert all("is RUNNING" in s.sentence for s in result.states)
+
+
+class TestWhoseFault:
+    def test_a_resume_that_never_returns_is_hung_and_leaves_no_process(
+        self, corpus: Path, tmp_path: Path
+    ) -> None:
+        """A new version that blocks on an old run passes the time limit: hung (failing),
+        its resumer killed, nothing left running under the check."""
+        import psutil
+
+        before = {c.pid for c in psutil.Process().children(recursive=True)}
+        result = check(corpus, "tests.harness.upgrade_runtimes:hanging", timeout=4.0,
+                       only=[s.id for s in states(corpus)[:2]], work_parent=tmp_path)  # fmt: skip
+        assert [s.group for s in result.states] == ["hung", "hung"]
+        assert all("time limit" in s.sentence for s in result.states)
+        assert result.failing
+        # The forkserver outlives a check (it is the process's); the resumers may not.
+        assert {c.pid for c in psutil.Process().children(recursive=True)} <= before
+
+    def test_an_adapter_outside_its_protocol_is_the_adapters_fault(self, corpus: Path) -> None:
+        """An adapter that reads an unfinished run into an invalid normal form is
+        adapter-error on exactly the states whose run the kill left RUNNING, never
+        store-unreadable; the sentence names the method and the field."""
+        result = check(corpus, "tests.harness.upgrade_runtimes:malformed")
+        by_id = {s.id: s for s in result.states}
+        running = 0
+        for info in states(corpus):
+            got = by_id[info.id]
+            if status_at_kill(corpus, info) == "RUNNING":
+                running += 1
+                assert got.group == "adapter-error", (got.id, got.group, got.sentence)
+                assert "read_session()" in got.sentence and "status" in got.sentence
+                assert "nothing is said of the runtime" in got.sentence
+            else:
+                assert got.group == "ok", (got.id, got.group, got.sentence)
+        assert running
+
+    def test_a_baseline_the_adapter_cannot_read_is_the_adapters_fault(self, corpus: Path) -> None:
+        """The checking version's own run read through a broken adapter is adapter-error,
+        not no-baseline: the runtime ran; its adapter misread it."""
+        result = check(corpus, "tests.harness.upgrade_runtimes:malformed_everywhere")
+        assert {s.group for s in result.states} == {"adapter-error"}
 
 
 class TestRepeated:
