@@ -14,6 +14,7 @@ from killpoint.report.text import visible
 from killpoint.values.cell import Cell
 from killpoint.values.modes import find
 from killpoint.values.points import CrashPoint, Schedule
+from killpoint.values.sentences import count
 
 # What `demo` calls the options it passes on (it has --mode, not --modes).
 LABELS = {"modes": "--mode", "scenarios": "the demo's scenario"}
@@ -62,7 +63,7 @@ def run_demo(*, mode: str | None = None, store: str = "sqlite", runtime: str = "
         return 1
     run = next(iter((base.session or {}).get("runs", {}).values()))
     say(
-        f"   {run['status']} with {len(run['messages'])} messages, {base.checkpoints} checkpoint(s), "
+        f"   {run['status']} with {len(run['messages'])} messages, {count(base.checkpoints, 'checkpoint')}, "
         f"{sum(base.effects.values())} tool executions.\n"
     )
     say(f"2. Start a worker and stop it at {point}: a gate parks it there, the store is polled")

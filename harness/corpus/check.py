@@ -32,6 +32,7 @@ from killpoint.scenarios import ledger as ledger_mod
 from killpoint.scenarios import versions
 from killpoint.values.findings import Finding
 from killpoint.values.scenario_refs import resolve_scenario
+from killpoint.values.sentences import count
 from killpoint.values.timeline import Event
 from killpoint.workers.processes import Interrupted, Worker
 from killpoint.workers.worker import LEDGER
@@ -354,7 +355,7 @@ class Checker:
             found.append(
                 (
                     "effect-repeated-after-upgrade",
-                    f"the resumed run repeated {sum(again.values())} side effect(s) the old worker "
+                    f"the resumed run repeated {count(sum(again.values()), 'side effect')} the old worker "
                     f"had done: {', '.join(lines[:3])}",
                     lines,
                 )
@@ -372,7 +373,7 @@ class Checker:
                     )
                 )
             else:
-                what = "changed the store" if changed else f"did {did} side effect(s)"
+                what = "changed the store" if changed else f"did {count(did, 'side effect')}"
                 found.append(
                     (
                         "diverged-after-upgrade",

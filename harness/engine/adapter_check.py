@@ -44,6 +44,7 @@ from killpoint.values.findings import Finding
 from killpoint.values.modes import Mode, find
 from killpoint.values.normal_form import NormalFormError, exclude, validate_session
 from killpoint.values.points import CrashPoint, Schedule
+from killpoint.values.sentences import count
 from killpoint.workers.processes import Outcome, Worker
 from killpoint.workers.worker import LEDGER
 
@@ -239,7 +240,11 @@ def _baseline(add: Any, first: TracedRun, second: TracedRun, scenario: Scenario,
                 )
                 return
     runs = len(ended)
-    add("baseline", PASS, f"{runs} run(s) ended {', '.join(ended)}, every acknowledgement stored")
+    add(
+        "baseline",
+        PASS,
+        f"{count(runs, 'run')} ended {', '.join(ended)}, every acknowledgement stored",
+    )
 
 
 def _normal_form(
@@ -274,7 +279,7 @@ def _normal_form(
         )
         return None
     messages = sum(len(r["messages"]) for r in first.raw["runs"].values())
-    add("normal form", PASS, f"{len(stored)} run(s), {messages} message(s)")
+    add("normal form", PASS, f"{count(len(stored), 'run')}, {count(messages, 'message')}")
     checked: dict[str, Any] | None = exclude(first.raw, excluded)
     return checked
 
@@ -301,7 +306,7 @@ def _checkpoint_gates(add: Any, trace: list[str]) -> int | None:
         add("checkpoint gates", FAIL, f"checkpoints landed as {landed}; expected 1, 2, ...", hint)
         return None
     committing = sum(1 for n in trace if n.startswith("checkpoint:") and ":committing" in n)
-    detail = f"{len(landed)} checkpoint(s) landed"
+    detail = f"{count(len(landed), 'checkpoint')} landed"
     if committing == 0:
         detail += " (no committing gate: mid-commit points are not planned)"
     add("checkpoint gates", PASS, detail)
@@ -320,11 +325,11 @@ def _progress(add: Any, run: TracedRun, landed: int) -> None:
         add(
             "progress",
             FAIL,
-            f"progress() said {run.progress} after the baseline; {landed} checkpoint(s) landed",
+            f"progress() said {run.progress} after the baseline; {count(landed, 'checkpoint')} landed",
             hint,
         )
         return
-    add("progress", PASS, f"{landed} checkpoint(s), as the gates say")
+    add("progress", PASS, f"{count(landed, 'checkpoint')}, as the gates say")
 
 
 def _inspect(add: Any, run: TracedRun) -> None:
@@ -341,7 +346,7 @@ def _inspect(add: Any, run: TracedRun) -> None:
         add(
             "inspect",
             FAIL,
-            f"inspect() found {len(broken)} broken invariant(s) in the store an "
+            f"inspect() found {count(len(broken), 'broken invariant')} in the store an "
             f"uninterrupted run left: {'; '.join(broken[:3])}",
             "without a crash nothing may be broken: either the runtime's store is, or "
             "inspect() reports what is not a problem",

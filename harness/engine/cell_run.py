@@ -49,6 +49,7 @@ from killpoint.stores.outage import outage_finding
 from killpoint.values.cell import Cell, CellResult
 from killpoint.values.findings import Finding, headline, ranked, verdict_of
 from killpoint.values.scenario_refs import resolve_scenario
+from killpoint.values.sentences import count
 from killpoint.values.timeline import Event
 from killpoint.workers.processes import Worker, kill_left_behind
 from killpoint.workers.worker import LEDGER, MODEL_STATE
@@ -185,7 +186,7 @@ class CellRun:
         """Each call may repeat once more (its effect happened, its result is not durable)."""
         self.allowed += signatures
         n = sum(signatures.values())
-        self.event(f"{n} call(s) {why}")
+        self.event(f"{count(n, 'call')} {why}")
 
     def start(self, log_name: str, **spec: Any) -> Worker:
         assert self.work is not None
@@ -245,7 +246,9 @@ class CellRun:
                 )
             )
         self.event(
-            f"store confirms {plan.checkpoints} checkpoint(s) at {plan.point}", "store", "store"
+            f"store confirms {count(plan.checkpoints, 'checkpoint')} at {plan.point}",
+            "store",
+            "store",
         )
 
     def finished_first(self, plan: Plan) -> bool:
@@ -317,7 +320,7 @@ class CellRun:
             )
         self.confirmed = held
         self.event(
-            f"store holds {held} checkpoint(s) at {plan.point} (worker: {landed} landed, "
+            f"store holds {count(held, 'checkpoint')} at {plan.point} (worker: {landed} landed, "
             f"{begun} begun; writes lag, the baseline's trace had {plan.checkpoints} there)",
             "store",
             "store",
@@ -357,7 +360,7 @@ class CellRun:
             # Writes queued behind the run kept landing between the confirmation and the
             # kill; the cell is judged on the kill's reading, so the timeline says so.
             self.event(
-                f"store held {held} checkpoint(s) at the kill ({held - self.confirmed:+d} "
+                f"store held {count(held, 'checkpoint')} at the kill ({held - self.confirmed:+d} "
                 "since the point was confirmed: writes lag)",
                 "store",
                 "store",

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from killpoint.scenarios import gates
 from killpoint.values.modes import Mode
+from killpoint.values.sentences import count
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,7 @@ def check_mode(mode: Mode, traces: Sequence[Sequence[str]]) -> ModeCheck:
             )
     if not mode.persists_mid_run and any(mid):
         problems.append(
-            f"{declared}, but {max(mid)} checkpoint(s) landed after a tool call, the run going on"
+            f"{declared}, but {count(max(mid), 'checkpoint')} landed after a tool call, the run going on"
         )
     if mode.results_per_call and not mode.writes_lag:
         # A batch of a results-per-call mode lands a checkpoint for each call it finished.
@@ -134,8 +135,8 @@ def check_mode(mode: Mode, traces: Sequence[Sequence[str]]) -> ModeCheck:
         if short:
             batch, calls, landed = short[0]
             problems.append(
-                f"{declared}, but tool batch {batch} finished {calls} call(s) with "
-                f"{landed} checkpoint(s) landed before the next model turn"
+                f"{declared}, but tool batch {batch} finished {count(calls, 'call')} with "
+                f"{count(landed, 'checkpoint')} landed before the next model turn"
             )
     elif mode.results_per_call:
         unseen.append("which write holds which call's result (the writes lag)")

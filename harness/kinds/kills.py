@@ -14,7 +14,7 @@ from killpoint.judge.baseline import Baseline
 from killpoint.kinds.base import CellContext, Plan, after_checkpoint, kill_at
 from killpoint.scenarios import gates
 from killpoint.values.points import CrashPoint, PointError
-from killpoint.values.sentences import numbers
+from killpoint.values.sentences import count, numbers
 
 
 class AfterCheckpoint:
@@ -171,8 +171,8 @@ class MidCommit:
 
     def describe(self, point: CrashPoint) -> str:
         return (
-            f"inside checkpoint {point.k}'s transaction, before COMMIT ({point.k - 1} "
-            "checkpoint(s) landed); the worker is killed"
+            f"inside checkpoint {point.k}'s transaction, before COMMIT "
+            f"({count(point.k - 1, 'checkpoint')} landed); the worker is killed"
         )
 
     def run(self, cell: CellContext, plan: Plan) -> None:

@@ -294,7 +294,7 @@ class ContinueEnded:
         ):
             raise PointError(
                 f"killpoint: {point}: run {point.k} of this baseline does not end COMPLETED "
-                f"or CANCELLED (it has {len(runs)} run(s))"
+                f"or CANCELLED (it has {count(len(runs), 'run')})"
             )
         started = base.run_at(base.position(gates.run_gate(point.k, "start")) + 1)[1]
         return Plan(point, (), frozenset(), base.checkpoints, point.k - 1, started)

@@ -25,6 +25,7 @@ from killpoint.stores import per_url
 from killpoint.stores.sqlite import FILE, path_of
 from killpoint.values.findings import Finding
 from killpoint.values.points import CrashPoint, PointError
+from killpoint.values.sentences import count
 from killpoint.workers.processes import Worker
 
 MOUNTPOINT = "store"  # the store's folder, inside the cell's folder
@@ -98,8 +99,9 @@ class PowerLoss:
             cell.add(
                 Finding(
                     "checkpoints-lost",
-                    f"the power cut took back {plan.checkpoints - held} of {plan.checkpoints} "
-                    f"landed checkpoint(s): {held} are in the store after it",
+                    f"the power cut took back {plan.checkpoints - held} of the "
+                    f"{count(plan.checkpoints, 'landed checkpoint')}: {held} "
+                    f"{'is' if held == 1 else 'are'} in the store after it",
                     path="store",
                     expected_value=plan.checkpoints,
                     actual_value=held,
@@ -121,14 +123,16 @@ class PowerLoss:
             cell.end(
                 Finding(
                     "checkpoint-count",
-                    f"at the session's end the store held {held} checkpoint(s); the baseline "
+                    f"at the session's end the store held {count(held, 'checkpoint')}; the baseline "
                     f"held {plan.checkpoints}",
                     path="store",
                     expected_value=plan.checkpoints,
                     actual_value=held,
                 )
             )
-        cell.event(f"store confirms {plan.checkpoints} checkpoint(s) at the end", "store", "store")
+        cell.event(
+            f"store confirms {count(plan.checkpoints, 'checkpoint')} at the end", "store", "store"
+        )
         return worker
 
     def unavailable(self, store_kind: str) -> str | None:
@@ -160,8 +164,8 @@ class PowerLossMidCommit(PowerLoss):
 
     def describe(self, point: CrashPoint) -> str:
         return (
-            f"inside checkpoint {point.k}'s transaction, before COMMIT ({point.k - 1} "
-            "checkpoint(s) landed), the power goes: the worker is killed and the store keeps "
+            f"inside checkpoint {point.k}'s transaction, before COMMIT "
+            f"({count(point.k - 1, 'checkpoint')} landed), the power goes: the worker is killed and the store keeps "
             "what was synced"
         )
 

@@ -27,6 +27,7 @@ from killpoint.stores.outage import outage_finding
 from killpoint.stores.postgresql import RESTART_ENV, RESTART_HINT
 from killpoint.values.findings import Finding
 from killpoint.values.points import CrashPoint, PointError
+from killpoint.values.sentences import count
 
 RESTART_WAIT = 60.0  # seconds for the server to answer again after its restart
 
@@ -84,7 +85,7 @@ class StoreRestart:
     def describe(self, point: CrashPoint) -> str:
         where = self.where.replace("K", str(point.k))
         return (
-            f"the store server restarts {where} ({point.k - 1} checkpoint(s) landed): the "
+            f"the store server restarts {where} ({count(point.k - 1, 'checkpoint')} landed): the "
             "worker's connections die; it must finish correctly or fail without losing what "
             "it acknowledged, and a fresh worker continues"
         )

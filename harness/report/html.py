@@ -35,6 +35,7 @@ from killpoint.values.findings import KINDS as FINDING_KINDS
 from killpoint.values.findings import RANK, SEVERITIES, deciding_data
 from killpoint.values.findings import VERDICTS as VERDICT_LIST
 from killpoint.values.points import CrashPoint, PointError
+from killpoint.values.sentences import count
 from killpoint.values.timeline import KINDS, event_from_json
 
 TEMPLATE = "report.html.j2"
@@ -193,7 +194,10 @@ def _lines(value: Any, limit: int) -> str:
     """Evidence lines as one text, at most `limit` of them."""
     items = [visible(x) for x in value] if isinstance(value, list | tuple) else [visible(value)]
     if len(items) > limit:
-        items = [*items[:limit], f"… {len(items) - limit} more line(s) (the JSON has them all)"]
+        items = [
+            *items[:limit],
+            f"… {count(len(items) - limit, 'more line')} (the JSON has them all)",
+        ]
     return clip_head("\n".join(items), TEXT_CHARS)
 
 

@@ -320,7 +320,7 @@ class TestClassicDemo:
         } == result.store_at_crash
         assert [-9, 0] == result.exit_codes
         events = [e.text for e in result.timeline]
-        assert "store confirms 1 checkpoint(s) at after-checkpoint:1" in events
+        assert "store confirms 1 checkpoint at after-checkpoint:1" in events
         assert "acknowledged killpoint-session-run1 COMPLETED" in events  # same run id: in place
         # What killpoint finds: the continued run drops the tool execution made before
         # the crash; everything else equals the baseline.

@@ -47,6 +47,7 @@ from killpoint.scenarios.behaviours import BEHAVIOURS  # noqa: E402
 from killpoint.values.cell import Cell, CellResult  # noqa: E402
 from killpoint.values.modes import find, runnable  # noqa: E402
 from killpoint.values.normal_form import validate_session  # noqa: E402
+from killpoint.values.sentences import count  # noqa: E402
 from tests.harness.kept_ledger import repeated_in_ledger, repeats_named  # noqa: E402
 from tests.harness.live_workers import assert_no_worker_alive, worker_pids  # noqa: E402
 
@@ -482,12 +483,13 @@ class TestAsync:
         later = [e.text for e in result.timeline if e.text.startswith("store held")]
         confirmed = int(said.split()[2])
         landed, begun = (int(said.split("worker: ")[1].split()[n]) for n in (0, 2))
-        assert said.startswith(f"store holds {confirmed} checkpoint(s) at mid-batch:4:0")
+        assert said.startswith(f"store holds {count(confirmed, 'checkpoint')} at mid-batch:4:0")
         assert landed <= confirmed <= begun
         if held == confirmed:
             assert [] == later
         else:
-            assert [f"store held {held} checkpoint(s) at the kill"] == [
+            assert held is not None
+            assert [f"store held {count(held, 'checkpoint')} at the kill"] == [
                 t.split(" (")[0] for t in later
             ]
             assert held is not None and held > confirmed

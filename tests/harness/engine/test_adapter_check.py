@@ -94,7 +94,7 @@ def test_the_command_prints_a_line_per_check_and_a_hint_per_failure() -> None:
     assert [n for n in NAMES] == [line[6:].split("  ")[0].strip() for line in lines if
                                   line[:4] in ("PASS", "FAIL", "SKIP")]  # fmt: skip
     failed = next(n for n, line in enumerate(lines) if line.startswith("FAIL"))
-    assert "progress() said 6 after the baseline; 5 checkpoint(s) landed" in lines[failed]
+    assert "progress() said 6 after the baseline; 5 checkpoints landed" in lines[failed]
     assert "hint: progress(store_url, session_id) counts" in lines[failed + 1]
     assert "1 check(s) failed" == lines[-1]
 

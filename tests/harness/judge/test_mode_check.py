@@ -57,7 +57,7 @@ def test_a_mode_that_persists_mid_run_must_show_a_checkpoint_after_a_tool_call()
 def test_a_mode_that_writes_only_at_rest_must_not_persist_mid_run() -> None:
     found = check_mode(RUNS, [AT_REST_ONLY, PER_BATCH])
     assert [
-        "mode 'runs' declares persists_mid_run=False, but 1 checkpoint(s) landed after a "
+        "mode 'runs' declares persists_mid_run=False, but 1 checkpoint landed after a "
         "tool call, the run going on"
     ] == list(found.problems)
     assert () == check_mode(RUNS, [AT_REST_ONLY, AT_REST_ONLY]).problems
@@ -79,7 +79,7 @@ def test_a_results_per_call_mode_lands_a_checkpoint_per_call() -> None:
     found = check_mode(TOOL, [PER_CALL, PER_BATCH])
     assert [
         "mode 'tool' declares persists_mid_run=True, results_per_call=True, but tool batch 1 "
-        "finished 2 call(s) with 1 checkpoint(s) landed before the next model turn"
+        "finished 2 calls with 1 checkpoint landed before the next model turn"
     ] == list(found.problems)
     assert () == check_mode(TOOL, [PER_CALL, PER_CALL]).problems
 
@@ -116,7 +116,7 @@ def matrix(tmp_path: Path, runtime: str, mode: str) -> tuple[int, str, dict]:  #
     ("runtime", "mode", "evidence"),
     [
         (f"{BROKEN}:ignores_mode", "tool-batch", "no checkpoint landed after a tool call"),
-        (f"{BROKEN}:always_batches", "runs", "4 checkpoint(s) landed after a tool call"),
+        (f"{BROKEN}:always_batches", "runs", "4 checkpoints landed after a tool call"),
     ],
 )
 def test_a_runtime_that_breaks_its_mode_fails_the_matrix(

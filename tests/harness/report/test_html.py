@@ -1053,7 +1053,7 @@ def test_long_evidence_and_diffs_are_clipped_with_a_count() -> None:
     entry = data["cells"][0]
     assert (len(entry["findings"]), entry["findings_more"]) == (50, 20)
     lines = data["strings"][entry["findings"][0]["ev"]].split("\n")
-    assert len(lines) == 61 and lines[-1].startswith("… 440 more line(s)")
+    assert len(lines) == 61 and lines[-1].startswith("… 440 more lines")
     assert (len(entry["whole"]), entry["whole_more"]) == (200, 60)
 
 
