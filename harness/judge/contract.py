@@ -30,19 +30,21 @@ ACKNOWLEDGED = ("status the runtime returned", "status in the store")
 
 
 def acknowledged(
-    acks: Iterable[Mapping[str, Any]], session: Mapping[str, Any] | None
+    acks: Iterable[Mapping[str, Any]], session: Mapping[str, Any] | None, who: str | None = None
 ) -> list[Finding]:
-    """Every status a worker returned to its caller must be in the store."""
+    """Every status a worker returned to its caller must be in the store. `who` names the
+    worker where it is not the run's driver (the stale worker, woken after a takeover)."""
     runs = (session or {}).get("runs", {})
     found = []
     for ack in acks:
         run_id, status = ack["run_id"], ack["status"]
         stored = runs.get(run_id)
+        named = {"who": who} if who else {}
         if stored is None:
             found.append(
                 Finding.of(
                     "acknowledged-lost",
-                    {"run_id": run_id, "status": status, "stored": None},
+                    {"run_id": run_id, "status": status, "stored": None, **named},
                     path=f"runs[{run_id!r}]",
                     expected_value=status,
                     sides=ACKNOWLEDGED,
@@ -52,7 +54,7 @@ def acknowledged(
             found.append(
                 Finding.of(
                     "acknowledged-lost",
-                    {"run_id": run_id, "status": status, "stored": stored["status"]},
+                    {"run_id": run_id, "status": status, "stored": stored["status"], **named},
                     path=f"runs[{run_id!r}].status",
                     expected_value=status,
                     actual_value=stored["status"],

@@ -160,7 +160,7 @@ class _Pause:
                     actual_value=count,
                 )
             )
-        for f in acknowledged(stale.acks, session):
+        for f in acknowledged(stale.acks, session, who="the stale worker"):
             cell.add(f)
 
 

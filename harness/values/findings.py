@@ -86,7 +86,7 @@ _KINDS: tuple[FindingKind, ...] = (
     # the contract (whatever the baseline did)
     FindingKind("cancel-late", "diverged", "high", "the run ended CANCELLED, but only after model turns past the first step boundary after the cancel"),
     FindingKind("cancel-ignored", "diverged", "high", "a cancel was requested, yet the run went on past the next step boundary and did not end CANCELLED"),
-    FindingKind("state-not-once", "diverged", "high", "a tool's session-state update was not applied exactly once"),
+    FindingKind("state-not-once", "diverged", "high", "the session state disagrees with the tool calls the store's runs hold: an update applied twice or not at all, or calls the runs no longer hold"),
     FindingKind("confirmation-dropped", "diverged", "high", "a confirmation given to continue the run was neither applied nor refused"),
     FindingKind("usage-overcounted", "diverged", "low", "the runs count more model calls than the model served"),
     FindingKind("ended-run-continued", "diverged", "high", "continuing a run that had ended changed the store or ran effects or model turns"),

@@ -107,9 +107,15 @@ def _checkpoint_count(f: Facts) -> str:
 
 
 def _acknowledged_lost(f: Facts) -> str:
+    who = f.get("who")
+    said = (
+        f"{who} returned {f['status']} for run {f['run_id']}"
+        if who
+        else (f"run {f['run_id']} returned {f['status']}")
+    )
     if f.get("stored") is None:
-        return f"run {f['run_id']} returned {f['status']} but is not in the store"
-    return f"run {f['run_id']} returned {f['status']} but the store says {f['stored']}"
+        return f"{said} but {'the run is' if who else 'is'} not in the store"
+    return f"{said} but the store says {f['stored']}"
 
 
 def _status_regressed(f: Facts) -> str:

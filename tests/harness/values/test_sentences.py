@@ -117,6 +117,19 @@ def test_each_unmet_outcome_reads(facts: dict[str, Any]) -> None:
         assert problems(sentence) == [] and "scenario" in sentence, sentence
 
 
+def test_a_status_the_stale_worker_returned_says_so() -> None:
+    """A status lost after a takeover was returned by the stale worker, not by the run's
+    driver: the sentence names it; a driver's own says only the run."""
+    facts = {"run_id": "r1", "status": "COMPLETED", "stored": None}
+    assert say("acknowledged-lost", facts) == "run r1 returned COMPLETED but is not in the store"
+    assert say("acknowledged-lost", {**facts, "who": "the stale worker"}) == (
+        "the stale worker returned COMPLETED for run r1 but the run is not in the store"
+    )
+    assert say("acknowledged-lost", {**facts, "stored": "RUNNING", "who": "the stale worker"}) == (
+        "the stale worker returned COMPLETED for run r1 but the store says RUNNING"
+    )
+
+
 def test_a_stale_write_names_its_field_once() -> None:
     """Recorded from agno/research/tool-batch/sqlite/sigstop-writing:2: the comparison's
     own sentence opens with a deeper path of the field; it is said once, the deeper one."""
