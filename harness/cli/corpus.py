@@ -12,6 +12,7 @@ from typing import Any
 
 from killpoint.adapters.registry import RUNTIME_HELP
 from killpoint.cli import output as cli_output
+from killpoint.values.sentences import count
 
 SCENARIO_VERSION_HELP = (
     "resume each state under this version of its scenario (e.g. tool-renamed: see "
@@ -19,6 +20,10 @@ SCENARIO_VERSION_HELP = (
 )
 
 
+REPORT_HELP = (
+    "also write an HTML page here: the recording and checking versions side by side, the "
+    "groups, one row per state"
+)
 STORE_HELP = (
     "sqlite (default), or a postgresql+psycopg:// URL: a PostgreSQL corpus keeps each state "
     "as a dump of its schema (pg_dump) and is checked on a server given here"
@@ -66,16 +71,19 @@ def _say_recorded(recorded: Any) -> None:
     per = recorded.bytes // n if n else 0
     cli_output.plain(
         out,
-        f"kept {n} state(s) in {recorded.folder} ({recorded.bytes:,} bytes, {per:,} per state)",
+        f"kept {count(n, 'state')} in {recorded.folder} ({recorded.bytes:,} bytes, {per:,} per "
+        "state)",
     )
     if recorded.nothing_to_resume:
         cli_output.plain(
             out,
-            f"{len(recorded.nothing_to_resume)} kill(s) left nothing to resume (no checkpoint "
-            "of the run had landed): not kept",
+            f"{count(len(recorded.nothing_to_resume), 'kill')} left nothing to resume (no "
+            "checkpoint of the run had landed): not kept",
         )
     if recorded.not_kept:
-        cli_output.plain(out, f"{len(recorded.not_kept)} cell(s) of other point kinds: not kept")
+        cli_output.plain(
+            out, f"{count(len(recorded.not_kept), 'cell')} of other point kinds: not kept"
+        )
 
 
 def cmd_record(args: argparse.Namespace) -> int:
@@ -110,7 +118,37 @@ def _versions_table(result: Any) -> list[str]:
     return lines
 
 
-def _report(result: Any, json_path: str | None) -> int:
+def _targets(args: argparse.Namespace) -> list[Any]:
+    """The --json and --report targets, checked before any work (TargetError otherwise)."""
+    from killpoint.report.targets import Target, TargetError, same_file
+
+    paths = [Path(p) for p in (args.json, args.report) if p]
+    if len(paths) == 2 and same_file(*paths):
+        raise TargetError(f"--json and --report both name {str(paths[0])!r}; give two paths")
+    found = [Target(p) for p in paths]
+    for target in found:
+        target.check()
+    for target in found:
+        target.lock()  # a second check writing the same page is refused, not interleaved
+    return found
+
+
+def _write(result: Any, args: argparse.Namespace, found: list[Any]) -> None:
+    from killpoint.report.corpus_html import render
+    from killpoint.report.redact import redact
+
+    texts = []
+    if args.json:
+        texts.append(redact(json.dumps(result.to_json(), indent=2) + "\n"))
+    if args.report:
+        texts.append(redact(render(result)))
+    for target, text in zip(found, texts, strict=True):
+        target.write(text)
+    if found:
+        cli_output.plain(cli_output.stdout(), f"written: {', '.join(str(t.path) for t in found)}")
+
+
+def _report(result: Any, args: argparse.Namespace, found: list[Any]) -> int:
     from killpoint.corpus import groups
 
     out = cli_output.stdout()
@@ -132,19 +170,18 @@ def _report(result: Any, json_path: str | None) -> int:
     per = result.seconds / len(result.states) if result.states else 0.0
     cli_output.plain(
         out,
-        f"{len(result.states)} state(s) in {result.seconds:.1f} s ({per:.3f} s per state): "
+        f"{count(len(result.states), 'state')} in {result.seconds:.1f} s ({per:.3f} s per state): "
         f"{counts}",
     )
     before = [s for s in result.failing if s.failed_before]
     if before:
         cli_output.plain(
             out,
-            f"{len(before)} of the {len(result.failing)} failing state(s) were not ok under the "
-            "recording version either (its own cell there): check the corpus with the "
+            f"{len(before)} of the {count(len(result.failing), 'failing state')} "
+            f"{'was' if len(before) == 1 else 'were'} not ok under the recording version either (its own cell there): check the corpus with the "
             "recording code to tell what the upgrade changed",
         )
-    if json_path:
-        Path(json_path).write_text(json.dumps(result.to_json(), indent=2) + "\n")
+    _write(result, args, found)
     failing = [g for g in result.counts() if groups.BY_NAME[g].failing]
     return 1 if failing else 0
 
@@ -153,23 +190,32 @@ def cmd_check(args: argparse.Namespace) -> int:
     from killpoint.corpus.check import check
     from killpoint.corpus.manifest import CorpusError
     from killpoint.engine.options import ConfigError, runtime_adapter
+    from killpoint.report.targets import TargetError
     from killpoint.stores import StoreError
     from killpoint.values.scenario_refs import ScenarioRefError
 
     try:
         runtime_adapter(args.runtime)
-        result = check(
-            Path(args.corpus),
-            args.runtime,
-            scenario_version=args.scenario_version,
-            timeout=float(args.timeout),
-            workers=int(args.workers),
-            work_parent=Path(args.work_dir) if args.work_dir else None,
-            store=args.store or "sqlite",
-        )
-    except (CorpusError, ConfigError, ScenarioRefError, StoreError) as exc:
+        found = _targets(args)
+    except (ConfigError, TargetError) as exc:
         return cli_output.usage_error(str(exc))
-    return _report(result, args.json)
+    try:
+        try:
+            result = check(
+                Path(args.corpus),
+                args.runtime,
+                scenario_version=args.scenario_version,
+                timeout=float(args.timeout),
+                workers=int(args.workers),
+                work_parent=Path(args.work_dir) if args.work_dir else None,
+                store=args.store or "sqlite",
+            )
+        except (CorpusError, ConfigError, ScenarioRefError, StoreError) as exc:
+            return cli_output.usage_error(str(exc))
+        return _report(result, args, found)
+    finally:
+        for each in found:
+            each.close()
 
 
 def _is_scenario(value: str) -> bool:
@@ -216,11 +262,17 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
         return cli_output.usage_error(str(exc))
     except ConfigError as exc:
         return cli_output.usage_error(str(exc))
+    from killpoint.report.targets import TargetError
+
     kept = Path(args.keep_corpus) if args.keep_corpus else None
     if kept is not None:
         problem = _empty_target(kept)
         if problem:
             return cli_output.usage_error(problem.replace("--out", "--keep-corpus"))
+    try:
+        found = _targets(args)
+    except TargetError as exc:
+        return cli_output.usage_error(str(exc))
     scratch = Path(tempfile.mkdtemp(prefix="killpoint-upgrade-"))
     folder = kept or scratch / "corpus"
     try:
@@ -243,8 +295,10 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
             )
         except CorpusError as exc:
             return cli_output.usage_error(str(exc))
-        return _report(result, args.json)
+        return _report(result, args, found)
     finally:
+        for each in found:
+            each.close()
         shutil.rmtree(scratch, ignore_errors=True)
 
 
@@ -282,6 +336,7 @@ def add_parser(sub: Any, work_dir_help: str) -> None:
     c.add_argument("--work-dir", help=work_dir_help)
     c.add_argument("--store", help=STORE_HELP)
     c.add_argument("--json", help="also write the results as JSON here")
+    c.add_argument("--report", help=REPORT_HELP)
     c.set_defaults(func=cmd_check)
 
     u = sub.add_parser(
@@ -293,6 +348,7 @@ def add_parser(sub: Any, work_dir_help: str) -> None:
     u.add_argument("--scenarios", help="for runtimes: comma-separated scenarios (default: all)")
     u.add_argument("--keep-corpus", help="keep the recorded corpus in this new folder")
     u.add_argument("--json", help="also write the check's results as JSON here")
+    u.add_argument("--report", help=REPORT_HELP)
     _selection(u, work_dir_help)
     u.set_defaults(func=cmd_upgrade)
 

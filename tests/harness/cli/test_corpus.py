@@ -24,7 +24,7 @@ def test_record_says_size_per_state(tmp_path: Path, capsys: pytest.CaptureFixtur
     out = tmp_path / "c"
     assert main(["corpus", "record", "--scenarios", "research", *SMALL, "--out", str(out)]) == 0
     said = capsys.readouterr().out
-    assert "kept 4 state(s)" in said and "per state)" in said
+    assert "kept 4 states" in said and "per state)" in said
 
 
 def test_check_shows_both_versions_and_each_state(
@@ -37,8 +37,36 @@ def test_check_shows_both_versions_and_each_state(
     assert lines[0].split() == ["recorded", "checked"]
     assert lines[1].split() == ["killpoint", "0.1.0", "0.1.0"]
     assert sum(1 for line in lines if line.startswith("ok ")) == 4
-    assert lines[-1].endswith("4 ok")
+    assert lines[-2].endswith("4 ok")
+    assert lines[-1] == f"written: {report}"
     assert json.loads(report.read_text())["counts"] == {"ok": 4}
+
+
+def test_check_writes_a_page_of_both_versions(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--report: the versions side by side, each group with its meaning, a row per state
+    naming both scenario versions; a page with no script."""
+    page = tmp_path / "check.html"
+    argv = ["corpus", "check", str(corpus), "--scenario-version", "tool-renamed"]
+    assert main([*argv, "--report", str(page)]) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == f"written: {page}"
+    html = page.read_text()
+    assert "<script" not in html
+    assert "<tr><th></th><th>recorded</th><th>checked</th></tr>" in html
+    assert html.count("diverged-after-upgrade</td>") == 1 + 3  # its group row, 3 states
+    assert "research (version 1) → research@tool-renamed" in html
+    for sid in json.loads((corpus / "corpus.json").read_text())["states"]:
+        assert f'<td class="mono">{sid}</td>' in html
+
+
+def test_a_report_that_cannot_be_written_is_refused_first(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder given as --report: exit 2 at once, in one line, nothing checked."""
+    assert main(["corpus", "check", str(corpus), "--report", str(tmp_path)]) == 2
+    captured = capsys.readouterr()
+    assert "is a folder; give a file path" in captured.err and captured.out == ""
 
 
 def test_a_breaking_version_exits_1(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -60,7 +88,7 @@ def test_upgrade_between_scenario_versions(capsys: pytest.CaptureFixture[str]) -
     argv = ["upgrade", "--from", "research", "--to", "research@tool-added", *SMALL]
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert "kept 4 state(s)" in out and out.rstrip().endswith("4 ok")
+    assert "kept 4 states" in out and out.rstrip().endswith("4 ok")
 
 
 def test_upgrade_between_runtimes(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,0 +1,67 @@
+"""The HTML page of a corpus check: the recording and checking versions side by side,
+the groups with their meaning, and one row per state (templates/corpus.html.j2)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from killpoint.report.html import environment
+from killpoint.values.sentences import count
+
+if TYPE_CHECKING:
+    from killpoint.corpus.check import CheckResult
+
+
+@dataclass(frozen=True)
+class GroupRow:
+    name: str
+    n: int
+    failing: bool
+    severity: str
+    meaning: str
+
+
+def version_rows(result: CheckResult) -> list[tuple[str, str, str, bool]]:
+    """(name, recorded, checked, changed) for killpoint, Python, the runtime and every
+    library either side names."""
+    rec, now = result.recorded, result.checking
+    rows = [("killpoint", rec.killpoint, now.killpoint), ("python", rec.python, now.python),
+            ("runtime", rec.runtime, now.runtime)]  # fmt: skip
+    for lib in sorted(set(rec.libraries) | set(now.libraries)):
+        rows.append((lib, rec.libraries.get(lib, "-"), now.libraries.get(lib, "-")))
+    return [(name, a, b, a != b) for name, a, b in rows]
+
+
+def view(result: CheckResult) -> dict[str, Any]:
+    from killpoint.corpus import groups
+
+    counts = result.counts()
+    failing = [s for s in result.states if s.failing]
+    headline = (
+        f"✗ {count(len(failing), 'failing state')}"
+        if failing
+        else f"✓ {count(len(result.states), 'state')}, none failing"
+    )
+    per = result.seconds / len(result.states) if result.states else 0.0
+    return {
+        "corpus": str(result.corpus),
+        "failing": bool(failing),
+        "headline": headline,
+        "counts": list(counts.items()),
+        "seconds": f"{result.seconds:.1f} s ({per:.3f} s per state)",
+        "versions": version_rows(result),
+        "groups": [
+            GroupRow(g.name, counts[g.name], g.failing, g.severity, g.meaning)
+            for g in groups.GROUPS
+            if g.name in counts
+        ],
+        "states": sorted(result.states, key=lambda s: (groups.ORDER[s.group], s.id)),
+    }
+
+
+def render(result: CheckResult) -> str:
+    return environment().get_template("corpus.html.j2").render(view=view(result))
+
+
+__all__ = ["render", "version_rows", "view"]
