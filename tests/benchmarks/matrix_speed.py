@@ -221,6 +221,10 @@ def main() -> None:
     if "real" in figures and "fast" in figures:
         ratio = figures["fast"]["cells/s"] / figures["real"]["cells/s"]
         print(f"fast / real cells per second {ratio:.2f}x  (target >= 2x)")
+    for kills, (result, _, _) in runs.items():
+        # A figure is only as good as its run: name what was unexpected, to replay it.
+        for c in result.unexpected[:5]:
+            print(f"unexpected on --kills {kills}: {c.id} ({c.verdict}: {c.detail[:160]})")
     unequal = [k for k in paths if figures[k]["cells"] != n]
     if unequal:
         print(f"the paths ran different numbers of cells: {', '.join(unequal)}")
