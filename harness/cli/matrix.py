@@ -51,6 +51,7 @@ def config_from(args: argparse.Namespace) -> CampaignConfig:
         kills=args.kills,
         model_behaviour=args.model_behaviour,
         shard=args.shard,
+        cut=args.cut,
     )
 
 
@@ -415,6 +416,12 @@ def add_parser(sub: Any, work_dir_help: str, positive_int: Any) -> None:
         "--model-behaviour",
         help="how the model answers every turn asked again after a crash, in every cell: "
         "regenerate-ids, reorder, respell or replan (default: as the first time)",
+    )
+    p.add_argument(
+        "--cut",
+        help="power-loss points: which unsynced writes the cut keeps: synced (default: none), "
+        "torn-op (each file's last write torn at a sector; torn-op:byte at a byte), torn-seq "
+        "(a seeded subset), reorder (a prefix per file and per directory); docs/powerloss.md",
     )
     p.add_argument(
         "--rerun-failed",

@@ -28,6 +28,14 @@ from killpoint.values.points import CrashPoint, PointError
 from killpoint.workers.processes import Worker
 
 MOUNTPOINT = "store"  # the store's folder, inside the cell's folder
+# What each cut model leaves, for the cell's timeline (rules: docs/powerloss.md).
+CUT_SENTENCES = {
+    "synced": "the store keeps what was synced",
+    "torn-op": "the store keeps what was synced and a torn part of each file's last write",
+    "torn-seq": "the store keeps what was synced and a seeded subset of the writes since",
+    "reorder": "the store keeps what was synced and a prefix of each file's and each "
+    "directory's operations since",
+}
 BACKING = "store-backing"  # what the filesystem passes the store's I/O through to
 
 
@@ -75,14 +83,19 @@ class PowerLoss:
         mountpoint = folder / MOUNTPOINT
         cell.url = f"sqlite:///{mountpoint / FILE}"
         from killpoint.powerloss import PowerLossFS
+        from killpoint.powerloss.cut_models import cell_seed, parse_cut
 
+        # Each cell its own seed, the same in every campaign and replay of it.
+        model = parse_cut(cell.cut, seed=cell_seed(f"{cell.cell_id} {cell.cut}"))
         fs = PowerLossFS(folder / BACKING, mountpoint)
         try:
             worker = self.reach(cell, plan)
             if worker.alive:
                 cell.kill(worker)
-            report = fs.cut()  # before anything else touches the store
-            cell.fault("power cut: the store keeps what was synced")
+            report = fs.cut(model=model)  # before anything else touches the store
+            # The default's words are as before cut models (a finding's text is its group).
+            named = "" if model.name == "synced" else f" ({report.cut})"
+            cell.fault(f"power cut{named}: {CUT_SENTENCES[model.name]}")
             # The engine's own connections close after the cut (a close may checkpoint a
             # WAL: too late to make anything durable), and must close for the unmount.
             per_url.release(cell.url)
@@ -90,7 +103,7 @@ class PowerLoss:
         finally:
             per_url.release(cell.url)
             fs.close()  # every path out unmounts (a no-op after unmount())
-        cell.evidence("power_cut", report.to_json())
+        cell.evidence("power_cut", report.to_json())  # names the model and its seed
         for line in report.summary().splitlines():
             cell.event(f"cut: {line}", "store", "store")
         held = cell.progress()
@@ -98,8 +111,8 @@ class PowerLoss:
             cell.add(
                 Finding(
                     "checkpoints-lost",
-                    f"the power cut took back {plan.checkpoints - held} of {plan.checkpoints} "
-                    f"landed checkpoint(s): {held} are in the store after it",
+                    f"the power cut{named} took back {plan.checkpoints - held} of "
+                    f"{plan.checkpoints} landed checkpoint(s): {held} are in the store after it",
                     path="store",
                     expected_value=plan.checkpoints,
                     actual_value=held,

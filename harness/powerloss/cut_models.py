@@ -86,7 +86,11 @@ class CutModel(Protocol):
 
 
 class CutModelError(KillpointError, ValueError):
-    """A cut model named wrong; the message names the value and the choices."""
+    """A cut model named wrong; the message names the value, why, and the choices."""
+
+    def __init__(self, text: str, why: str) -> None:
+        self.why = why
+        super().__init__(f"killpoint: cut model {text!r}: {why}")
 
 
 def _groups(ops: Sequence[Op], content: bool) -> list[list[Op]]:
@@ -202,8 +206,7 @@ class Reorder:
 
 
 MODELS = ("synced", "torn-op", "torn-seq", "reorder")
-UNITS = {"sector": SECTOR, "byte": 1}
-SPEC_HELP = "synced (default), torn-op, torn-op:byte, torn-seq, reorder"
+SPEC_HELP = "synced (the default), torn-op, torn-op:byte, torn-op:N, torn-seq, reorder"
 
 
 def parse_cut(text: str, seed: int = 0) -> CutModel:
@@ -211,14 +214,10 @@ def parse_cut(text: str, seed: int = 0) -> CutModel:
     `torn-seq`, `reorder`: the model, with `seed`."""
     name, _, arg = str(text).strip().partition(":")
     if name not in MODELS:
-        raise CutModelError(
-            f"killpoint: cut model {text!r} is not one of {', '.join(MODELS)}; give e.g. "
-            "--cut torn-seq"
-        )
+        raise CutModelError(text, f"not a cut model; choose from {SPEC_HELP}")
     if arg and name != "torn-op":
         raise CutModelError(
-            f"killpoint: cut model {text!r}: only torn-op takes a unit (torn-op:sector, "
-            f"torn-op:byte, torn-op:N); give {name!r}"
+            text, f"only torn-op takes a unit (torn-op:byte, torn-op:N); give {name!r} alone"
         )
     if name == "synced":
         return Synced(seed)
@@ -226,15 +225,15 @@ def parse_cut(text: str, seed: int = 0) -> CutModel:
         return TornSeq(seed)
     if name == "reorder":
         return Reorder(seed)
-    if not arg:
+    if not arg or arg == "sector":
         return TornOp(SECTOR, seed)
-    if arg in UNITS:
-        return TornOp(UNITS[arg], seed)
+    if arg == "byte":
+        return TornOp(1, seed)
     if arg.isdigit() and int(arg) >= 1:
         return TornOp(int(arg), seed)
     raise CutModelError(
-        f"killpoint: cut model {text!r}: the unit {arg!r} is not sector, byte or a whole "
-        "number of bytes >= 1; give e.g. torn-op:byte"
+        text,
+        f"the unit {arg!r} is not sector, byte or a whole number of bytes >= 1, e.g. torn-op:byte",
     )
 
 

@@ -95,12 +95,12 @@ class CutReport:
 
     @property
     def cut(self) -> str:
-        """The model in a few words: `synced`, `torn-op:byte (seed 7)`."""
+        """The model in a few words: `synced`, `torn-op:byte, seed 7`."""
         name = str(self.model.get("name"))
         unit = self.model.get("unit")
         if name == "torn-op" and unit not in (None, 512):
             name += ":byte" if unit == 1 else f":{unit}"
-        return name if name == "synced" else f"{name} (seed {self.model.get('seed')})"
+        return name if name == "synced" else f"{name}, seed {self.model.get('seed')}"
 
     def fates(self, fate: str) -> list[OpReport]:
         return [op for op in self.ops if op.fate == fate]

@@ -135,6 +135,56 @@ class TestGroundTruth:
         assert 1 == len(took) and (2, 0) == (took[0]["expected_value"], took[0]["actual_value"])
 
 
+class TestCutModels:
+    def cut_cell(self, tmp_path: Path, cut: str, runtime: str = NORMAL) -> CellResult:
+        """The last power-loss point of a NORMAL run (its WAL never synced: unsynced
+        writes for the model to choose from), in an engine whose campaign cuts so."""
+        engine = Engine(EngineConfig(work_root=tmp_path / cut, keep="none", cut=cut))
+        row = (runtime, "research", "tool-batch", "sqlite")
+        base = engine.baseline(row)
+        assert base.problem is None, base.problem
+        result = engine.run_cell(Cell(*row, schedule=(CrashPoint("power-loss", base.checkpoints),)))
+        assert [] == mounts_under(tmp_path)
+        return result
+
+    def test_the_campaigns_cut_model_cuts_each_cell_with_a_seed_of_its_own(
+        self, tmp_path: Path, fuse: None
+    ) -> None:
+        """`--cut torn-seq`: the evidence names the model and the cell's seed, the timeline
+        says which cut it was, some of the WAL's unsynced writes are kept and some dropped,
+        and the replay command carries the option."""
+        from killpoint.powerloss.cut_models import cell_seed
+
+        result = self.cut_cell(tmp_path, "torn-seq")
+        cut = cut_of(result)
+        assert {"name": "torn-seq", "seed": cell_seed(f"{result.id} torn-seq")} == cut["model"]
+        wal = {o["fate"] for o in cut["ops"] if o["path"] == "store.db-wal" and o["op"] == "write"}
+        assert {"kept", "dropped"} == wal
+        faults = [e.text for e in result.timeline if e.text.startswith("power cut")]
+        assert [f"power cut (torn-seq, seed {cut['model']['seed']}): the store keeps what was "
+                "synced and a seeded subset of the writes since"] == faults  # fmt: skip
+        assert result.replay.endswith(f"replay {result.id} --cut torn-seq")
+
+    def test_the_same_cell_cuts_the_same_operations(self, tmp_path: Path, fuse: None) -> None:
+        """Deterministic: the same cell and model keep, tear and drop the same operations."""
+        fates = [
+            [(o["op"], o["path"], o["offset"], o["length"], o["fate"], o["kept"])
+             for o in cut_of(self.cut_cell(tmp_path / str(n), "torn-op"))["ops"]]
+            for n in range(2)
+        ]  # fmt: skip
+        assert fates[0] == fates[1]
+        assert any(op[4] == "torn" for op in fates[0]), fates[0]
+
+    def test_the_default_cut_is_as_before(self, tmp_path: Path, fuse: None) -> None:
+        """synced: the words and the replay command of a power-loss cell are unchanged."""
+        result = self.cut_cell(tmp_path, "synced", runtime="reference")
+        assert "power cut: the store keeps what was synced" in [e.text for e in result.timeline]
+        assert result.replay.endswith(f"replay {result.id}")
+        assert {"name": "synced", "seed": cut_of(result)["model"]["seed"]} == cut_of(result)[
+            "model"
+        ]
+
+
 class TestWithoutFuse:
     def test_cells_are_skipped_with_the_reason(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -166,8 +166,11 @@ class TestSpecs:
     @pytest.mark.parametrize(
         ("text", "message"),
         [
-            ("torn", "cut model 'torn' is not one of synced, torn-op, torn-seq, reorder"),
-            ("torn-seq:3", "only torn-op takes a unit"),
+            (
+                "torn",
+                "cut model 'torn': not a cut model; choose from synced .the default., torn-op,",
+            ),
+            ("torn-seq:3", "only torn-op takes a unit .torn-op:byte, torn-op:N.; give 'torn-seq'"),
             ("torn-op:0", "the unit '0' is not sector, byte or a whole number"),
         ],
     )
