@@ -426,8 +426,10 @@ def _named(
     where = image.paths.get(id(node))
     if where is None and node is not tree.root:
         if id(node) not in paths:
-            paths[id(node)] = _path_in(tree.root, node, live=True) or _path_in(
-                tree.root, node, live=False
+            paths[id(node)] = (
+                _path_in(tree.root, node, live=True)
+                or _path_in(tree.root, node, live=False)
+                or _last_name(tree, node)
             )
         where = paths[id(node)]
     if logged.op.content:
@@ -440,6 +442,19 @@ def _named(
     return OpReport(
         report.seq, report.op, path, report.offset, report.length, report.fate, report.kept
     )
+
+
+def _last_name(tree: DurableTree, node: Node) -> str | None:
+    """A node no name holds any more (created, then unlinked, neither synced): the last
+    name an entry change gave it, marked so."""
+    for seq in sorted(tree.log, reverse=True):
+        logged = tree.log[seq]
+        for name, child in logged.changes:
+            if child is node:
+                folder = logged.node
+                where = "" if folder is tree.root else _path_in(tree.root, folder, live=True)
+                return f"{where}/{name} (unlinked)" if where else f"{name} (unlinked)"
+    return None
 
 
 def _path_in(root: Node, node: Node, live: bool) -> str | None:

@@ -31,12 +31,18 @@ CASES = (
 MODELS = "synced,torn-op,torn-op:byte,torn-seq,reorder"
 
 
+def _commits(kept: tuple[int, ...]) -> str:
+    """`0-3` for the first four commits, `0` for the base alone, else the list."""
+    if not kept:
+        return "none"
+    if kept == tuple(range(len(kept))):
+        return "0" if len(kept) == 1 else f"0-{kept[-1]}"
+    return ",".join(map(str, kept))
+
+
 def cell_text(verdicts: Counter[str], kept: Counter[tuple[int, ...]]) -> str:
     parts = [f"{verdicts[v]} {v}" for v in (DURABLE, LOST, CORRUPT) if verdicts[v]]
-    held = ", ".join(
-        "0-" + str(max(c)) if c == tuple(range(len(c))) and c else "none" if not c else str(c)
-        for c, _ in kept.most_common()
-    )
+    held = ", ".join(_commits(c) for c, _ in kept.most_common())
     return ", ".join(parts) + (f" (held {held})" if held else "")
 
 

@@ -209,3 +209,20 @@ class TestReorder:
             prefixes.add((n["a"], n["b"]))
 
         assert any(a != b for a, b in prefixes), prefixes
+
+
+class TestReport:
+    def test_an_unlinked_files_writes_are_named_by_its_last_name(self, cell: Path) -> None:
+        """A journal created, written and unlinked with no sync between: its writes are
+        listed under its last name, marked unlinked."""
+
+        def work(m: Path) -> None:
+            sync_dir(m)
+            pwrite(m / "j", b"journal")
+            os.unlink(m / "j")
+
+        _, report = cut(cell, "m", TornSeq(0), work)
+
+        assert [("create", "j"), ("write", "j (unlinked)"), ("unlink", "j")] == [
+            (o.op, o.path) for o in report.ops
+        ]
