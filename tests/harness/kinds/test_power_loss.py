@@ -287,6 +287,32 @@ class TestReport:
         assert kinds.get("power-loss").meaning == view["groups"][0].title
         assert "The power cut left each file" in render_report(document_with(self.cell()))
 
+    def test_a_cut_models_name_and_what_it_kept_are_drawn(self) -> None:
+        """A cut other than synced: the panel names the model and lists each operation it
+        kept or tore (not the dropped ones), each path escaped."""
+        cell = self.cell()
+        evil = "<b>wal</b>"
+        ops = [
+            {"seq": 3, "op": "write", "path": evil, "offset": 32, "length": 4120,
+             "fate": "kept", "kept": 4120},
+            {"seq": 4, "op": "write", "path": evil, "offset": 4152, "length": 4120,
+             "fate": "dropped", "kept": 0},
+            {"seq": 5, "op": "write", "path": "store.db", "offset": 0, "length": 4096,
+             "fate": "torn", "kept": 512},
+        ]  # fmt: skip
+        cell["store_at_crash"]["power_cut"] = {**CUT, "cut": "torn-seq, seed 7", "ops": ops}
+        view = build_view(document_with(cell))
+        cut = view["data"]["cells"][0]["store"]["cut"]
+        strings = view["data"]["strings"]
+        assert "torn-seq, seed 7" == strings[cut["model"]]
+        assert [
+            "#3 write <b>wal</b> @32+4120: kept",
+            "#5 write store.db @0+4096: torn (first 512 bytes)",
+        ] == [strings[i] for i in cut["landed"]]
+        assert evil not in render_report(document_with(cell))
+        plain = build_view(document_with(self.cell()))["data"]
+        assert "synced" == plain["strings"][plain["cells"][0]["store"]["cut"]["model"]]
+
     def test_a_file_name_is_escaped(self) -> None:
         """A file name is run content: written as text, never as markup."""
         cell = self.cell()
