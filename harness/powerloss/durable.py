@@ -391,8 +391,13 @@ class _Image:
 def _differing(image: bytes, live: bytes) -> int:
     """How many bytes of `live` the image does not hold as they are."""
     common = min(len(image), len(live))
-    same = sum(a == b for a, b in zip(image[:common], live[:common], strict=True))
-    return len(live) - same
+    differing = len(live) - common
+    for start in range(0, common, 4096):  # page by page: most pages are equal, and cheap so
+        end = min(start + 4096, common)
+        a, b = image[start:end], live[start:end]
+        if a != b:
+            differing += sum(x != y for x, y in zip(a, b, strict=True))
+    return differing
 
 
 def _fates(logged: list[Logged], choice: Choice, image: _Image, root: Node) -> dict[int, OpReport]:

@@ -150,9 +150,10 @@ class TestTornSeq:
             kept = {offset for offset, _, fate, _ in writes_of(report, "f") if fate == KEPT}
             expected = bytes(letters[i] if i in kept else ord("-") for i in range(8))
             assert {"f": expected} == image
-            assert (len(kept), 8 - len(kept)) == (
+            assert (len(kept), 8 - len(kept), 8 - len(kept)) == (
                 report.files["f"].kept_ops,
                 report.files["f"].dropped_ops,
+                report.files["f"].lost_bytes,  # the live bytes the image does not hold
             )
             subsets.add(frozenset(kept))
 
