@@ -116,8 +116,10 @@ class CellRun:
 
     def options(self) -> tuple[str, ...]:
         """The campaign's options this cell ran with that its id does not carry: a cut
-        model other than the default, for a cell that cut the power."""
-        if "power_cut" in self.kind_evidence and self.cut != "synced":
+        model other than the default, for a cell of a kind that cuts the power (whether
+        or not it got as far as the cut)."""
+        cuts = any(getattr(kinds.get(p.kind), "cuts", False) for p in self.cell.schedule)
+        if cuts and self.cut != "synced":
             return ("--cut", self.cut)
         return ()
 

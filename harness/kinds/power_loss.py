@@ -52,6 +52,7 @@ class PowerLoss:
         "power-loss",
     )  # opt-in: each cell mounts a filesystem (not in "all")
     follows = False  # the resumed run's store is the plain image, not a mount
+    cuts = True  # cut by the campaign's cut model (--cut), which its replay must repeat
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         return [CrashPoint(self.name, k) for k in range(1, base.checkpoints + 1)]
