@@ -39,6 +39,12 @@ CUT_SENTENCES = {
 BACKING = "store-backing"  # what the filesystem passes the store's I/O through to
 
 
+def named(cut: str) -> str:
+    """The cut model in a finding's words: none for the default (its words are as before
+    cut models), else its name without the cell's seed (the evidence has the seed)."""
+    return "" if cut == "synced" else f" ({cut})"
+
+
 class PowerLoss:
     name = "power-loss"
     meaning = (
@@ -95,8 +101,8 @@ class PowerLoss:
                 cell.kill(worker)
             report = fs.cut(model=model)  # before anything else touches the store
             # The default's words are as before cut models (a finding's text is its group).
-            named = "" if model.name == "synced" else f" ({report.cut})"
-            cell.fault(f"power cut{named}: {CUT_SENTENCES[model.name]}")
+            seeded = "" if model.name == "synced" else f" ({report.cut})"
+            cell.fault(f"power cut{seeded}: {CUT_SENTENCES[model.name]}")
             # The engine's own connections close after the cut (a close may checkpoint a
             # WAL: too late to make anything durable), and must close for the unmount.
             per_url.release(cell.url)
@@ -112,7 +118,7 @@ class PowerLoss:
             cell.add(
                 Finding(
                     "checkpoints-lost",
-                    f"the power cut{named} took back {plan.checkpoints - held} of "
+                    f"the power cut{named(cell.cut)} took back {plan.checkpoints - held} of "
                     f"{plan.checkpoints} landed checkpoint(s): {held} are in the store after it",
                     path="store",
                     expected_value=plan.checkpoints,
