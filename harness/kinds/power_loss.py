@@ -14,6 +14,7 @@ reads it as any kill cell reads its store.
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import replace
 from pathlib import Path
 
@@ -37,6 +38,22 @@ CUT_SENTENCES = {
     "directory's operations since",
 }
 BACKING = "store-backing"  # what the filesystem passes the store's I/O through to
+
+
+def image_problem(db: Path) -> str | None:
+    """Why SQLite cannot use the image at `db` (integrity_check's first complaint, or
+    the error opening it raised), or None. A missing file is an empty store, not this."""
+    if not db.exists():
+        return None
+    try:
+        conn = sqlite3.connect(db, timeout=30)
+        try:
+            verdict = str(conn.execute("PRAGMA integrity_check").fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        return f"SQLite: {exc}"
+    return None if verdict == "ok" else f"SQLite integrity_check: {verdict}"
 
 
 def named(cut: str) -> str:
@@ -113,6 +130,17 @@ class PowerLoss:
         cell.evidence("power_cut", report.to_json())  # names the model and its seed
         for line in report.summary().splitlines():
             cell.event(f"cut: {line}", "store", "store")
+        unsound = image_problem(Path(path_of(cell.url)))
+        if unsound is not None:
+            # Read before the adapter is asked anything: a malformed image is the cut's
+            # outcome (SQLite documents it for synchronous=OFF), not the adapter's fault.
+            cell.end(
+                Finding(
+                    "store-invariant",
+                    f"after the power cut{named(cell.cut)} the store is not sound: {unsound}",
+                    path="store",
+                )
+            )
         held = cell.progress()
         if held < plan.checkpoints:
             cell.add(

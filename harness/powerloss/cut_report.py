@@ -17,10 +17,13 @@ REPLACED = "replaced"  # the name now holds another file than at its directory's
 KEPT = "kept"  # in the image whole
 TORN = "torn"  # a prefix of the write is in the image (`kept` bytes)
 DROPPED = "dropped"  # not in the image (the model dropped it, or its file is not there)
+FATE_ORDER = {TORN: 0, KEPT: 1, DROPPED: 2}
 
-# The operations a report lists: all of them kept or torn first, then dropped ones, up
-# to this many (a session's unsynced log can run to thousands; the counts stay whole).
+# The operations a report's JSON lists, at most: torn ones first, then kept, then dropped
+# (a session's unsynced log runs to thousands, and the report crosses a socket whose
+# messages are bounded; the per-file counts stay whole). The summary names fewer.
 MAX_OPS = 300
+SUMMARY_OPS = 20
 
 
 @dataclass(frozen=True)
@@ -124,12 +127,14 @@ class CutReport:
                 f"cut {self.cut}: {len(self.fates(KEPT))} unsynced op(s) kept, "
                 f"{len(self.fates(TORN))} torn, {dropped} dropped"
             )
-            lines += [str(op) for op in self.ops if op.fate != DROPPED]
+            landed = [op for op in self.ops if op.fate != DROPPED]
+            lines += [str(op) for op in landed[:SUMMARY_OPS]]
+            if len(landed) > SUMMARY_OPS:
+                lines.append(f"... and {len(landed) - SUMMARY_OPS} more kept or torn")
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
-        listed = [op for op in self.ops if op.fate != DROPPED]
-        listed += [op for op in self.ops if op.fate == DROPPED][: max(0, MAX_OPS - len(listed))]
+        listed = sorted(self.ops, key=lambda op: (FATE_ORDER[op.fate], op.seq))[:MAX_OPS]
         listed.sort(key=lambda op: op.seq)
         return {
             "image": str(self.image),

@@ -361,3 +361,23 @@ def tagged(tag: str) -> list[str]:
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
             continue
     return found
+
+
+class TestImageProblem:
+    def test_a_sound_image_a_missing_one_and_a_malformed_one(self, tmp_path: Path) -> None:
+        """What the kind checks before the adapter reads the image: a sound database and a
+        missing file (an empty store) pass; a file SQLite cannot read is named."""
+        import sqlite3
+
+        from killpoint.kinds.power_loss import image_problem
+
+        sound = tmp_path / "sound.db"
+        conn = sqlite3.connect(sound)
+        conn.execute("CREATE TABLE t(v)")
+        conn.commit()
+        conn.close()
+        garbage = tmp_path / "garbage.db"
+        garbage.write_bytes(b"SQLite format 3\0" + b"\xff" * 4080)
+
+        assert (None, None) == (image_problem(sound), image_problem(tmp_path / "none.db"))
+        assert "SQLite: " in (image_problem(garbage) or "")
