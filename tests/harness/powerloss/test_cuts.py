@@ -211,6 +211,27 @@ class TestReorder:
 
         assert any(a != b for a, b in prefixes), prefixes
 
+    def test_a_truncation_is_an_operation_in_the_files_order(self, cell: Path) -> None:
+        """A truncation then a write past the new end: the prefix kept is none, the
+        truncation, or both (the bytes between the two are zeros); never the write alone."""
+
+        def work(m: Path) -> None:
+            pwrite(m / "f", b"0123456789", sync=True)
+            sync_dir(m)
+            os.truncate(m / "f", 4)
+            pwrite(m / "f", b"AB", 6)
+
+        images = {0: b"0123456789", 1: b"0123", 2: b"0123\0\0AB"}
+        seen = set()
+        for seed in range(12):
+            image, report = cut(cell, f"s{seed}", Reorder(seed), work)
+            kept = report.files["f"].kept_ops
+            assert {"f": images[kept]} == image, (seed, report.ops)
+            assert ["truncate", "write"] == [o.op for o in report.ops]
+            seen.add(kept)
+
+        assert {0, 1, 2} == seen
+
 
 class TestReport:
     def test_an_unlinked_files_writes_are_named_by_its_last_name(self, cell: Path) -> None:
