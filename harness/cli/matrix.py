@@ -63,7 +63,12 @@ def run(args: argparse.Namespace) -> int:
 
     # What was typed, before [tool.killpoint] fills the rest: a rerun takes from its report
     # what the command line did not name.
-    given = {"runtime": args.runtime, "scenarios": args.scenarios, "modes": args.modes}
+    given = {
+        "runtime": args.runtime,
+        "scenarios": args.scenarios,
+        "modes": args.modes,
+        "cut": args.cut,
+    }
     try:
         project = project_config.read(Path.cwd())
     except project_config.ProjectConfigError as exc:
