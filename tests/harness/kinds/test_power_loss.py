@@ -175,6 +175,23 @@ class TestCutModels:
         assert fates[0] == fates[1]
         assert any(op[4] == "torn" for op in fates[0]), fates[0]
 
+    @pytest.mark.slow
+    def test_the_pytest_plugin_cuts_with_crash_cut(
+        self, pytester: pytest.Pytester, fuse: None
+    ) -> None:
+        """`--crash-cut reorder` reaches the plugin's cells: the JSON's power-loss cell was
+        cut by that model, and its replay command says so."""
+        out = pytester.path / "m.json"
+        result = pytester.runpytest_subprocess(
+            "-p", "no:randomly", "--crash-matrix", "--crash-scenarios=research",
+            "--crash-modes=tool-batch", "--crash-points=power-loss:1", "--crash-cut=reorder",
+            f"--crash-json={out}", timeout=240,
+        )  # fmt: skip
+        result.assert_outcomes(passed=1)
+        [cell] = json.loads(out.read_text())["cells"]
+        assert "reorder" == cell["store_at_crash"]["power_cut"]["model"]["name"]
+        assert cell["replay"].endswith("--cut reorder")
+
     def test_the_default_cut_is_as_before(self, tmp_path: Path, fuse: None) -> None:
         """synced: the words and the replay command of a power-loss cell are unchanged."""
         result = self.cut_cell(tmp_path, "synced", runtime="reference")
