@@ -43,9 +43,10 @@ class Op:
     `seq` orders every operation of the mount; `target` is the file (content operations)
     or the directory (entry changes) it changed, by the tree's serial number for it;
     `offset`/`length` are a write's or an allocation's range, a truncation's new length
-    in `length`; `name` is the entry an entry change made or removed (for a rename, the
-    name in this directory: `kind` "rename" with `source` set is the name arriving, with
-    `source` empty and `name` the name leaving)."""
+    in `length`; `name` is the entry an entry change made or removed in that directory,
+    `source` where a rename (or a hard link) came from. A rename within one directory is
+    one operation (`name` the new name, `source` the old); between two, one in each: the
+    old name leaving (`source` empty) and the new arriving (`source` the old path)."""
 
     seq: int
     kind: str

@@ -232,6 +232,31 @@ class TestReorder:
 
         assert {0, 1, 2} == seen
 
+    def test_a_rename_between_directories_is_two_independent_changes(self, cell: Path) -> None:
+        """a/f renamed to b/f, neither directory synced since: each directory keeps its own
+        change or not, so the image has the file at a/f, at b/f, at both or at neither,
+        as the report's two fates say."""
+
+        def work(m: Path) -> None:
+            for d in ("a", "b"):
+                (m / d).mkdir()
+            pwrite(m / "a" / "f", b"moved", sync=True)
+            for d in ("a", "b", ""):
+                sync_dir(m / d)
+            os.rename(m / "a" / "f", m / "b" / "f")
+
+        seen = set()
+        for seed in range(16):
+            image, report = cut(cell, f"s{seed}", Reorder(seed), work)
+            leave, arrive = [o.fate == KEPT for o in report.ops if o.op == "rename"]
+            expected = {"b/f": b"moved"} if arrive else {}
+            if not leave:
+                expected["a/f"] = b"moved"
+            assert expected == image, (seed, report.ops)
+            seen.add((leave, arrive))
+
+        assert {(False, False), (False, True), (True, False), (True, True)} == seen
+
 
 class TestReport:
     def test_an_unlinked_files_writes_are_named_by_its_last_name(self, cell: Path) -> None:
