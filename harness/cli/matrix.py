@@ -51,6 +51,7 @@ def config_from(args: argparse.Namespace) -> CampaignConfig:
         kills=args.kills,
         model_behaviour=args.model_behaviour,
         shard=args.shard,
+        cut=args.cut,
     )
 
 
@@ -62,7 +63,12 @@ def run(args: argparse.Namespace) -> int:
 
     # What was typed, before [tool.killpoint] fills the rest: a rerun takes from its report
     # what the command line did not name.
-    given = {"runtime": args.runtime, "scenarios": args.scenarios, "modes": args.modes}
+    given = {
+        "runtime": args.runtime,
+        "scenarios": args.scenarios,
+        "modes": args.modes,
+        "cut": args.cut,
+    }
     try:
         project = project_config.read(Path.cwd())
     except project_config.ProjectConfigError as exc:
@@ -415,6 +421,12 @@ def add_parser(sub: Any, work_dir_help: str, positive_int: Any) -> None:
         "--model-behaviour",
         help="how the model answers every turn asked again after a crash, in every cell: "
         "regenerate-ids, reorder, respell or replan (default: as the first time)",
+    )
+    p.add_argument(
+        "--cut",
+        help="power-loss points: which unsynced writes the cut keeps: synced (default: none), "
+        "torn-op (each file's last write torn at a sector; torn-op:byte at a byte), torn-seq "
+        "(a seeded subset), reorder (a prefix per file and per directory); docs/powerloss.md",
     )
     p.add_argument(
         "--rerun-failed",

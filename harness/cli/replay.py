@@ -62,6 +62,14 @@ def run(args: argparse.Namespace) -> int:
             f"killpoint: --model-behaviour={behaviour!r}: not a model behaviour; choose from "
             f"{', '.join(BEHAVIOURS)}"
         )
+    cut = "synced"
+    if args.cut is not None:
+        from killpoint.engine.options import parse_cut_option
+
+        try:
+            cut = parse_cut_option(args.cut)
+        except OptionError as exc:
+            return cli_output.usage_error(exc.text())
     try:
         kind = store_kind(store)
     except StoreError as exc:
@@ -125,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
             keep="all" if args.keep else "failed",
             work_parent=work_parent,
             model_behaviour=behaviour,
+            cut=cut,
         )
     )
     base = engine.baseline(cell.row)
@@ -182,6 +191,11 @@ def add_parser(sub: Any, work_dir_help: str) -> None:
     p.add_argument(
         "--model-behaviour",
         help="the campaign's --model-behaviour, for a cell of a campaign that had one",
+    )
+    p.add_argument(
+        "--cut",
+        help="the campaign's --cut, for a power-loss cell of a campaign that had one "
+        "(default: synced)",
     )
     p.set_defaults(func=run)
 

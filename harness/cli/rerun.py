@@ -118,15 +118,39 @@ def rerun_config(
                 f"{', '.join(sorted(set(values) - set(asked)))} of the cells to rerun from "
                 f"{path!r}; leave --{option} out (a rerun takes them from the report)"
             )
+    cut = report_cut(failed_cells(document))
+    if cut is not None and given.get("cut") is not None and config.cut != cut:
+        raise RerunError(
+            f"killpoint: --cut={given['cut']!r}, but {path!r} cut its power-loss cells with "
+            f"{cut!r}; leave --cut out (a rerun takes it from the report)"
+        )
     return (
         dataclasses.replace(
             config,
             runtime=runtime,
             scenarios=tuple(dict.fromkeys(c.scenario for c in cells)) or config.scenarios,
             modes=tuple(dict.fromkeys(c.mode for c in cells)) or config.modes,
+            cut=cut or config.cut,
         ),
         [c.id for c in cells],
     )
+
+
+def report_cut(cells: Sequence[dict[str, Any]]) -> str | None:
+    """The cut model the report's power-loss cells were cut with (their evidence names
+    it), or None when no cell says."""
+    from killpoint.powerloss.cut_models import CutModelError, from_json, spec_of
+
+    for cell in cells:
+        store = cell.get("store_at_crash")
+        cut = store.get("power_cut") if isinstance(store, dict) else None
+        model = cut.get("model") if isinstance(cut, dict) else None
+        if isinstance(model, dict):
+            try:
+                return spec_of(from_json(model))
+            except (CutModelError, KeyError, TypeError, ValueError):
+                continue
+    return None
 
 
 def carried_accepted(path: str) -> dict[str, Accepted]:

@@ -28,6 +28,8 @@ class EngineConfig:
     # How the scripted model answers every turn re-asked after a crash, in every cell
     # (scenarios.behaviours); None: as the first time, except where a point's kind says.
     model_behaviour: str | None = None
+    # Which unsynced operations a power-loss point's cut keeps (killpoint.powerloss.cut_models).
+    cut: str = "synced"
 
 
 class CellHost(Protocol):

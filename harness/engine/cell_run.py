@@ -107,6 +107,23 @@ class CellRun:
     def stores(self) -> StoreBackend:
         return cast("StoreBackend", BoundedStores(self))
 
+    @property
+    def cell_id(self) -> str:
+        return self.cell.id
+
+    @property
+    def cut(self) -> str:
+        return self.engine.config.cut
+
+    def options(self) -> tuple[str, ...]:
+        """The campaign's options this cell ran with that its id does not carry: a cut
+        model other than the default, for a cell of a kind that cuts the power (whether
+        or not it got as far as the cut)."""
+        cuts = any(getattr(kinds.get(p.kind), "cuts", False) for p in self.cell.schedule)
+        if cuts and self.cut != "synced":
+            return ("--cut", self.cut)
+        return ()
+
     def call(self, what: str, fn: Callable[..., T], *args: Any, dependency: bool = False) -> T:
         """`fn(*args)` in the engine, within the cell's time limit. Past it the cell ends:
         `hung` for the runtime's adapter, `unavailable` for a `dependency` (the store
@@ -575,7 +592,7 @@ class CellRun:
             stderr_tail=tails[-4000:],
             timeline=self.timeline,
             exit_codes=[w.exitcode for w in self.workers],
-            replay=self.cell.replay_command(),
+            replay=self.cell.replay_command(self.options()),
         )
 
     def cleanup(self, expected: bool, cut_short: bool = False) -> Path | None:

@@ -45,6 +45,7 @@ FLAGS = {
     "work_root": "--work-dir",
     "model_behaviour": "--model-behaviour",
     "shard": "--shard",
+    "cut": "--cut",
 }
 
 
@@ -163,6 +164,16 @@ def _resolve(text: str) -> tuple[tuple[str, ...], int | None, tuple[CrashPoint, 
     return tuple(dict.fromkeys(chosen)), None, tuple(explicit)
 
 
+def parse_cut_option(value: Any) -> str:
+    """A cut model's name as `--cut` takes it (checked; the seed is each cell's own)."""
+    from killpoint.powerloss.cut_models import CutModelError, parse_cut, spec_of
+
+    try:
+        return spec_of(parse_cut(str(value)))
+    except CutModelError as exc:
+        raise OptionError("cut", value, exc.why) from None
+
+
 def _whole(option: str, value: Any, low: int, high: int | None = None) -> int:
     try:
         number = int(str(value).strip()) if not isinstance(value, int) else value
@@ -211,6 +222,7 @@ class CampaignConfig:
     kills: str = "real"
     model_behaviour: str | None = None  # every re-asked turn answered so (behaviours.py)
     shard: Shard | None = None  # run only this shard's cells (killpoint.values.shard)
+    cut: str = "synced"  # power-loss points: the cut model (killpoint.powerloss.cut_models)
 
     def __post_init__(self) -> None:
         if isinstance(self.points, str):  # a configuration written in Python
@@ -264,6 +276,8 @@ class CampaignConfig:
                 if str(value).strip() not in BEHAVIOURS:
                     raise OptionError(key, value, "not a model behaviour", BEHAVIOURS)
                 values[key] = str(value).strip()
+            elif key == "cut":
+                values[key] = parse_cut_option(value)
             elif key == "shard":
                 from killpoint.values.shard import ShardError, parse_shard
 

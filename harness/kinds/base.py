@@ -59,6 +59,16 @@ class CellContext(Protocol):
     @property
     def stores(self) -> StoreBackend: ...
 
+    @property
+    def cell_id(self) -> str:
+        """The cell's id (RUNTIME/SCENARIO/MODE/STORE/SCHEDULE)."""
+        ...
+
+    @property
+    def cut(self) -> str:
+        """The campaign's cut model for power-loss points (`--cut`: synced, torn-op, ...)."""
+        ...
+
     def start(self, log_name: str, **spec: Any) -> Worker:
         """A worker of this cell (WorkerSpec fields as keywords: gates, release, ...)."""
         ...

@@ -14,6 +14,7 @@ reads it as any kill cell reads its store.
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import replace
 from pathlib import Path
 
@@ -29,7 +30,37 @@ from killpoint.values.sentences import count
 from killpoint.workers.processes import Worker
 
 MOUNTPOINT = "store"  # the store's folder, inside the cell's folder
+# What each cut model leaves, for the cell's timeline (rules: docs/powerloss.md).
+CUT_SENTENCES = {
+    "synced": "the store keeps what was synced",
+    "torn-op": "the store keeps what was synced and a torn part of each file's last write",
+    "torn-seq": "the store keeps what was synced and a seeded subset of the writes since",
+    "reorder": "the store keeps what was synced and a prefix of each file's and each "
+    "directory's operations since",
+}
 BACKING = "store-backing"  # what the filesystem passes the store's I/O through to
+
+
+def image_problem(db: Path) -> str | None:
+    """Why SQLite cannot use the image at `db` (integrity_check's first complaint, or
+    the error opening it raised), or None. A missing file is an empty store, not this."""
+    if not db.exists():
+        return None
+    try:
+        conn = sqlite3.connect(db, timeout=30)
+        try:
+            verdict = str(conn.execute("PRAGMA integrity_check").fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        return f"SQLite: {exc}"
+    return None if verdict == "ok" else f"SQLite integrity_check: {verdict}"
+
+
+def named(cut: str) -> str:
+    """The cut model in a finding's words: none for the default (its words are as before
+    cut models), else its name without the cell's seed (the evidence has the seed)."""
+    return "" if cut == "synced" else f" ({cut})"
 
 
 class PowerLoss:
@@ -45,6 +76,7 @@ class PowerLoss:
         "power-loss",
     )  # opt-in: each cell mounts a filesystem (not in "all")
     follows = False  # the resumed run's store is the plain image, not a mount
+    cuts = True  # cut by the campaign's cut model (--cut), which its replay must repeat
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         return [CrashPoint(self.name, k) for k in range(1, base.checkpoints + 1)]
@@ -76,14 +108,19 @@ class PowerLoss:
         mountpoint = folder / MOUNTPOINT
         cell.url = f"sqlite:///{mountpoint / FILE}"
         from killpoint.powerloss import PowerLossFS
+        from killpoint.powerloss.cut_models import cell_seed, parse_cut
 
+        # Each cell its own seed, the same in every campaign and replay of it.
+        model = parse_cut(cell.cut, seed=cell_seed(f"{cell.cell_id} {cell.cut}"))
         fs = PowerLossFS(folder / BACKING, mountpoint)
         try:
             worker = self.reach(cell, plan)
             if worker.alive:
                 cell.kill(worker)
-            report = fs.cut()  # before anything else touches the store
-            cell.fault("power cut: the store keeps what was synced")
+            report = fs.cut(model=model)  # before anything else touches the store
+            # The default's words are as before cut models (a finding's text is its group).
+            seeded = "" if model.name == "synced" else f" ({report.cut})"
+            cell.fault(f"power cut{seeded}: {CUT_SENTENCES[model.name]}")
             # The engine's own connections close after the cut (a close may checkpoint a
             # WAL: too late to make anything durable), and must close for the unmount.
             per_url.release(cell.url)
@@ -91,15 +128,26 @@ class PowerLoss:
         finally:
             per_url.release(cell.url)
             fs.close()  # every path out unmounts (a no-op after unmount())
-        cell.evidence("power_cut", report.to_json())
+        cell.evidence("power_cut", report.to_json())  # names the model and its seed
         for line in report.summary().splitlines():
             cell.event(f"cut: {line}", "store", "store")
+        unsound = image_problem(Path(path_of(cell.url)))
+        if unsound is not None:
+            # Read before the adapter is asked anything: a malformed image is the cut's
+            # outcome (SQLite documents it for synchronous=OFF), not the adapter's fault.
+            cell.end(
+                Finding(
+                    "store-invariant",
+                    f"after the power cut{named(cell.cut)} the store is not sound: {unsound}",
+                    path="store",
+                )
+            )
         held = cell.progress()
         if held < plan.checkpoints:
             cell.add(
                 Finding(
                     "checkpoints-lost",
-                    f"the power cut took back {plan.checkpoints - held} of the "
+                    f"the power cut{named(cell.cut)} took back {plan.checkpoints - held} of the "
                     f"{count(plan.checkpoints, 'landed checkpoint')}: {held} "
                     f"{'is' if held == 1 else 'are'} in the store after it",
                     path="store",

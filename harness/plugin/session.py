@@ -158,6 +158,7 @@ class KillpointSession:
                         keep=self.settings.keep,
                         work_root=self.tmp("killpoint-cells"),
                         model_behaviour=self.settings.model_behaviour,
+                        cut=self.settings.cut,
                     )
                 )
                 # One baseline per row per session, as in a campaign: the controller's.

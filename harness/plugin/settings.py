@@ -45,6 +45,9 @@ OPTIONS: tuple[tuple[str, str, str, str | None, str], ...] = (
     ("--crash-model-behaviour", "crash_model_behaviour", "string", "BEHAVIOUR",
      "how the model answers every turn asked again after a crash: regenerate-ids, reorder, "
      "respell or replan (default: as the first time)"),
+    ("--crash-cut", "crash_cut", "string", "MODEL",
+     "power-loss points: which unsynced writes the cut keeps: synced, torn-op, torn-op:byte, "
+     "torn-seq or reorder (default: synced; docs/powerloss.md)"),
     ("--crash-shard", "crash_shard", "string", "K/N",
      "collect only shard K of N (cells by a stable hash of their id; give every shard the "
      "same --crash-seed), then `killpoint merge` the shards' --crash-json"),
@@ -53,7 +56,7 @@ OPTIONS: tuple[tuple[str, str, str, str | None, str], ...] = (
 # Settings fields that are campaign options (the rest are the plugin's own).
 CAMPAIGN_KEYS = (
     "runtime", "scenarios", "modes", "points", "depth", "store", "keep", "model_behaviour",
-    "shard",
+    "shard", "cut",
 )  # fmt: skip
 
 
@@ -83,6 +86,7 @@ class Settings:
     cells: tuple[str, ...] = ()  # `killpoint::CELL` arguments: only these (plugin.node_ids)
     model_behaviour: str | None = None
     shard: str | None = None  # K/N (killpoint.values.shard)
+    cut: str = "synced"  # power-loss points' cut model (killpoint.powerloss.cut_models)
     sources: dict[str, str] = field(default_factory=dict, compare=False)  # key -> label
 
     def label(self, key: str) -> str:
@@ -149,6 +153,7 @@ def read(config: pytest.Config) -> Settings:
         json=values.get("json"),
         accept=values.get("accept"),
         shard=str(parsed.shard) if parsed.shard is not None else None,
+        cut=parsed.cut,
     )
 
 
@@ -198,6 +203,7 @@ def campaign_config(settings: Settings, **overrides: Any) -> CampaignConfig:
         "keep": settings.keep,
         "model_behaviour": settings.model_behaviour,
         "shard": settings.shard,
+        "cut": settings.cut,
     }
     values.update(overrides)
     return CampaignConfig.from_options(**values)

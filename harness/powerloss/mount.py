@@ -31,6 +31,7 @@ from pathlib import Path
 from types import TracebackType
 
 from killpoint.errors import KillpointError
+from killpoint.powerloss.cut_models import CutModel, parse_cut
 from killpoint.powerloss.cut_report import CutReport
 from killpoint.powerloss.server import PACKET, receive, send
 from killpoint.powerloss.umount import MountBusy, holders, unmount
@@ -180,14 +181,16 @@ class PowerLossFS:
 
     # -- the cut ------------------------------------------------------------------------
 
-    def cut(self, image: Path | None = None, *, tear: int | None = None) -> CutReport:
-        """The power goes now: write the durable image into `image` (a new folder) and
-        return what each file kept. Kill and reap the processes writing the store first:
-        a write still in flight is either before the cut or after it, whole.
+    def cut(self, image: Path | None = None, *, model: CutModel | str | None = None) -> CutReport:
+        """The power goes now: write the image into `image` (a new folder) and return what
+        each file and each unsynced operation kept. Kill and reap the processes writing
+        the store first: a write still in flight is either before the cut or after it,
+        whole.
 
         Without `image`, the image is staged beside the mountpoint and moved into it by
-        `unmount()`, so the store's path reads the image afterwards. `tear=N`: of each
-        file's newest unsynced write, the first N bytes land (a torn write).
+        `unmount()`, so the store's path reads the image afterwards. `model`: which of
+        the operations made since the last syncs land (killpoint.powerloss.cut_models; a
+        name such as "torn-seq" takes seed 0); default `synced`, none of them.
 
         The mount stays up and passes I/O through (a connection closing may still write:
         that is after the cut and changes nothing in the image)."""
@@ -195,8 +198,8 @@ class PowerLossFS:
             raise CutError(f"killpoint: {self!r} is not mounted; cut before unmounting")
         if self.report is not None:
             raise CutError(f"killpoint: {self!r} was already cut; one cut per mount")
-        if tear is not None and tear < 0:
-            raise ValueError(f"killpoint: tear={tear!r} must be a byte count >= 0, or None")
+        if model is None or isinstance(model, str):
+            model = parse_cut(model or "synced")
         if image is None:
             image = self.mountpoint.with_name(self.mountpoint.name + ".image")
             self._default_image = image
@@ -205,7 +208,7 @@ class PowerLossFS:
             raise FileExistsError(
                 f"killpoint: the image folder {str(image)!r} exists; give a new path"
             )
-        send(self._sock, {"cut": str(image), "tear": tear})
+        send(self._sock, {"cut": str(image), "model": model.to_json()})
         answer = self._answer("cutting")
         if "report" not in answer:
             raise CutError(f"killpoint: the cut failed: {answer.get('error', answer)}")
@@ -258,7 +261,10 @@ class PowerLossFS:
             # server is alive and its pid its own. The kernel aborts the connection and
             # the files still open fail from here on (ECONNABORTED, ENOTCONN).
             unmount(self.mountpoint, lazy=True)
-            os.kill(self.server_pid, signal.SIGKILL)
+            # The last file may have closed between the two unmounts: the server then
+            # ends on its own (seen in campaigns as ESRCH here).
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.server_pid, signal.SIGKILL)
         except OSError:
             # Not mounted any more (unmounted behind our back): the server is ending.
             pass

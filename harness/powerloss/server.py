@@ -16,7 +16,7 @@ Each server runs libfuse's single-threaded loop in its main thread (the GIL woul
 serialise the operations anyway, and a single thread ends without libfuse cancelling
 threads that are inside Python) and a control thread that answers its owner over a
 SOCK_SEQPACKET socket, one JSON message per packet:
-    owner -> server   {"cut": IMAGE, "tear": N|null}
+    owner -> server   {"cut": IMAGE, "model": {"name": ..., "seed": ...}}
     server -> owner   {"ready": true} | {"report": {...}} | {"error": TEXT}
 The owner unmounts; the loop then ends and the server exits, which closes its socket:
 the owner's wait for the end is a read of that socket, never a sleep. When the owner's
@@ -119,13 +119,15 @@ def _control(ops: Any, mountpoint: Path, control: socket.socket) -> None:
             return
         if "cut" in message:
             try:
-                report = _cut(ops, Path(message["cut"]), message.get("tear"))
+                report = _cut(ops, Path(message["cut"]), message.get("model") or {"name": "synced"})
                 send(control, {"report": report})
             except Exception as exc:
                 send(control, {"error": f"{type(exc).__name__}: {exc}"})
 
 
-def _cut(ops: Any, image: Path, tear: int | None) -> dict[str, Any]:
+def _cut(ops: Any, image: Path, model: dict[str, Any]) -> dict[str, Any]:
+    from killpoint.powerloss.cut_models import from_json
+
     # Under the operations' lock: no write is half applied to the backing and the model.
     with ops.mutex:
         sizes: dict[str, int] = {}
@@ -138,7 +140,12 @@ def _cut(ops: Any, image: Path, tear: int | None) -> dict[str, Any]:
                     sizes[path] = os.lstat(os.path.join(folder, name)).st_size
                 except OSError:
                     continue
-        return ops.tree.write_image(image, sizes, tear).to_json()
+
+        def read_live(path: str) -> bytes:
+            with open(os.path.join(base, path), "rb") as f:
+                return f.read()
+
+        return ops.tree.write_image(image, sizes, from_json(model), read_live).to_json()
 
 
 # -- the helper ---------------------------------------------------------------------------

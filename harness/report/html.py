@@ -329,6 +329,8 @@ def _cut_data(cut: Any, strings: Strings) -> dict[str, Any] | None:
         return None
     raw_files = cut.get("files")
     files: Mapping[str, Any] = raw_files if isinstance(raw_files, Mapping) else {}
+    raw_ops = cut.get("ops")
+    ops = [o for o in raw_ops if isinstance(o, Mapping)] if isinstance(raw_ops, list) else []
     return {
         "synced": number(cut.get("synced_bytes")),
         "lost": number(cut.get("lost_bytes")),
@@ -337,7 +339,26 @@ def _cut_data(cut: Any, strings: Strings) -> dict[str, Any] | None:
             for path, f in sorted(files.items())
             if isinstance(f, Mapping)
         ],
+        # The cut model (reports from before cut models have none: synced).
+        "model": strings(visible(cut.get("cut") or "synced")),
+        "landed": [strings(visible(_op_line(o))) for o in ops if o.get("fate") != "dropped"][
+            :CUT_OPS_SHOWN
+        ],
     }
+
+
+CUT_OPS_SHOWN = 50  # the operations a cut model kept or tore, listed in the panel
+
+
+def _op_line(op: Mapping[str, Any]) -> str:
+    """One unsynced operation a cut model kept or tore (cut_report.OpReport's words)."""
+    where = str(op.get("path"))
+    if op.get("op") == "write":
+        where += f" @{op.get('offset')}+{op.get('length')}"
+    elif op.get("op") == "truncate":
+        where += f" to {op.get('length')}"
+    torn = f" (first {op.get('kept')} bytes)" if op.get("fate") == "torn" else ""
+    return f"#{op.get('seq')} {op.get('op')} {where}: {op.get('fate')}{torn}"
 
 
 def _deciding_kind(cell: Mapping[str, Any]) -> str:

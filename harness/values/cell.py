@@ -35,11 +35,12 @@ class Cell:
     def row(self) -> tuple[str, str, str, str]:
         return (self.runtime, self.scenario, self.mode, self.store)
 
-    def replay_command(self) -> str:
+    def replay_command(self, options: tuple[str, ...] = ()) -> str:
         """The one command that reruns this cell, from any folder: PYTHONPATH names where
         the user's own runtime or scenario module was imported from (a PostgreSQL cell
-        also needs its server URL, which is never written out)."""
-        return command(["replay", self.id], self.runtime, self.scenario, self.store)
+        also needs its server URL, which is never written out). `options`: the campaign's
+        options the cell ran with that its id does not say (`--cut torn-seq`)."""
+        return command(["replay", self.id, *options], self.runtime, self.scenario, self.store)
 
 
 def row_command(runtime: str, scenario: str, mode: str, store: str) -> str:

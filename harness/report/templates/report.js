@@ -374,8 +374,18 @@
         st.appendChild(t);
       }
       if (c.store.cut) {
-        st.appendChild(el("p", "", "The power cut left each file as of its last sync: " + c.store.cut.synced +
-          " bytes kept, " + c.store.cut.lost + " lost."));
+        var model = str(c.store.cut.model) || "synced";
+        st.appendChild(el("p", "", model === "synced"
+          ? "The power cut left each file as of its last sync: " + c.store.cut.synced +
+            " bytes kept, " + c.store.cut.lost + " lost."
+          : "The power cut (" + model + ") left each file as of its last sync, plus the " +
+            "unsynced operations the model kept: " + c.store.cut.synced + " bytes in the image, " +
+            c.store.cut.lost + " lost."));
+        if ((c.store.cut.landed || []).length) {
+          var ul = el("ul");
+          c.store.cut.landed.forEach(function (i) { ul.appendChild(el("li", "", str(i))); });
+          st.appendChild(ul);
+        }
         var ct = el("table", "grid"), ch = el("tr");
         ["file", "entry", "synced bytes", "lost bytes", "live bytes", "syncs", "torn bytes"].forEach(function (k) { ch.appendChild(el("th", "", k)); });
         ct.appendChild(el("thead")).appendChild(ch);

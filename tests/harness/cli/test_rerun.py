@@ -189,3 +189,28 @@ class TestRerunAgainstTheReport:
         assert "0 still failing, 1 now passing" in done.stdout
         written = json.loads((tmp_path / "out.json").read_text())
         assert ["a clock in every run"] == [a["reason"] for a in written["accepted"].values()]
+
+
+def power_loss_report(tmp_path: Path, model: dict[str, Any]) -> Path:
+    path = report(tmp_path, "reference/research/tool-batch/sqlite/power-loss:1")
+    document = json.loads(path.read_text())
+    document["cells"][0]["store_at_crash"] = {"power_cut": {"model": model}}
+    path.write_text(json.dumps(document))
+    return path
+
+
+def test_a_rerun_takes_the_cut_model_from_the_report(tmp_path: Path) -> None:
+    """The failed power-loss cells are cut again with their own model (their evidence
+    names it); another model typed is refused."""
+    from killpoint.cli.rerun import report_cut, rerun_config
+    from killpoint.engine.options import CampaignConfig
+
+    path = power_loss_report(tmp_path, {"name": "torn-op", "seed": 5, "unit": 1})
+    config, cells = rerun_config(CampaignConfig(), str(path), {})
+
+    assert ("torn-op:byte", ["reference/research/tool-batch/sqlite/power-loss:1"]) == (
+        config.cut,
+        cells,
+    )
+    assert None is report_cut([{"store_at_crash": None}, {"id": "x"}])
+    refused(rerun(tmp_path, path, "--cut", "reorder"), "leave --cut out", "torn-op:byte")

@@ -135,6 +135,73 @@ class TestGroundTruth:
         assert 1 == len(took) and (2, 0) == (took[0]["expected_value"], took[0]["actual_value"])
 
 
+class TestCutModels:
+    def cut_cell(self, tmp_path: Path, cut: str, runtime: str = NORMAL) -> CellResult:
+        """The last power-loss point of a NORMAL run (its WAL never synced: unsynced
+        writes for the model to choose from), in an engine whose campaign cuts so."""
+        engine = Engine(EngineConfig(work_root=tmp_path / cut, keep="none", cut=cut))
+        row = (runtime, "research", "tool-batch", "sqlite")
+        base = engine.baseline(row)
+        assert base.problem is None, base.problem
+        result = engine.run_cell(Cell(*row, schedule=(CrashPoint("power-loss", base.checkpoints),)))
+        assert [] == mounts_under(tmp_path)
+        return result
+
+    def test_the_campaigns_cut_model_cuts_each_cell_with_a_seed_of_its_own(
+        self, tmp_path: Path, fuse: None
+    ) -> None:
+        """`--cut torn-seq`: the evidence names the model and the cell's seed, the timeline
+        says which cut it was, some of the WAL's unsynced writes are kept and some dropped,
+        and the replay command carries the option."""
+        from killpoint.powerloss.cut_models import cell_seed
+
+        result = self.cut_cell(tmp_path, "torn-seq")
+        cut = cut_of(result)
+        assert {"name": "torn-seq", "seed": cell_seed(f"{result.id} torn-seq")} == cut["model"]
+        wal = {o["fate"] for o in cut["ops"] if o["path"] == "store.db-wal" and o["op"] == "write"}
+        assert {"kept", "dropped"} == wal
+        faults = [e.text for e in result.timeline if e.text.startswith("power cut")]
+        assert [f"power cut (torn-seq, seed {cut['model']['seed']}): the store keeps what was "
+                "synced and a seeded subset of the writes since"] == faults  # fmt: skip
+        assert result.replay.endswith(f"replay {result.id} --cut torn-seq")
+
+    def test_the_same_cell_cuts_the_same_operations(self, tmp_path: Path, fuse: None) -> None:
+        """Deterministic: the same cell and model keep, tear and drop the same operations."""
+        fates = [
+            [(o["op"], o["path"], o["offset"], o["length"], o["fate"], o["kept"])
+             for o in cut_of(self.cut_cell(tmp_path / str(n), "torn-op"))["ops"]]
+            for n in range(2)
+        ]  # fmt: skip
+        assert fates[0] == fates[1]
+        assert any(op[4] == "torn" for op in fates[0]), fates[0]
+
+    @pytest.mark.slow
+    def test_the_pytest_plugin_cuts_with_crash_cut(
+        self, pytester: pytest.Pytester, fuse: None
+    ) -> None:
+        """`--crash-cut reorder` reaches the plugin's cells: the JSON's power-loss cell was
+        cut by that model, and its replay command says so."""
+        out = pytester.path / "m.json"
+        result = pytester.runpytest_subprocess(
+            "-p", "no:randomly", "--crash-matrix", "--crash-scenarios=research",
+            "--crash-modes=tool-batch", "--crash-points=power-loss:1", "--crash-cut=reorder",
+            f"--crash-json={out}", timeout=240,
+        )  # fmt: skip
+        result.assert_outcomes(passed=1)
+        [cell] = json.loads(out.read_text())["cells"]
+        assert "reorder" == cell["store_at_crash"]["power_cut"]["model"]["name"]
+        assert cell["replay"].endswith("--cut reorder")
+
+    def test_the_default_cut_is_as_before(self, tmp_path: Path, fuse: None) -> None:
+        """synced: the words and the replay command of a power-loss cell are unchanged."""
+        result = self.cut_cell(tmp_path, "synced", runtime="reference")
+        assert "power cut: the store keeps what was synced" in [e.text for e in result.timeline]
+        assert result.replay.endswith(f"replay {result.id}")
+        assert {"name": "synced", "seed": cut_of(result)["model"]["seed"]} == cut_of(result)[
+            "model"
+        ]
+
+
 class TestWithoutFuse:
     def test_cells_are_skipped_with_the_reason(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -237,6 +304,32 @@ class TestReport:
         assert kinds.get("power-loss").meaning == view["groups"][0].title
         assert "The power cut left each file" in render_report(document_with(self.cell()))
 
+    def test_a_cut_models_name_and_what_it_kept_are_drawn(self) -> None:
+        """A cut other than synced: the panel names the model and lists each operation it
+        kept or tore (not the dropped ones), each path escaped."""
+        cell = self.cell()
+        evil = "<b>wal</b>"
+        ops = [
+            {"seq": 3, "op": "write", "path": evil, "offset": 32, "length": 4120,
+             "fate": "kept", "kept": 4120},
+            {"seq": 4, "op": "write", "path": evil, "offset": 4152, "length": 4120,
+             "fate": "dropped", "kept": 0},
+            {"seq": 5, "op": "write", "path": "store.db", "offset": 0, "length": 4096,
+             "fate": "torn", "kept": 512},
+        ]  # fmt: skip
+        cell["store_at_crash"]["power_cut"] = {**CUT, "cut": "torn-seq, seed 7", "ops": ops}
+        view = build_view(document_with(cell))
+        cut = view["data"]["cells"][0]["store"]["cut"]
+        strings = view["data"]["strings"]
+        assert "torn-seq, seed 7" == strings[cut["model"]]
+        assert [
+            "#3 write <b>wal</b> @32+4120: kept",
+            "#5 write store.db @0+4096: torn (first 512 bytes)",
+        ] == [strings[i] for i in cut["landed"]]
+        assert evil not in render_report(document_with(cell))
+        plain = build_view(document_with(self.cell()))["data"]
+        assert "synced" == plain["strings"][plain["cells"][0]["store"]["cut"]["model"]]
+
     def test_a_file_name_is_escaped(self) -> None:
         """A file name is run content: written as text, never as markup."""
         cell = self.cell()
@@ -285,3 +378,23 @@ def tagged(tag: str) -> list[str]:
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
             continue
     return found
+
+
+class TestImageProblem:
+    def test_a_sound_image_a_missing_one_and_a_malformed_one(self, tmp_path: Path) -> None:
+        """What the kind checks before the adapter reads the image: a sound database and a
+        missing file (an empty store) pass; a file SQLite cannot read is named."""
+        import sqlite3
+
+        from killpoint.kinds.power_loss import image_problem
+
+        sound = tmp_path / "sound.db"
+        conn = sqlite3.connect(sound)
+        conn.execute("CREATE TABLE t(v)")
+        conn.commit()
+        conn.close()
+        garbage = tmp_path / "garbage.db"
+        garbage.write_bytes(b"SQLite format 3\0" + b"\xff" * 4080)
+
+        assert (None, None) == (image_problem(sound), image_problem(tmp_path / "none.db"))
+        assert "SQLite: " in (image_problem(garbage) or "")

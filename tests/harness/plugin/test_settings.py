@@ -52,3 +52,20 @@ def test_the_shards_collect_disjoint_cells_that_make_the_whole(pytester: pytest.
     assert one and two and not set(one) & set(two)
     assert sorted(whole) == sorted(one + two)
     assert all(Shard(1, 2).owns(c) for c in one)
+
+
+def test_a_bad_cut_model_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    """`--crash-cut` is checked as the CLI's `--cut` is, before anything runs."""
+    result = pytester.runpytest("--crash-cut=torn-seq:2")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert (
+        "killpoint: --crash-cut='torn-seq:2': only torn-op takes a unit (torn-op:byte, "
+        "torn-op:N); give 'torn-seq' alone"
+    ) in result.stderr.str()
+
+
+def test_an_ini_cut_model_names_the_ini_option(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\ncrash_cut = sideways\n")
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "killpoint: ini option crash_cut='sideways': not a cut model" in result.stderr.str()

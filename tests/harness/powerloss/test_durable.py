@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from killpoint.powerloss import DURABLE, NOT_DURABLE, REPLACED, RESTORED, CutReport
+from killpoint.powerloss.cut_models import CutModel, TornOp
 from killpoint.powerloss.durable import DIR, DurableTree
 
 
@@ -53,9 +54,9 @@ class Live:
         del self.files[path]
         self.tree.removed(path)
 
-    def cut(self, dest: Path, tear: int | None = None) -> tuple[dict[str, bytes], CutReport]:
+    def cut(self, dest: Path, model: CutModel | None = None) -> tuple[dict[str, bytes], CutReport]:
         sizes = {path: len(data) for path, data in self.files.items()}
-        report = self.tree.write_image(dest, sizes, tear)
+        report = self.tree.write_image(dest, sizes, model, lambda p: bytes(self.files[p]))
         image = {
             str(p.relative_to(dest)): p.read_bytes() for p in sorted(dest.rglob("*")) if p.is_file()
         }
@@ -267,8 +268,8 @@ class TestNoReordering:
 
 class TestTornWrite:
     def test_the_newest_unsynced_write_keeps_a_prefix(self, tmp_path: Path) -> None:
-        """Rule 5 (torn mode): of each file's newest unsynced write, the first N bytes land;
-        the unsynced writes before it do not."""
+        """Rule 5 (torn-op at byte units): of each file's newest unsynced write, a prefix
+        lands; the unsynced writes before it do not."""
         live = Live()
         live.create("f")
         live.fsyncdir()
@@ -277,10 +278,16 @@ class TestTornWrite:
         live.write("f", 4, b"older")
         live.write("f", 9, b"newest")
 
-        image, report = live.cut(tmp_path / "image", tear=3)
+        image, report = live.cut(tmp_path / "image", TornOp(unit=1, seed=0))
 
-        assert {"f": b"base\0\0\0\0\0new"} == image
-        assert (3, 12) == (report.files["f"].torn_bytes, report.files["f"].synced_bytes)
+        torn = report.files["f"].torn_bytes
+        assert 0 < torn < 6
+        assert {"f": b"base\0\0\0\0\0" + b"newest"[:torn]} == image
+        assert (9 + torn, 1, 1) == (
+            report.files["f"].synced_bytes,
+            report.files["f"].torn_ops,
+            report.files["f"].dropped_ops,
+        )
 
     def test_nothing_is_torn_after_a_sync(self, tmp_path: Path) -> None:
         """Rule 5: a synced write is whole; there is no newest unsynced write to tear."""
@@ -290,7 +297,7 @@ class TestTornWrite:
         live.write("f", 0, b"whole")
         live.fsync("f")
 
-        image, report = live.cut(tmp_path / "image", tear=2)
+        image, report = live.cut(tmp_path / "image", TornOp(unit=1))
 
         assert ({"f": b"whole"}, 0) == (image, report.files["f"].torn_bytes)
 
@@ -304,4 +311,4 @@ class TestReport:
         _, report = live.cut(tmp_path / "image")
 
         assert report == CutReport.from_json(report.to_json())
-        assert "f: not durable (synced None, lost 1, live 1; 0 sync(s))" == report.summary()
+        assert "f: not durable (synced None, lost 1, live 1; 0 syncs)" == report.summary()

@@ -337,6 +337,19 @@ def browser_document() -> dict[str, Any]:
                         "torn_bytes": 0,
                     }
                 },
+                # a cut model's name and an operation it kept: run content too
+                "cut": f"torn-seq {HOSTILE}",
+                "ops": [
+                    {
+                        "seq": 1,
+                        "op": "write",
+                        "path": HOSTILE,
+                        "offset": 0,
+                        "length": 8,
+                        "fate": "kept",
+                        "kept": 8,
+                    },
+                ],
             },
         },
         replay=f"killpoint replay '{HOSTILE}'",
@@ -456,7 +469,9 @@ def test_filter_open_a_cell_and_no_run_content_runs(browser: Chromium, tmp_path:
     assert detail["replay"] == f"killpoint replay '{shown_hostile}'"
     assert f"event {shown_hostile}" in detail["events"]
     assert shown_hostile in detail["store"]
-    assert "4096 bytes kept, 8 lost" in detail["store"]
+    assert f"The power cut (torn-seq {shown_hostile}) left each file" in detail["store"]
+    assert "4096 bytes in the image, 8 lost" in detail["store"]
+    assert f"#1 write {shown_hostile} @0+8: kept" in detail["store"]  # what the model kept
     assert f"{shown_hostile}durable4096841042" in detail["store"]  # a row per file
     assert detail["marks"] == 2
     # Drawn from each event's kind and lane: a worker's start on its own lane, and a
