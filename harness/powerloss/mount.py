@@ -222,7 +222,8 @@ class PowerLossFS:
         without an `image`, the mountpoint then holds the durable image.
 
         MountBusy names the processes that still hold a file in the mount: close them
-        first (for a SQLite store, the engine's pooled connections)."""
+        first (for a SQLite store, the engine's pooled connections). Files this process
+        holds are waited for until `timeout` (another thread may be closing them)."""
         if self.mounted:
             deadline = time.monotonic() + self.timeout
             pause = 0.001
@@ -232,7 +233,12 @@ class PowerLossFS:
                     break
                 except MountBusy as exc:
                     held = holders(self.mountpoint)
-                    if held or time.monotonic() >= deadline:
+                    # Files this process holds may be closing in another of its threads (a
+                    # pooled connection checked in after its pool was disposed): wait for
+                    # them, up to the deadline; another process's file is not ours to wait on.
+                    own = f"{os.getpid()} ("
+                    others = [h for h in held if not h.startswith(own)]
+                    if others or time.monotonic() >= deadline:
                         raise MountBusy(
                             exc.errno,
                             f"killpoint: cannot unmount {str(self.mountpoint)!r}: files are open "

@@ -174,7 +174,7 @@ class TestLife:
     def test_an_open_file_makes_unmount_name_its_holder(self, cell: Path) -> None:
         """unmount() refuses while this process holds a file, naming the pid and the path;
         close() then detaches anyway."""
-        with PowerLossFS(cell / "backing", cell / "store") as fs:
+        with PowerLossFS(cell / "backing", cell / "store", timeout=0.5) as fs:
             held = open(fs.mountpoint / "held", "wb")  # noqa: SIM115
             try:
                 with pytest.raises(MountBusy) as busy:
@@ -187,6 +187,32 @@ class TestLife:
 
         assert f"{os.getpid()} (" in str(busy.value)
         assert str(fs.mountpoint / "held") in str(busy.value)
+
+    def test_unmount_waits_for_a_file_this_process_is_closing(
+        self, cell: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A file of this process still open at the first try (another thread closing a
+        pooled connection) is waited for: the unmount succeeds once it is closed, and the
+        mountpoint holds the image."""
+        from killpoint.powerloss import mount as mount_mod
+
+        with PowerLossFS(cell / "backing", cell / "store") as fs:
+            write(fs.mountpoint / "f", b"synced")
+            held = open(fs.mountpoint / "held", "wb")  # noqa: SIM115
+            seen: list[list[str]] = []
+            real = mount_mod.holders
+
+            def holders_then_close(mountpoint: Path) -> list[str]:
+                found = real(mountpoint)
+                seen.append(found)
+                held.close()  # as the other thread would, right after the first refusal
+                return found
+
+            monkeypatch.setattr(mount_mod, "holders", holders_then_close)
+            fs.cut()
+            fs.unmount()
+        assert seen and f"{os.getpid()} (" in seen[0][0]
+        assert False is is_mounted(fs.mountpoint)
 
     def test_a_killed_owner_leaves_no_mount(self, cell: Path) -> None:
         """When the process that mounted is SIGKILLed, its server unmounts and exits."""
