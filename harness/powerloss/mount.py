@@ -102,6 +102,9 @@ def stop_helper() -> None:
     _helper.stop()
 
 
+OTHERS_GRACE = 2.0  # seconds another process's open file may take to go
+
+
 class PowerLossFS:
     """`backing` mounted at `mountpoint` through the power-loss filesystem.
 
@@ -226,6 +229,9 @@ class PowerLossFS:
         holds are waited for until `timeout` (another thread may be closing them)."""
         if self.mounted:
             deadline = time.monotonic() + self.timeout
+            # Another process's file: a child between its fork and its exec holds every
+            # descriptor of ours for an instant, so it too is given a moment.
+            grace = time.monotonic() + min(OTHERS_GRACE, self.timeout)
             pause = 0.001
             while True:
                 try:
@@ -238,12 +244,14 @@ class PowerLossFS:
                     # them, up to the deadline; another process's file is not ours to wait on.
                     own = f"{os.getpid()} ("
                     others = [h for h in held if not h.startswith(own)]
-                    if others or time.monotonic() >= deadline:
+                    now = time.monotonic()
+                    if (others and now >= grace) or now >= deadline:
                         raise MountBusy(
                             exc.errno,
                             f"killpoint: cannot unmount {str(self.mountpoint)!r}: files are open "
-                            f"in it ({'; '.join(held) or 'none found'}); close them (engines, "
-                            "connection pools) before unmount()",
+                            f"in it ({'; '.join(held) or 'none found'}; this process is "
+                            f"{os.getpid()}); close them (engines, connection pools) before "
+                            "unmount()",
                         ) from None
                 # No process holds a file: the kernel keeps the mount busy until the server
                 # has answered the RELEASE of files closed just now (FUSE sends it
