@@ -7,9 +7,10 @@ by DBOS (PyPI `dbos` 3.4), unmodified, as a runtime under test.
 - reading.py: the engine's reads of DBOS's SQLite system database;
 - normal.py: a session's workflows in the normal form, and their invariants.
 
-The modes are the two ways a pydantic-ai user gets durability from DBOS: every tool call a
-step of its own (`steps`), or pydantic-ai's default, where only the model requests are
-steps (`model-steps`). DBOS has no run lease: a recovery claims a workflow whoever else
+The modes are how a pydantic-ai user gets durability from DBOS: every tool call a step of
+its own, the batch's calls run concurrently (`steps`, pydantic-ai's default execution
+mode) or one at a time (`steps-sequential`); pydantic-ai's default, where only the model
+requests are steps (`model-steps`), is declared but cannot be run yet (see its reason). DBOS has no run lease: a recovery claims a workflow whoever else
 runs it, and a stale execution's later writes are refused by its ownership token
 (`owner_xid`); docs/pydantic-ai.md says which findings follow from that design.
 """
@@ -33,12 +34,23 @@ STEPS = Mode(
     "returns each recorded output and runs only the steps without one",
     results_per_call=True,
 )
+STEPS_SEQUENTIAL = Mode(
+    "steps-sequential",
+    "as steps, with DBOSDurability(parallel_execution_mode='sequential'): a batch's calls "
+    "run one at a time, in order, each recorded before the next starts",
+    results_per_call=True,
+)
 MODEL_STEPS = Mode(
     "model-steps",
     "pydantic-ai's default under DBOS: the model requests are steps, the tools run in "
     "workflow code, so a recovery runs every earlier tool call again",
+    unavailable=(
+        "killpoint's modes cannot declare it yet: the model's replies are durable mid-run "
+        "but no tool result ever is, and a mode that persists mid-run must land a write "
+        "after a tool call"
+    ),
 )
-MODES = (STEPS, MODEL_STEPS)
+MODES = (STEPS, STEPS_SEQUENTIAL, MODEL_STEPS)
 
 PRELOAD_MODULES = (
     "killpoint.adapters.pydantic_ai.agent",
@@ -72,11 +84,13 @@ def import_problem() -> str | None:
     return None
 
 
-def _steps(mode: str) -> bool:
+def _settings(mode: str) -> tuple[bool, str]:
+    """(tools as DBOS steps, DBOSDurability's parallel_execution_mode) of a mode name."""
     if mode not in (m.name for m in MODES):
         names = ", ".join(m.name for m in MODES)
         raise ValueError(f"killpoint: pydantic-ai mode {mode!r} is unknown; choose from {names}")
-    return mode == STEPS.name
+    sequential = "sequential" if mode == STEPS_SEQUENTIAL.name else "parallel_ordered_events"
+    return mode != MODEL_STEPS.name, sequential
 
 
 class PydanticAIAdapter(RuntimeAdapter):
@@ -104,7 +118,8 @@ class PydanticAIAdapter(RuntimeAdapter):
         # DBOS has no lease: lease_seconds has nothing to set.
         from killpoint.adapters.pydantic_ai.agent import PydanticAIDriver
 
-        return PydanticAIDriver(scenario, store_url, mode, ledger, steps=_steps(mode))
+        steps, execution = _settings(mode)
+        return PydanticAIDriver(scenario, store_url, mode, ledger, steps=steps, execution=execution)
 
     def unsupported(self, scenario: Any, mode: str) -> str | None:
         if scenario.confirm:

@@ -9,8 +9,9 @@ model-request steps inside a workflow of the user's own). A run is one DBOS work
 `killpoint.run`, whose workflow id is the harness's run id, and which carries the
 session id as a workflow attribute (`killpoint_session`).
 
-- mode `steps`: each tool call is a DBOS step of its own (`DBOS.step`, as the pydantic-ai
-  and DBOS guides tell users to decorate tools that do I/O), beside the model requests;
+- modes `steps` and `steps-sequential`: each tool call is a DBOS step of its own
+  (`DBOS.step`, as the pydantic-ai and DBOS guides tell users to decorate tools that do
+  I/O), beside the model requests; a batch's calls run concurrently, or one at a time;
 - mode `model-steps`: pydantic-ai's default under DBOS: the model requests are steps, the
   tools run in workflow code, so a recovery runs every earlier tool call again.
 
@@ -154,7 +155,11 @@ def _inline_tool(fn: Callable[..., Any], keyed: bool) -> Callable[..., Any]:
 
 
 def build_agent(
-    scenario: Scenario, tools: Sequence[Tool[None]], client: openai.AsyncOpenAI
+    scenario: Scenario,
+    tools: Sequence[Tool[None]],
+    client: openai.AsyncOpenAI,
+    *,
+    execution: str = "parallel_ordered_events",
 ) -> Agent[None, str]:
     model = OpenAIResponsesModel(MODEL_ID, provider=OpenAIProvider(openai_client=client))
     return Agent(
@@ -162,7 +167,7 @@ def build_agent(
         name=AGENT_NAME,
         tools=list(tools),
         instructions=scenario.instructions,
-        capabilities=[DBOSDurability()],
+        capabilities=[DBOSDurability(parallel_execution_mode=execution)],  # type: ignore[arg-type]
     )
 
 
@@ -243,7 +248,14 @@ class PydanticAIDriver:
     """
 
     def __init__(
-        self, scenario: Scenario, store_url: str, mode: str, ledger: Ledger, *, steps: bool
+        self,
+        scenario: Scenario,
+        store_url: str,
+        mode: str,
+        ledger: Ledger,
+        *,
+        steps: bool,
+        execution: str = "parallel_ordered_events",
     ) -> None:
         global _agent
         self.scenario = scenario
@@ -252,7 +264,8 @@ class PydanticAIDriver:
         self.client = openai.AsyncOpenAI(
             api_key=SCRIPTED_API_KEY, max_retries=scenario.max_retries
         )
-        self.agent = build_agent(scenario, build_tools(scenario, ledger, steps=steps), self.client)
+        tools = build_tools(scenario, ledger, steps=steps)
+        self.agent = build_agent(scenario, tools, self.client, execution=execution)
         _agent = self.agent
 
     async def start(self, input: str, *, session_id: str, run_id: str) -> RunResult:

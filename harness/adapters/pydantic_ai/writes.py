@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -55,6 +56,12 @@ class _Write:
 _writing: contextvars.ContextVar[_Write | None] = contextvars.ContextVar(
     "killpoint_dbos_write", default=None
 )
+# One write at a time in a process, numbered in the order it lands: the steps of a batch's
+# concurrent calls record their outputs from threads of their own, and a number given to
+# a write that then waits for another's SQLite lock would make the numbers and the order
+# of landing disagree. SQLite serialises DBOS's writers anyway (IMMEDIATE transactions);
+# this only moves the wait before the `writing` gate.
+_one_write = threading.Lock()
 
 
 def _workflow_of_status(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
@@ -100,17 +107,18 @@ def _gated(
     def gated(self: Any, *args: Any, **kwargs: Any) -> Any:
         if _writing.get() is not None:  # a write inside a write: the outer one counts
             return fn(self, *args, **kwargs)
-        n = checkpoints.begin()
-        token = _writing.set(_Write(n, workflow_of(args, kwargs), kind))
-        landed = False
-        try:
-            out = fn(self, *args, **kwargs)
-            # update_workflow_outcome says False when its UPDATE matched no row.
-            landed = out is not False
-            return out
-        finally:
-            _writing.reset(token)
-            checkpoints.end(n, landed=landed)
+        with _one_write:
+            n = checkpoints.begin()
+            token = _writing.set(_Write(n, workflow_of(args, kwargs), kind))
+            landed = False
+            try:
+                out = fn(self, *args, **kwargs)
+                # update_workflow_outcome says False when its UPDATE matched no row.
+                landed = out is not False
+                return out
+            finally:
+                _writing.reset(token)
+                checkpoints.end(n, landed=landed)
 
     return gated
 
