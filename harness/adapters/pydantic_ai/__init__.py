@@ -128,6 +128,12 @@ class PydanticAIAdapter(RuntimeAdapter):
                 "so a second DBOS workflow under a new id: killpoint's driver contract "
                 "continues a run under its own id"
             )
+        if scenario.continue_on_error:
+            return (
+                "a DBOS workflow that ended in ERROR is terminal: DBOS.resume_workflow leaves "
+                "it as it is, and continuing it is DBOS.fork_workflow to a new workflow id, "
+                "where killpoint's driver contract continues a run under its own id"
+            )
         if scenario.state_invariant is not None:
             return (
                 "pydantic-ai keeps no session state (a run's deps are not persisted): the "

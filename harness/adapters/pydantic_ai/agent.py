@@ -242,7 +242,7 @@ class PydanticAIDriver:
 
     start: a new workflow under the run's id, the session's earlier messages as its input;
     resume: launch DBOS in this process (which recovers the workflow if it was PENDING),
-    or `DBOS.resume_workflow` for a run that ended in ERROR, then wait for the result;
+    then wait for the workflow's result;
     cancel: `DBOS.cancel_workflow`, a durable status write (CANCELLED) that ends the run
     at its next step.
     """
@@ -282,8 +282,9 @@ class PydanticAIDriver:
         status = await DBOS.get_workflow_status_async(run_id)
         if status is None:
             raise LookupError(f"killpoint: DBOS has no workflow {run_id!r} in {self.system_url}")
-        if status.status == "ERROR":
-            await DBOS.resume_workflow_async(run_id)
+        # A workflow that ended in ERROR stays so: DBOS's resume_workflow leaves SUCCESS and
+        # ERROR rows as they are (adapter.unsupported declines the scenarios that continue
+        # one), so the handle returns the recorded outcome.
         handle = await DBOS.retrieve_workflow_async(run_id)
         return await self._result(run_id, handle)
 
