@@ -77,7 +77,7 @@ def import_problem() -> str | None:
     """Why pydantic-ai with DBOS cannot be used here (None: it can)."""
     try:
         import dbos  # noqa: F401
-        import pydantic_ai.durable_exec.dbos  # noqa: F401
+        import pydantic_ai.durable_exec.dbos
         import pydantic_ai.models.openai  # noqa: F401
     except ImportError as exc:
         return str(exc)

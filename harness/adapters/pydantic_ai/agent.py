@@ -261,9 +261,7 @@ class PydanticAIDriver:
         self.scenario = scenario
         self.mode = mode
         self.system_url = system_database_url(store_url)
-        self.client = openai.AsyncOpenAI(
-            api_key=SCRIPTED_API_KEY, max_retries=scenario.max_retries
-        )
+        self.client = openai.AsyncOpenAI(api_key=SCRIPTED_API_KEY, max_retries=scenario.max_retries)
         tools = build_tools(scenario, ledger, steps=steps)
         self.agent = build_agent(scenario, tools, self.client, execution=execution)
         _agent = self.agent
@@ -285,7 +283,7 @@ class PydanticAIDriver:
         # A workflow that ended in ERROR stays so: DBOS's resume_workflow leaves SUCCESS and
         # ERROR rows as they are (adapter.unsupported declines the scenarios that continue
         # one), so the handle returns the recorded outcome.
-        handle = await DBOS.retrieve_workflow_async(run_id)
+        handle: Any = await DBOS.retrieve_workflow_async(run_id)
         return await self._result(run_id, handle)
 
     def cancel(self, run_id: str) -> None:
@@ -301,7 +299,8 @@ class PydanticAIDriver:
         earlier = await asyncio.to_thread(_earlier_runs, self.system_url, session_id, run_id)
         messages: list[Any] = []
         for wid in earlier:
-            out = await (await DBOS.retrieve_workflow_async(wid)).get_result()
+            handle: Any = await DBOS.retrieve_workflow_async(wid)
+            out = await handle.get_result()
             messages.extend(json.loads(out["messages"]))
         return json.dumps(messages) if messages else None
 

@@ -23,7 +23,6 @@ from typing import Any
 from pydantic_ai.messages import (
     ModelMessage,
     ModelMessagesTypeAdapter,
-    ModelRequest,
     ModelResponse,
     RetryPromptPart,
     TextPart,
@@ -67,8 +66,12 @@ def from_messages(messages: Iterable[ModelMessage]) -> list[dict[str, Any]]:
             if isinstance(part, UserPromptPart):
                 content = part.content if isinstance(part.content, str) else str(part.content)
                 out.append({"role": "user", "content": content, "tool_calls": []})
-            elif isinstance(part, (ToolReturnPart, RetryPromptPart)):
-                out.append(_tool_message(part.tool_name, part.tool_call_id, part.model_response_str()))
+            elif isinstance(part, ToolReturnPart):
+                text = part.model_response_str()
+                out.append(_tool_message(part.tool_name, part.tool_call_id, text))
+            elif isinstance(part, RetryPromptPart) and part.tool_name is not None:
+                text = part.model_response()
+                out.append(_tool_message(part.tool_name, part.tool_call_id, text))
     return out
 
 
@@ -99,7 +102,7 @@ def _tool_message(name: str | None, call_id: str, content: str) -> dict[str, Any
 def from_steps(workflow: Workflow) -> list[dict[str, Any]]:
     """A workflow's messages rebuilt from its inputs and recorded steps."""
     out: list[dict[str, Any]] = []
-    args = (workflow.inputs or {}).get("args") or ()
+    args: Sequence[Any] = (workflow.inputs or {}).get("args") or ()
     if len(args) >= 2:
         out.append({"role": "user", "content": str(args[1]), "tool_calls": []})
     for step in workflow.steps:

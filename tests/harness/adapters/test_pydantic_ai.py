@@ -64,7 +64,9 @@ def instrumented(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     event.remove(Engine, "after_cursor_execute", writes._count)
 
 
-def run_in_process(name: str, mode: str, work: Path) -> tuple[list[RunResult], PydanticAIAdapter, str]:
+def run_in_process(
+    name: str, mode: str, work: Path
+) -> tuple[list[RunResult], PydanticAIAdapter, str]:
     scenario = scenarios.get(name)
     adapter = PydanticAIAdapter()
     url = f"sqlite:///{work}/store.db"
