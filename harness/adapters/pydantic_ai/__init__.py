@@ -64,7 +64,17 @@ PRELOAD_MODULES = (
     "pydantic_ai.models.openai",
 )
 
+# A model fault ends the run in ERROR and the cell then continues it in place; DBOS's
+# resume_workflow leaves an ERROR workflow as it is (dbos/_sys_db.py, resume_workflows).
+ERROR_IS_TERMINAL = (
+    "a DBOS workflow that ended in ERROR is terminal: DBOS.resume_workflow leaves it as it "
+    "is, and continuing it is DBOS.fork_workflow to a new workflow id, where killpoint's "
+    "driver contract continues a run under its own id"
+)
+
 DECLINED_KINDS = {
+    "model-500": ERROR_IS_TERMINAL,
+    "model-timeout": ERROR_IS_TERMINAL,
     "lock-held": (
         "DBOS sets PRAGMA busy_timeout=30000 on every connection of its SQLite system "
         "database and retries 'database is locked' without end: a held lock stalls the "
@@ -129,11 +139,7 @@ class PydanticAIAdapter(RuntimeAdapter):
                 "continues a run under its own id"
             )
         if scenario.continue_on_error:
-            return (
-                "a DBOS workflow that ended in ERROR is terminal: DBOS.resume_workflow leaves "
-                "it as it is, and continuing it is DBOS.fork_workflow to a new workflow id, "
-                "where killpoint's driver contract continues a run under its own id"
-            )
+            return ERROR_IS_TERMINAL
         if scenario.state_invariant is not None:
             return (
                 "pydantic-ai keeps no session state (a run's deps are not persisted): the "

@@ -51,8 +51,9 @@ WORKFLOW = "killpoint.run"
 SESSION_ATTRIBUTE = "killpoint_session"
 TOOL_STEP_PREFIX = "killpoint.tool."
 # How often a driver polls for the result of a workflow that another thread runs (a
-# recovered one): DBOS's default is a second.
-POLL_SECONDS = 0.02
+# recovered one): DBOS's default is a second, which would add up to a second to every
+# resumed cell. Everything else is DBOS's default configuration.
+POLL_SECONDS = 0.1
 STATUS = {
     "PENDING": "RUNNING",
     "ENQUEUED": "PENDING",
@@ -220,7 +221,6 @@ def launch(system_url: str) -> None:
                 "name": APP_NAME,
                 "system_database_url": system_url,
                 "log_level": "ERROR",
-                "notification_listener_polling_interval_sec": 0.05,
             }
         )
         DBOS.launch()
