@@ -5,7 +5,8 @@ The adapter's declarations; a run in the normal form read back from DBOS's SQLit
 database; the count of landed writes (`progress`) against the gates a real run passes;
 `check-adapter` for every runnable mode; and a small matrix slice with real kills and
 real SQLite files, which must end without a `missed` or `error` cell. Skipped, with the
-reason, only when pydantic-ai or DBOS cannot be imported.
+reason, only when pydantic-ai or DBOS cannot be imported, and failed instead when
+`KILLPOINT_REQUIRE_PYDANTIC_AI` is set (CI, whose `make test` installs the extra).
 """
 
 # ruff: noqa: SIM300
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -24,6 +26,13 @@ import pytest
 from killpoint.adapters import pydantic_ai as pydantic_ai_adapter
 
 PROBLEM = pydantic_ai_adapter.import_problem()
+REQUIRE_ENV = "KILLPOINT_REQUIRE_PYDANTIC_AI"
+if PROBLEM is not None and os.environ.get(REQUIRE_ENV):
+    pytest.fail(
+        f"pydantic-ai with DBOS is required ({REQUIRE_ENV} is set) but cannot be imported "
+        f"({PROBLEM}); pip install 'killpoint[pydantic-ai]'",
+        pytrace=False,
+    )
 if PROBLEM is not None:
     pytest.skip(
         f"pydantic-ai or DBOS is not installed ({PROBLEM}); pip install 'killpoint[pydantic-ai]'",
