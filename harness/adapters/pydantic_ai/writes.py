@@ -9,7 +9,10 @@ a recovery finds, so each is one checkpoint to killpoint:
   request, a tool call, once each: what a recovery returns instead of running the step;
 - `update_workflow_outcome`: the terminal status (SUCCESS or ERROR) and the output. It
   returns False when the write did not land (the row was cancelled or claimed by another
-  execution meanwhile): such a write passes no `landed` gate.
+  execution meanwhile).
+
+A write that changed nothing (that outcome, or a start under an id that already exists)
+passes no `landed` gate and adds no counter row.
 
 Each runs in one SQLAlchemy transaction (`engine.begin()`, IMMEDIATE on SQLite); the
 counter row (`killpoint_checkpoints`) joins that transaction right after the write's
@@ -39,7 +42,11 @@ INSERT_COUNTER = f"INSERT INTO {COUNTER_TABLE} (n, workflow_id, kind) VALUES (?,
 # The statement of each write that makes it: the counter row follows it. Matched by its
 # head (SQLAlchemy renders `main.` before SQLite's tables).
 LANDING = {
-    "status": ("insert into", "workflow_status"),
+    # A start under an id that exists (a woken stale worker starting the session's next
+    # run, which another worker already ran) changes nothing: DBOS's status INSERT then
+    # returns the existing row through a no-op ON CONFLICT update, and the inputs' INSERT
+    # (ON CONFLICT DO NOTHING) adds no row. That INSERT is the write's landing.
+    "status": ("insert into", "workflow_input"),
     "step": ("insert into", "operation_outputs"),
     "outcome": ("update", "workflow_status set status="),
 }
@@ -109,12 +116,14 @@ def _gated(
             return fn(self, *args, **kwargs)
         with _one_write:
             n = checkpoints.begin()
-            token = _writing.set(_Write(n, workflow_of(args, kwargs), kind))
             landed = False
+            write = _Write(n, workflow_of(args, kwargs), kind)
+            token = _writing.set(write)
             try:
                 out = fn(self, *args, **kwargs)
-                # update_workflow_outcome says False when its UPDATE matched no row.
-                landed = out is not False
+                # Landed when its counter row joined the transaction, which then committed:
+                # a write that changed nothing (see LANDING) passes no `landed` gate.
+                landed = write.counted
                 return out
             finally:
                 _writing.reset(token)
@@ -135,9 +144,11 @@ def _count(conn: Any, cursor: Any, statement: str, *_: Any) -> None:
     if not head.startswith(verb) or table not in head:
         return
     # A terminal UPDATE that matched no row (the workflow was cancelled or claimed by
-    # another execution) lands nothing: DBOS then writes no output and returns False. The
-    # INSERTs either land or raise, which rolls the counter row back with them.
-    if write.kind == "outcome" and cursor.rowcount == 0:
+    # another execution) lands nothing: DBOS then writes no output and returns False; an
+    # inputs' INSERT that met an existing row adds nothing. A step's INSERT either lands or
+    # raises, which rolls the counter row back with it (it has a RETURNING clause, so its
+    # rowcount is not known here).
+    if write.kind != "step" and cursor.rowcount == 0:
         return
     write.counted = True
     raw = cursor.connection.cursor()

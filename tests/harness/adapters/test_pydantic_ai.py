@@ -241,3 +241,17 @@ def test_a_matrix_slice_has_no_missed_or_error_cell(tmp_path: Path) -> None:
     assert [] == [c["id"] for c in data["cells"] if c["verdict"] in ("missed", "error", "hung")]
     assert [] == [c["id"] for c in data["cells"] if c["verdict"] == "adapter-error"]
     assert 0 == result.returncode, result.stdout
+
+
+@pytest.mark.slow
+def test_a_woken_stale_worker_starting_the_next_run_writes_nothing(tmp_path: Path) -> None:
+    """multi-run, paused after DBOS's first write: another worker recovers run 1 and runs
+    the session to its end; the woken worker gets run 1's recorded outcome and starts runs
+    2 and 3 under ids that exist, which DBOS answers with their recorded outcomes and
+    without a write (the store's count of landed writes does not move)."""
+    engine = Engine(EngineConfig(work_root=tmp_path, keep="all"))
+    result = engine.run_cell(
+        Cell("pydantic-ai", "multi-run", "steps", "sqlite", kinds.parse_schedule("sigstop:1"))
+    )
+    assert_no_worker_alive(worker_pids([result]))
+    assert ("ok", True) == (result.verdict, result.expected), result.detail
