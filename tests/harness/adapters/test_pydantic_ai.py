@@ -39,18 +39,22 @@ if PROBLEM is not None:
         allow_module_level=True,
     )
 
+import sqlalchemy  # noqa: E402
 from dbos._sys_db import SystemDatabase  # noqa: E402
-from sqlalchemy import Engine, event  # noqa: E402
 
-from killpoint import scenarios  # noqa: E402
+from killpoint import kinds, scenarios  # noqa: E402
 from killpoint.adapters.checkpoint_gates import CheckpointGates  # noqa: E402
 from killpoint.adapters.pydantic_ai import MODES, PydanticAIAdapter, writes  # noqa: E402
 from killpoint.adapters.pydantic_ai.agent import shutdown  # noqa: E402
 from killpoint.adapters.registry import load_adapter  # noqa: E402
 from killpoint.engine.campaign import Campaign, CampaignConfig  # noqa: E402
+from killpoint.engine.cell_host import EngineConfig  # noqa: E402
+from killpoint.engine.engine import Engine  # noqa: E402
 from killpoint.scenarios import Ledger, RunResult, ScriptedModel, drive, gates  # noqa: E402
+from killpoint.values.cell import Cell  # noqa: E402
 from killpoint.values.modes import runnable  # noqa: E402
 from killpoint.values.normal_form import validate_session  # noqa: E402
+from tests.harness.live_workers import assert_no_worker_alive, worker_pids  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[3]
 RUNNABLE = runnable(MODES)
@@ -70,7 +74,7 @@ def instrumented(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     gates.disarm()
     shutdown()
     # The commit hook stays: without an open checkpoint it hits no gate.
-    event.remove(Engine, "after_cursor_execute", writes._count)
+    sqlalchemy.event.remove(sqlalchemy.Engine, "after_cursor_execute", writes._count)
 
 
 def run_in_process(
