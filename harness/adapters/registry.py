@@ -70,6 +70,16 @@ BUILTINS: dict[str, Builtin] = {
             ),
             warm="killpoint.adapters.langgraph.warm:warm_up",
         ),
+        Builtin(
+            "pydantic-ai",
+            "killpoint.adapters.pydantic_ai",
+            "PydanticAIAdapter",
+            needs="pydantic-ai 2.68 with its openai and dbos extras, and DBOS 3",
+            install="pip install killpoint[pydantic-ai]",
+            # DBOS is the durable half: its recovery and its system database writes are
+            # what a finding is about as often as the agent library is.
+            distributions=("pydantic-ai-slim", "dbos"),
+        ),
     )
 }
 

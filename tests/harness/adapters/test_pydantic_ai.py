@@ -1,0 +1,261 @@
+"""pydantic-ai made durable by DBOS (the optional extra `killpoint[pydantic-ai]`) under test,
+unmodified.
+
+The adapter's declarations; a run in the normal form read back from DBOS's SQLite system
+database; the count of landed writes (`progress`) against the gates a real run passes;
+`check-adapter` for every runnable mode; and a small matrix slice with real kills and
+real SQLite files, which must end without a `missed` or `error` cell. Skipped, with the
+reason, only when pydantic-ai or DBOS cannot be imported, and failed instead when
+`KILLPOINT_REQUIRE_PYDANTIC_AI` is set (CI, whose `make test` installs the extra).
+"""
+
+# ruff: noqa: SIM300
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from killpoint.adapters import pydantic_ai as pydantic_ai_adapter
+
+PROBLEM = pydantic_ai_adapter.import_problem()
+REQUIRE_ENV = "KILLPOINT_REQUIRE_PYDANTIC_AI"
+if PROBLEM is not None and os.environ.get(REQUIRE_ENV):
+    pytest.fail(
+        f"pydantic-ai with DBOS is required ({REQUIRE_ENV} is set) but cannot be imported "
+        f"({PROBLEM}); pip install 'killpoint[pydantic-ai]'",
+        pytrace=False,
+    )
+if PROBLEM is not None:
+    pytest.skip(
+        f"pydantic-ai or DBOS is not installed ({PROBLEM}); pip install 'killpoint[pydantic-ai]'",
+        allow_module_level=True,
+    )
+
+import sqlalchemy  # noqa: E402
+from dbos._sys_db import SystemDatabase  # noqa: E402
+
+from killpoint import kinds, scenarios  # noqa: E402
+from killpoint.adapters.checkpoint_gates import CheckpointGates  # noqa: E402
+from killpoint.adapters.pydantic_ai import MODES, PydanticAIAdapter, writes  # noqa: E402
+from killpoint.adapters.pydantic_ai.agent import shutdown  # noqa: E402
+from killpoint.adapters.registry import load_adapter  # noqa: E402
+from killpoint.engine.campaign import Campaign, CampaignConfig  # noqa: E402
+from killpoint.engine.cell_host import EngineConfig  # noqa: E402
+from killpoint.engine.engine import Engine  # noqa: E402
+from killpoint.scenarios import Ledger, RunResult, ScriptedModel, drive, gates  # noqa: E402
+from killpoint.values.cell import Cell  # noqa: E402
+from killpoint.values.modes import runnable  # noqa: E402
+from killpoint.values.normal_form import validate_session  # noqa: E402
+from tests.harness.live_workers import assert_no_worker_alive, worker_pids  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[3]
+RUNNABLE = runnable(MODES)
+
+
+@pytest.fixture
+def instrumented(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """This process instrumented as a worker is (writes.instrument), every gate traced; DBOS's
+    classes and SQLAlchemy's listeners are restored, and DBOS destroyed, afterwards."""
+    for method in writes.WRITES:
+        monkeypatch.setattr(SystemDatabase, method, getattr(SystemDatabase, method))
+    trace: list[str] = []
+    checkpoints = CheckpointGates()
+    writes.instrument(checkpoints)
+    gates.configure((), announce=None, tracer=trace.append)
+    yield trace
+    gates.disarm()
+    shutdown()
+    # The commit hook stays: without an open checkpoint it hits no gate.
+    sqlalchemy.event.remove(sqlalchemy.Engine, "after_cursor_execute", writes._count)
+
+
+def run_in_process(
+    name: str, mode: str, work: Path
+) -> tuple[list[RunResult], PydanticAIAdapter, str]:
+    scenario = scenarios.get(name)
+    adapter = PydanticAIAdapter()
+    url = f"sqlite:///{work}/store.db"
+    driver = adapter.driver(scenario, url, mode, Ledger(work / "ledger", name), lease_seconds=5)
+
+    async def go() -> list[RunResult]:
+        try:
+            with ScriptedModel(scenario.script, work / "model", faults=scenario.faults) as model:
+                return await drive(scenario, driver, model, session_id="s")
+        finally:
+            await driver.aclose()
+
+    return asyncio.run(go()), adapter, url
+
+
+def landed(trace: list[str]) -> list[int]:
+    return [g.number for e in trace if (g := gates.parse(e)) and g.phase == "landed" and g.number]
+
+
+class TestAdapter:
+    def test_registered_with_its_modes(self) -> None:
+        """`--runtime pydantic-ai` loads the adapter; `model-steps` is declared, with why it
+        cannot run, and the two step modes are runnable."""
+        adapter = load_adapter("pydantic-ai")
+        assert isinstance(adapter, PydanticAIAdapter)
+        assert ("steps", "steps-sequential") == RUNNABLE
+        model_steps = next(m for m in adapter.modes if m.name == "model-steps")
+        assert model_steps.unavailable and "no tool result" in model_steps.unavailable
+        assert "lock-held" in adapter.declined_kinds
+
+    def test_a_missing_library_names_the_extra(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(pydantic_ai_adapter, "import_problem", lambda: "No module named 'dbos'")
+        with pytest.raises(ValueError, match=r"pip install killpoint\[pydantic-ai\]"):
+            load_adapter("pydantic-ai")
+
+    def test_unsupported_scenarios_are_skipped_with_the_reason(self, tmp_path: Path) -> None:
+        """Confirmations, an ERROR continued, and session state are declined, every mode,
+        each with its reason; research runs."""
+        config = CampaignConfig(
+            runtime="pydantic-ai",
+            scenarios=("confirm", "flaky-model", "session-state", "research"),
+            work_root=tmp_path,
+        )
+        rows, skipped = Campaign(config).rows()
+        assert [("pydantic-ai", "research", m, "sqlite") for m in RUNNABLE] == rows
+        reasons = {s.scenario: s.reason for s in skipped}
+        assert "second DBOS workflow" in reasons["confirm"]
+        assert "ERROR is terminal" in reasons["flaky-model"]
+        assert "no session state" in reasons["session-state"]
+
+    def test_an_unknown_mode_name_is_refused(self, tmp_path: Path) -> None:
+        ledger = Ledger(tmp_path / "ledger", "research")
+        with pytest.raises(ValueError, match="choose from steps, steps-sequential, model-steps"):
+            PydanticAIAdapter().driver(
+                scenarios.get("research"), "sqlite://", "tool-batch", ledger, lease_seconds=1
+            )
+
+    def test_a_postgresql_store_is_refused_with_the_fix(self, tmp_path: Path) -> None:
+        ledger = Ledger(tmp_path / "ledger", "research")
+        with pytest.raises(ValueError, match="--store sqlite"):
+            PydanticAIAdapter().driver(
+                scenarios.get("research"),
+                "postgresql+psycopg://u@localhost/db",
+                "steps",
+                ledger,
+                lease_seconds=1,
+            )
+
+    def test_an_empty_store_reads_as_nothing(self, tmp_path: Path) -> None:
+        url = f"sqlite:///{tmp_path}/absent.db"
+        adapter = PydanticAIAdapter()
+        assert None is adapter.read_session(url, "s")
+        assert 0 == adapter.progress(url, "s")
+        assert [] == list(adapter.inspect(url, "s"))
+        assert not (tmp_path / "absent.db").exists()
+
+
+@pytest.mark.slow
+def test_a_run_in_the_normal_form_and_every_write_counted(
+    tmp_path: Path, instrumented: list[str]
+) -> None:
+    """research in `steps`: one status row, five model steps, four tool steps and the
+    outcome: 11 writes, each passing its gates once, in order, and counted in the store."""
+    results, adapter, url = run_in_process("research", "steps", tmp_path)
+    assert ["COMPLETED"] == [r.status for r in results]
+    session: dict[str, Any] | None = adapter.read_session(url, "s")  # type: ignore[assignment]
+    assert session is not None
+    validate_session(session)
+    run = session["runs"]["s-run1"]
+    assert "COMPLETED" == run["status"]
+    assert scenarios.get("research").expected[0].content == run["content"]
+    assert ["user", "assistant", "tool"] == [m["role"] for m in run["messages"][:3]]
+    assert ["search", "fetch_detail", "fetch_detail", "fetch_detail"] == [
+        e["name"] for e in run["tool_executions"]
+    ]
+    assert list(range(1, 12)) == landed(instrumented)
+    committing = [
+        g.number for e in instrumented if (g := gates.parse(e)) and g.phase == "committing"
+    ]
+    assert list(range(1, 12)) == committing
+    assert 11 == adapter.progress(url, "s")
+    assert [] == list(adapter.inspect(url, "s"))
+
+
+def killpoint(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "killpoint.cli.main", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=900,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", RUNNABLE)
+def test_check_adapter_passes(mode: str, tmp_path: Path) -> None:
+    """Every check of `killpoint check-adapter`, on a scenario with a parallel batch."""
+    result = killpoint(
+        "check-adapter",
+        "--runtime",
+        "pydantic-ai",
+        "--mode",
+        mode,
+        "--scenario",
+        "parallel-fetch",
+        "--work-dir",
+        str(tmp_path),
+    )
+    assert 0 == result.returncode, result.stdout + result.stderr
+    assert "every check passed" in result.stdout
+
+
+@pytest.mark.slow
+def test_a_matrix_slice_has_no_missed_or_error_cell(tmp_path: Path) -> None:
+    """Every boundary of research and side-effects, in both modes: real workers killed at
+    each of DBOS's writes, recovered by a DBOS launch in a fresh process; every point is
+    reached and no cell is the harness's or the adapter's error."""
+    report = tmp_path / "slice.json"
+    result = killpoint(
+        "matrix",
+        "--runtime",
+        "pydantic-ai",
+        "--scenarios",
+        "research,side-effects",
+        "--points",
+        "boundaries",
+        "--workers",
+        "2",
+        "--seed",
+        "31",
+        "--work-dir",
+        str(tmp_path),
+        "--json",
+        str(report),
+        "--report",
+        str(tmp_path / "slice.html"),
+    )
+    data = json.loads(report.read_text())
+    verdicts = [c["verdict"] for c in data["cells"]]
+    assert verdicts, result.stdout + result.stderr
+    assert {m for _, m in {(c["scenario"], c["mode"]) for c in data["cells"]}} == set(RUNNABLE)
+    assert [] == [c["id"] for c in data["cells"] if c["verdict"] in ("missed", "error", "hung")]
+    assert [] == [c["id"] for c in data["cells"] if c["verdict"] == "adapter-error"]
+    assert 0 == result.returncode, result.stdout
+
+
+@pytest.mark.slow
+def test_a_woken_stale_worker_starting_the_next_run_writes_nothing(tmp_path: Path) -> None:
+    """multi-run, paused after DBOS's first write: another worker recovers run 1 and runs
+    the session to its end; the woken worker gets run 1's recorded outcome and starts runs
+    2 and 3 under ids that exist, which DBOS answers with their recorded outcomes and
+    without a write (the store's count of landed writes does not move)."""
+    engine = Engine(EngineConfig(work_root=tmp_path, keep="all"))
+    result = engine.run_cell(
+        Cell("pydantic-ai", "multi-run", "steps", "sqlite", kinds.parse_schedule("sigstop:1"))
+    )
+    assert_no_worker_alive(worker_pids([result]))
+    assert ("ok", True) == (result.verdict, result.expected), result.detail
