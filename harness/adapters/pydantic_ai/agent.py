@@ -40,6 +40,7 @@ from pydantic_ai.providers.openai import OpenAIProvider
 from sqlalchemy.engine import make_url
 
 from killpoint.adapters.pydantic_ai.writes import CREATE_COUNTER
+from killpoint.errors import KillpointError
 from killpoint.scenarios import Ledger, RunResult, Scenario, ToolEnv
 from killpoint.scenarios.tooling import IDEMPOTENCY_KEY, INJECTED
 
@@ -65,7 +66,7 @@ STATUS = {
 }
 
 
-class StoreNotSupported(ValueError):
+class StoreNotSupported(KillpointError, ValueError):
     """A store URL the adapter cannot give DBOS."""
 
 

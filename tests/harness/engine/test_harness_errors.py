@@ -16,6 +16,7 @@ from killpoint.engine.cell_run import CellRun
 from killpoint.engine.engine import Engine
 from killpoint.engine.state_copy import Copy
 from killpoint.values.cell import Cell
+from killpoint.values.points import CrashPoint
 from killpoint.workers.processes import Worker
 
 pytestmark = pytest.mark.slow
@@ -69,6 +70,6 @@ def test_an_exception_in_a_baseline_is_its_rows_error(
         raise RuntimeError("a baseline harness bug")
 
     monkeypatch.setattr(engine, "_make_baseline", broken)
-    result = engine.run_cell(Cell(*ROW, schedule="after-checkpoint:1"))  # type: ignore[arg-type]
+    result = engine.run_cell(Cell(*ROW, schedule=(CrashPoint("after-checkpoint", 1),)))
     assert "error" == result.verdict
     assert "RuntimeError: a baseline harness bug" in result.detail
