@@ -17,7 +17,11 @@ serialise the operations anyway, and a single thread ends without libfuse cancel
 threads that are inside Python) and a control thread that answers its owner over a
 SOCK_SEQPACKET socket, one JSON message per packet:
     owner -> server   {"cut": IMAGE, "model": {"name": ..., "seed": ...}}
+                      {"mark": K} | {"arm": N, "after": BOOL} | {"ops": true} | {"drop": true}
     server -> owner   {"ready": true} | {"report": {...}} | {"error": TEXT}
+                      {"marked": K} | {"armed": N} | {"ops": [...]}
+                      {"held": OP, "after": BOOL}  (unasked: the armed operation arrived)
+(op_trace.py: marks, holds and the recorded operations; a drop has no answer.)
 The owner unmounts; the loop then ends and the server exits, which closes its socket:
 the owner's wait for the end is a read of that socket, never a sleep. When the owner's
 end closes without an unmount (the engine died), the server detaches the mount lazily
@@ -62,10 +66,12 @@ def serve(backing: Path, mountpoint: Path, log: Path, control: socket.socket) ->
     os.close(fd)
     sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
     from killpoint.powerloss.durable import DurableTree
+    from killpoint.powerloss.op_trace import OpTrace
     from killpoint.powerloss.passthrough import LibFuse, Passthrough
 
     tree = DurableTree.from_folder(backing)
-    ops = Passthrough(backing, tree, on_ready=lambda: send(control, {"ready": True}))
+    trace = OpTrace(lambda message: send(control, message))
+    ops = Passthrough(backing, tree, on_ready=lambda: send(control, {"ready": True}), trace=trace)
     threading.Thread(target=_control, args=(ops, mountpoint, control), daemon=True).start()
     try:
         LibFuse(
@@ -117,7 +123,17 @@ def _control(ops: Any, mountpoint: Path, control: socket.socket) -> None:
             with contextlib.suppress(OSError):
                 unmount(mountpoint, lazy=True)
             return
-        if "cut" in message:
+        if "mark" in message:
+            ops.trace.mark(int(message["mark"]))
+            send(control, {"marked": message["mark"]})
+        elif "arm" in message:
+            ops.trace.arm(int(message["arm"]), bool(message.get("after")))
+            send(control, {"armed": message["arm"]})
+        elif "ops" in message:
+            send(control, {"ops": [op.to_json() for op in ops.trace.ops()]})
+        elif "drop" in message:
+            ops.trace.drop()
+        elif "cut" in message:
             try:
                 report = _cut(ops, Path(message["cut"]), message.get("model") or {"name": "synced"})
                 send(control, {"report": report})
