@@ -157,7 +157,14 @@ class FsOp:
             fs.mark(1)
             worker = cell.start("worker", gates=plan.arm, release=True)
             if plan.arm:
-                cell.reach(worker, plan)
+                # The gate alone, not the store read back as other kills confirm it: the
+                # baseline's engine read nothing there, and a reader of the engine's own
+                # changes what SQLite writes next (it holds the WAL back from a restart).
+                out = worker.wait(frozenset(plan.arm), cell.deadline())
+                if out.kind != "gates":
+                    cell.kill(worker)
+                    kind = "hung" if out.kind == "timeout" else "missed"
+                    cell.end(Finding(kind, f"the worker never reached {plan.arm[0]}: {out.detail}"))
                 fs.mark(k)  # the worker is parked at checkpoint K-1's landed gate
             fs.arm(n, after=self.after)
             for gate in plan.arm:
@@ -188,9 +195,15 @@ class FsOp:
             assert held is not None
             when = "after" if self.after else "before"
             cell.event(f"killed {when} {held.describe()}", "kill", "store")
+            baseline = plan.notes[0] if plan.notes else ""
+            alike = baseline.startswith(f"{held.kind} of {held.file}")
+            if not alike:
+                cell.event(
+                    f"operation {n} of checkpoint {k} was the baseline's {baseline}; this "
+                    f"run's is the {held.describe()}"
+                )
             cell.evidence(
-                "fs_op",
-                {"when": when, **held.to_json(), "baseline": plan.notes[0] if plan.notes else ""},
+                "fs_op", {"when": when, **held.to_json(), "baseline": baseline, "alike": alike}
             )
             per_url.release(cell.url)
             fs.unmount()
