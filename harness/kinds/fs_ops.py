@@ -27,6 +27,7 @@ import signal
 import time
 from contextlib import suppress
 from pathlib import Path
+from typing import Any
 
 from killpoint.errors import KillpointError
 from killpoint.judge.baseline import Baseline
@@ -57,10 +58,10 @@ def parse_budget(text: str) -> str:
     )
 
 
-def by_checkpoint(ops: list[dict[str, object]]) -> dict[int, list[TracedOp]]:
+def by_checkpoint(ops: list[dict[str, Any]]) -> dict[int, list[TracedOp]]:
     found: dict[int, list[TracedOp]] = {}
     for data in ops:
-        op = TracedOp.from_json(data)  # type: ignore[arg-type]
+        op = TracedOp.from_json(data)
         found.setdefault(op.checkpoint, []).append(op)
     return found
 
@@ -173,8 +174,9 @@ class FsOp:
             held = fs.wait_held(deadline, also=[worker.conn])
             # The worker's pipe speaks too (a run's status acknowledged): read it, and
             # wait on unless the worker has ended.
-            while held is None and worker.drain() is None and worker.finished is None:
-                if time.monotonic() >= deadline:
+            while held is None and time.monotonic() < deadline:
+                worker.drain()
+                if worker.finished is not None:
                     break
                 held = fs.wait_held(deadline, also=[worker.conn])
             if held is None:

@@ -232,7 +232,9 @@ class PowerLossFS:
     def ops(self) -> list[TracedOp]:
         """Every operation counted so far, in order."""
         answer = self._ask({"ops": True}, "ops", "reading the operations")
-        return [TracedOp.from_json(op) for op in answer["ops"]]  # type: ignore[union-attr]
+        ops = answer["ops"]
+        assert isinstance(ops, list)
+        return [TracedOp.from_json(op) for op in ops]
 
     def wait_held(self, deadline: float, also: Sequence[Any] = ()) -> TracedOp | None:
         """Wait for the armed operation to be held: it, or None when one of `also`
