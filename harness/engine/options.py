@@ -234,9 +234,9 @@ class CampaignConfig:
         """The engine's view of this campaign: the fields it shares, never copied by hand."""
         shared = {f.name for f in fields(EngineConfig)} & {f.name for f in fields(self)}
         config = EngineConfig(**{name: getattr(self, name) for name in shared})
-        from killpoint.kinds.fs_ops import FsOp, FsOpAfter
+        from killpoint.kinds.fs_ops import KINDS
 
-        wanted = {FsOp.name, FsOpAfter.name}
+        wanted = set(KINDS)
         config.fs_trace = bool(
             wanted & set(self.points.kinds) or wanted & {p.kind for p in self.points.explicit}
         )

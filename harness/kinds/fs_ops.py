@@ -41,6 +41,7 @@ from killpoint.values.findings import Finding
 from killpoint.values.points import CrashPoint, PointError
 
 BUDGETS = ("all", "syncs")  # or a whole number of operations per checkpoint
+KINDS = ("fs-op", "fs-op-after")  # a campaign with either traces its baselines' operations
 
 
 class BudgetError(KillpointError, ValueError):
@@ -106,7 +107,7 @@ def planned_ops(base: Baseline) -> dict[tuple[int, int], TracedOp]:
 
 
 class FsOp:
-    name = "fs-op"
+    name = KINDS[0]
     meaning = (
         "just before the Nth store-file operation of checkpoint K (write, sync, truncate, "
         "rename, unlink) the worker is killed; the operation never reaches the store"
@@ -228,7 +229,7 @@ class FsOp:
 
 
 class FsOpAfter(FsOp):
-    name = "fs-op-after"
+    name = KINDS[1]
     meaning = (
         "just after the Nth store-file operation of checkpoint K reached the store, before "
         "its reply, the worker is killed"
@@ -237,4 +238,4 @@ class FsOpAfter(FsOp):
     after = True
 
 
-__all__ = ["BUDGETS", "BudgetError", "FsOp", "FsOpAfter", "parse_budget", "planned_ops"]
+__all__ = ["BUDGETS", "KINDS", "BudgetError", "FsOp", "FsOpAfter", "parse_budget", "planned_ops"]

@@ -170,3 +170,18 @@ def test_the_command(tmp_path: Path, fuse: None) -> None:
     assert all(c["store_at_crash"]["fs_op"]["alike"] for c in cells)
     assert [] == mounts_under(tmp_path)
     assert [] == tagged(tag)
+
+
+@pytest.mark.slow
+def test_replay_runs_the_point_again(tmp_path: Path, fuse: None) -> None:
+    """`killpoint replay` of an fs-op cell traces its baseline on the mount and kills the
+    worker at the same operation: its timeline names it."""
+    done = subprocess.run(
+        [sys.executable, "-m", "killpoint.cli.main", "replay",
+         "reference/research/tool-batch/sqlite/fs-op:2:0", "--work-dir", str(tmp_path)],
+        cwd=REPO, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert 0 == done.returncode, done.stdout + done.stderr
+    assert "killed before write of store.db-wal at offset" in done.stdout
+    assert "verdict: ok, expected" in done.stdout
+    assert [] == mounts_under(tmp_path)
