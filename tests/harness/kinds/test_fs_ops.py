@@ -32,6 +32,8 @@ from tests.harness.kinds.test_power_loss import tagged
 from tests.harness.live_workers import assert_no_worker_alive, worker_pids
 from tests.harness.powerloss.conftest import REQUIRE_FUSE_ENV, mounts_under
 
+pytest_plugins = ["pytester"]
+
 REPO = Path(__file__).resolve().parents[3]
 ROW = ("reference", "research", "tool-batch", "sqlite")
 
@@ -185,3 +187,21 @@ def test_replay_runs_the_point_again(tmp_path: Path, fuse: None) -> None:
     assert "killed before write of store.db-wal at offset" in done.stdout
     assert "verdict: ok, expected" in done.stdout
     assert [] == mounts_under(tmp_path)
+
+
+@pytest.mark.slow
+def test_the_pytest_plugin_runs_them(pytester: pytest.Pytester, fuse: None) -> None:
+    """`--crash-points fs-ops --crash-fs-ops 1`: one point per checkpoint and kind (the
+    last operation of each), 10 items, every one passing."""
+    result = pytester.runpytest_subprocess(
+        "-p", "no:randomly", "--crash-matrix", "--crash-scenarios=research",
+        "--crash-modes=tool-batch", "--crash-points=fs-ops", "--crash-fs-ops=1",
+        timeout=240,
+    )  # fmt: skip
+    result.assert_outcomes(passed=10)
+
+
+def test_the_pytest_plugin_refuses_a_bad_budget(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess("--crash-matrix", "--crash-fs-ops=some", timeout=120)
+    assert 0 != result.ret
+    result.stderr.fnmatch_lines(["*--crash-fs-ops*'some'*all, syncs or a whole number*"])
