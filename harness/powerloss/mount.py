@@ -231,10 +231,14 @@ class PowerLossFS:
 
     def ops(self) -> list[TracedOp]:
         """Every operation counted so far, in order."""
-        answer = self._ask({"ops": True}, "ops", "reading the operations")
-        ops = answer["ops"]
-        assert isinstance(ops, list)
-        return [TracedOp.from_json(op) for op in ops]
+        found: list[TracedOp] = []
+        while True:
+            answer = self._ask({"ops": True, "from": len(found)}, "ops", "reading the operations")
+            page = answer["ops"]
+            assert isinstance(page, list)
+            found += [TracedOp.from_json(op) for op in page]
+            if not answer.get("more") or not page:
+                return found
 
     def wait_held(self, deadline: float, also: Sequence[Any] = ()) -> TracedOp | None:
         """Wait for the armed operation to be held: it, or None when one of `also`

@@ -118,3 +118,19 @@ def test_a_held_truncation_leaves_the_file_as_it_was(cell: Path) -> None:
     held, data = held_run(cell, 3, after=False)
     assert "truncate" == held.kind
     assert 4101 == len(data)
+
+
+def test_more_operations_than_one_message_holds_are_all_read(cell: Path) -> None:
+    """The owner reads the operations page by page (a large store's baseline outgrows
+    one packet, 1 MB): 15,000 writes, some 1.4 MB of JSON, every one, in order."""
+    with PowerLossFS(cell / "backing", cell / "store") as fs:
+        fd = os.open(fs.mountpoint / "big", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            for i in range(15000):
+                os.pwrite(fd, b"w", i)
+        finally:
+            os.close(fd)
+        ops = fs.ops()
+        fs.unmount()
+    assert list(range(15000)) == [op.offset for op in ops]
+    assert {("write", "big")} == {(op.kind, op.file) for op in ops}
