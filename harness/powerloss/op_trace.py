@@ -26,7 +26,7 @@ TRUNCATE, RENAME, UNLINK = "truncate", "rename", "unlink"
 KINDS = (WRITE, FSYNC, FDATASYNC, FSYNCDIR, TRUNCATE, RENAME, UNLINK)
 SYNCS = (FSYNC, FDATASYNC, FSYNCDIR)
 # Recorded operations kept for the owner: a baseline's trace, not an unbounded log.
-MAX_RECORDED = 20000
+MAX_RECORDED = 100_000
 
 
 @dataclass(frozen=True)
