@@ -52,6 +52,7 @@ def config_from(args: argparse.Namespace) -> CampaignConfig:
         model_behaviour=args.model_behaviour,
         shard=args.shard,
         cut=args.cut,
+        fs_ops=args.fs_ops,
     )
 
 
@@ -427,6 +428,12 @@ def add_parser(sub: Any, work_dir_help: str, positive_int: Any) -> None:
         help="power-loss points: which unsynced writes the cut keeps: synced (default: none), "
         "torn-op (each file's last write torn at a sector; torn-op:byte at a byte), torn-seq "
         "(a seeded subset), reorder (a prefix per file and per directory); docs/powerloss.md",
+    )
+    p.add_argument(
+        "--fs-ops",
+        help="fs-op points (--points fs-ops): which store-file operations of each checkpoint "
+        "get a point: all (default), syncs (fsync, fdatasync) or a number spread evenly; "
+        "docs/powerloss.md",
     )
     p.add_argument(
         "--rerun-failed",

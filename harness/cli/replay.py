@@ -46,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
     from killpoint.cli.rerun import RerunError, same_as_report, store_fix
     from killpoint.engine.cell_host import EngineConfig
     from killpoint.engine.engine import Engine
+    from killpoint.kinds.fs_ops import KINDS as FS_KINDS
     from killpoint.report.document import ReportError, read_json
     from killpoint.scenarios.behaviours import BEHAVIOURS
     from killpoint.stores import StoreError, store_kind
@@ -134,6 +135,8 @@ def run(args: argparse.Namespace) -> int:
             work_parent=work_parent,
             model_behaviour=behaviour,
             cut=cut,
+            # A cell at a store-file operation needs the baseline's trace of them.
+            fs_trace=any(p.kind in FS_KINDS for p in cell.schedule),
         )
     )
     base = engine.baseline(cell.row)

@@ -30,6 +30,10 @@ class EngineConfig:
     model_behaviour: str | None = None
     # Which unsynced operations a power-loss point's cut keeps (killpoint.powerloss.cut_models).
     cut: str = "synced"
+    # Baselines record the store's file-system operations (fs-op points are planned), and
+    # how many per checkpoint the points take (--fs-ops: all, syncs or a number).
+    fs_trace: bool = False
+    fs_ops: str = "all"
 
 
 class CellHost(Protocol):

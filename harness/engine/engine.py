@@ -33,7 +33,7 @@ from killpoint.kinds import one_trace_only
 from killpoint.redaction import redact_folder
 from killpoint.scenarios import ledger as ledger_mod
 from killpoint.scenarios.model import SERVED_LOG, requested_turns, turn_log
-from killpoint.stores import backend_for, per_url
+from killpoint.stores import backend_for, per_url, store_kind
 from killpoint.stores.backend import StoreLeftover
 from killpoint.stores.outage import FULL_BELOW, Watch
 from killpoint.stores.sampling import Sampler
@@ -249,6 +249,7 @@ class Engine:
         base.analyse()
         if base.problem is None and second.problem is None:
             base.other_trace = second.trace
+            base.other_fs_ops = second.fs_ops
             base.trace_note = trace_note(base)
             mode = find(self.adapter(row[0]).modes, row[2])
             broken = check_mode(mode, [first.trace, second.trace]).problems if mode else ()
@@ -257,6 +258,15 @@ class Engine:
                 # a row that breaks it would have its kills called expected losses.
                 base.problem, base.problem_kind = "; ".join(broken), "mode-broken"
         return base
+
+    def _fs_traced(self) -> bool:
+        """Whether baselines record the store's file-system operations (fs-op points are
+        planned, the store is SQLite and the power-loss filesystem mounts here)."""
+        if not self.config.fs_trace or store_kind(self.config.store) != "sqlite":
+            return False
+        from killpoint.powerloss import available
+
+        return available() is None
 
     def _run_baseline(self, row: Row) -> Baseline:
         runtime, scenario, mode, store = row
@@ -281,14 +291,28 @@ class Engine:
             return base
         timeline: list[Event] = []
         w: Worker | None = None
+        fs = None
         try:
+            armed: dict[str, Any] = {}
+            if self._fs_traced():
+                from killpoint.engine import fs_trace
+
+                fs, url = fs_trace.mount(url)
+                armed = {"gates": fs_trace.landed_gates(), "release": True}
             w = Worker(
-                self.worker_spec(row, url, work, trace=True, log_name="baseline"),
+                self.worker_spec(row, url, work, trace=True, log_name="baseline", **armed),
                 timeline,
                 time.monotonic(),
                 self.stopping,
             )
-            out = w.join(time.monotonic() + self.config.timeout)
+            deadline = time.monotonic() + self.config.timeout
+            if fs is None:
+                out = w.join(deadline)
+            else:
+                out = fs_trace.follow(w, fs, deadline)
+                base.fs_ops = [op.to_json() for op in fs.ops()]
+                base.fs_budget = self.config.fs_ops
+                url = fs_trace.unmount(fs, url)
             base.trace = w.trace
             base.results = out.results
             if out.kind != "done":
@@ -338,6 +362,8 @@ class Engine:
         finally:
             caller.close()
             kill_left_behind()
+            if fs is not None:
+                fs.close()
             refused = refusals(work) + "\n".join(w.own_writes if w is not None else ())
             if refused:
                 # A thread or fork refused in the run, or an own write the disk refused (a

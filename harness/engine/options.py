@@ -46,6 +46,7 @@ FLAGS = {
     "model_behaviour": "--model-behaviour",
     "shard": "--shard",
     "cut": "--cut",
+    "fs_ops": "--fs-ops",
 }
 
 
@@ -223,6 +224,7 @@ class CampaignConfig:
     model_behaviour: str | None = None  # every re-asked turn answered so (behaviours.py)
     shard: Shard | None = None  # run only this shard's cells (killpoint.values.shard)
     cut: str = "synced"  # power-loss points: the cut model (killpoint.powerloss.cut_models)
+    fs_ops: str = "all"  # fs-op points per checkpoint: all, syncs or a number (kinds/fs_ops.py)
 
     def __post_init__(self) -> None:
         if isinstance(self.points, str):  # a configuration written in Python
@@ -231,7 +233,14 @@ class CampaignConfig:
     def engine_config(self) -> EngineConfig:
         """The engine's view of this campaign: the fields it shares, never copied by hand."""
         shared = {f.name for f in fields(EngineConfig)} & {f.name for f in fields(self)}
-        return EngineConfig(**{name: getattr(self, name) for name in shared})
+        config = EngineConfig(**{name: getattr(self, name) for name in shared})
+        from killpoint.kinds.fs_ops import KINDS
+
+        wanted = set(KINDS)
+        config.fs_trace = bool(
+            wanted & set(self.points.kinds) or wanted & {p.kind for p in self.points.explicit}
+        )
+        return config
 
     @classmethod
     def from_options(cls, **given: Any) -> CampaignConfig:
@@ -278,6 +287,13 @@ class CampaignConfig:
                 values[key] = str(value).strip()
             elif key == "cut":
                 values[key] = parse_cut_option(value)
+            elif key == "fs_ops":
+                from killpoint.kinds.fs_ops import BudgetError, parse_budget
+
+                try:
+                    values[key] = parse_budget(str(value))
+                except BudgetError as exc:
+                    raise OptionError(key, value, str(exc)) from None
             elif key == "shard":
                 from killpoint.values.shard import ShardError, parse_shard
 

@@ -105,6 +105,12 @@ class Baseline:
     # What the contract checks found in the uninterrupted run (Finding.to_json(), with the
     # row's group key): findings of the row, "happens without a crash", never of a cell.
     findings: list[dict[str, Any]] = field(default_factory=list)
+    # The store's file-system operations in this run and in the other (TracedOp.to_json(),
+    # each with the checkpoint it belongs to), recorded when fs-op points are planned
+    # (killpoint.kinds.fs_ops); `fs_budget`: how many of them per checkpoint (--fs-ops).
+    fs_ops: list[dict[str, Any]] = field(default_factory=list)
+    other_fs_ops: list[dict[str, Any]] = field(default_factory=list)
+    fs_budget: str = "all"
 
     # -- analysis -----------------------------------------------------------------------
 
@@ -198,7 +204,15 @@ class Baseline:
         """The same baseline as the second run's trace tells it (None without one)."""
         if not self.other_trace:
             return None
-        other = replace(self, trace=self.other_trace, other_trace=[], batches=[])
+        # The operations swap sides: either run's points are those both runs agree on.
+        other = replace(
+            self,
+            trace=self.other_trace,
+            other_trace=[],
+            batches=[],
+            fs_ops=self.other_fs_ops,
+            other_fs_ops=self.fs_ops,
+        )
         other.analyse()
         return other
 

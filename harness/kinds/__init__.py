@@ -14,6 +14,7 @@ from killpoint.errors import KillpointError
 from killpoint.judge.baseline import Baseline
 from killpoint.kinds.base import CellContext, Plan, PointKind
 from killpoint.kinds.double_resume import DoubleResume
+from killpoint.kinds.fs_ops import FsOp, FsOpAfter
 from killpoint.kinds.kills import AfterCheckpoint, MidBatch, MidCommit, MidModel
 from killpoint.kinds.model_faults import ModelFault
 from killpoint.kinds.ownership import ContinueEnded, LeaseOutlived, SecondResumer
@@ -62,6 +63,8 @@ _BUILTIN: tuple[PointKind, ...] = (
     LockHeld(),
     PowerLoss(),
     PowerLossMidCommit(),
+    FsOp(),
+    FsOpAfter(),
     StoreRestart(),
     StoreRestart(in_commit=True),
 )

@@ -159,6 +159,8 @@ class KillpointSession:
                         work_root=self.tmp("killpoint-cells"),
                         model_behaviour=self.settings.model_behaviour,
                         cut=self.settings.cut,
+                        fs_trace=self.campaign_config().engine_config().fs_trace,
+                        fs_ops=self.settings.fs_ops,
                     )
                 )
                 # One baseline per row per session, as in a campaign: the controller's.

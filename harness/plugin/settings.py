@@ -48,6 +48,9 @@ OPTIONS: tuple[tuple[str, str, str, str | None, str], ...] = (
     ("--crash-cut", "crash_cut", "string", "MODEL",
      "power-loss points: which unsynced writes the cut keeps: synced, torn-op, torn-op:byte, "
      "torn-seq or reorder (default: synced; docs/powerloss.md)"),
+    ("--crash-fs-ops", "crash_fs_ops", "string", "all|syncs|N",
+     "fs-op points: which store-file operations of each checkpoint get one: all, syncs "
+     "(fsync, fdatasync) or a number spread evenly (default: all; docs/powerloss.md)"),
     ("--crash-shard", "crash_shard", "string", "K/N",
      "collect only shard K of N (cells by a stable hash of their id; give every shard the "
      "same --crash-seed), then `killpoint merge` the shards' --crash-json"),
@@ -56,7 +59,7 @@ OPTIONS: tuple[tuple[str, str, str, str | None, str], ...] = (
 # Settings fields that are campaign options (the rest are the plugin's own).
 CAMPAIGN_KEYS = (
     "runtime", "scenarios", "modes", "points", "depth", "store", "keep", "model_behaviour",
-    "shard", "cut",
+    "shard", "cut", "fs_ops",
 )  # fmt: skip
 
 
@@ -87,6 +90,7 @@ class Settings:
     model_behaviour: str | None = None
     shard: str | None = None  # K/N (killpoint.values.shard)
     cut: str = "synced"  # power-loss points' cut model (killpoint.powerloss.cut_models)
+    fs_ops: str = "all"  # fs-op points per checkpoint (killpoint.kinds.fs_ops)
     sources: dict[str, str] = field(default_factory=dict, compare=False)  # key -> label
 
     def label(self, key: str) -> str:
@@ -154,6 +158,7 @@ def read(config: pytest.Config) -> Settings:
         accept=values.get("accept"),
         shard=str(parsed.shard) if parsed.shard is not None else None,
         cut=parsed.cut,
+        fs_ops=parsed.fs_ops,
     )
 
 
@@ -204,6 +209,7 @@ def campaign_config(settings: Settings, **overrides: Any) -> CampaignConfig:
         "model_behaviour": settings.model_behaviour,
         "shard": settings.shard,
         "cut": settings.cut,
+        "fs_ops": settings.fs_ops,
     }
     values.update(overrides)
     return CampaignConfig.from_options(**values)

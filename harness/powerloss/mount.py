@@ -27,12 +27,15 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from killpoint.errors import KillpointError
 from killpoint.powerloss.cut_models import CutModel, parse_cut
 from killpoint.powerloss.cut_report import CutReport
+from killpoint.powerloss.op_trace import TracedOp
 from killpoint.powerloss.server import PACKET, receive, send
 from killpoint.powerloss.umount import MountBusy, holders, unmount
 
@@ -217,6 +220,59 @@ class PowerLossFS:
             raise CutError(f"killpoint: the cut failed: {answer.get('error', answer)}")
         self.report = CutReport.from_json(answer["report"])  # type: ignore[arg-type]
         return self.report
+
+    # -- the operations: marks, a held one (op_trace.py) ---------------------------------
+
+    def mark(self, checkpoint: int) -> None:
+        """Operations from now on belong to `checkpoint`, numbered from 0."""
+        self._ask({"mark": checkpoint}, "marked", "marking a checkpoint")
+
+    def arm(self, n: int, *, after: bool = False) -> None:
+        """Hold the Nth operation after the current mark: before it reaches the backing
+        folder, or with `after`, once it has and before its reply."""
+        self._ask({"arm": n, "after": after}, "armed", "arming a hold")
+
+    def ops(self) -> list[TracedOp]:
+        """Every operation counted so far, in order."""
+        found: list[TracedOp] = []
+        while True:
+            answer = self._ask({"ops": True, "from": len(found)}, "ops", "reading the operations")
+            page = answer["ops"]
+            assert isinstance(page, list)
+            found += [TracedOp.from_json(op) for op in page]
+            if not answer.get("more") or not page:
+                return found
+
+    def wait_held(self, deadline: float, also: Sequence[Any] = ()) -> TracedOp | None:
+        """Wait for the armed operation to be held: it, or None when one of `also`
+        (objects with fileno()) becomes readable first or the deadline passes."""
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([self._sock, *also], [], [], left)
+            if not ready:
+                return None
+            if self._sock not in ready:
+                return None
+            answer = receive(self._sock)
+            if answer is None:
+                raise CutError("killpoint: the power-loss server exited while holding")
+            if "held" in answer:
+                return TracedOp.from_json(answer["held"])
+
+    def drop(self) -> None:
+        """Let the held operation go: failed if it was held before the backing saw it."""
+        send(self._sock, {"drop": True})
+
+    def _ask(self, message: dict[str, Any], key: str, doing: str) -> dict[str, object]:
+        if not self.mounted:
+            raise CutError(f"killpoint: {self!r} is not mounted")
+        send(self._sock, message)
+        answer = self._answer(doing)
+        if key not in answer:
+            raise CutError(f"killpoint: {doing} failed: {answer.get('error', answer)}")
+        return answer
 
     # -- unmounting -----------------------------------------------------------------------
 

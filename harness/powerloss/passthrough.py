@@ -25,7 +25,9 @@ from typing import Any
 
 import mfusepy
 
+from killpoint.powerloss import op_trace
 from killpoint.powerloss.durable import DIR, FILE, SYMLINK, DurableTree, Node
+from killpoint.powerloss.op_trace import OpTrace
 
 STAT_FIELDS = (
     "st_mode",
@@ -61,16 +63,38 @@ class Passthrough(mfusepy.Operations):  # type: ignore[misc,unused-ignore]  # un
     flag_nopath = True
     flag_nullpath_ok = True
 
-    def __init__(self, backing: Path, tree: DurableTree, on_ready: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        backing: Path,
+        tree: DurableTree,
+        on_ready: Callable[[], None],
+        trace: OpTrace | None = None,
+    ) -> None:
         self.backing = os.fsencode(backing)
         self.tree = tree
         self.mutex = threading.Lock()
         self.on_ready = on_ready
+        self.trace = trace or OpTrace(lambda _message: None)
         self.handles: dict[int, Node] = {}  # backing fd -> the node it writes
+        self.names: dict[int, str] = {}  # backing fd -> the path it was opened by
         self.sync_handles: set[int] = set()  # opened O_SYNC / O_DSYNC
 
     def _path(self, path: str) -> bytes:
         return self.backing + os.fsencode(path)
+
+    def _traced(
+        self, kind: str, file: str, run: Callable[[], Any], offset: int = 0, length: int = 0
+    ) -> Any:
+        """Run one counted operation; the held one stops here (op_trace.py): before it
+        reaches the backing folder, then fails, or after, before its reply."""
+        held = self.trace.seen(kind, file, offset, length)
+        if held is not None and not held.after:
+            self.trace.wait(held)
+            raise mfusepy.FuseOSError(errno.EIO)
+        result = run()
+        if held is not None:
+            self.trace.wait(held)
+        return result
 
     # -- the mount's life -----------------------------------------------------------------
 
@@ -96,6 +120,7 @@ class Passthrough(mfusepy.Operations):  # type: ignore[misc,unused-ignore]  # un
     def opendir(self, path: str) -> int:
         fd = os.open(self._path(path), os.O_RDONLY | os.O_DIRECTORY)
         self.handles[fd] = self.tree.node(path)
+        self.names[fd] = path.strip("/") or "."
         return fd
 
     def readdir(self, path: str | None, fh: int) -> list[str]:
@@ -103,12 +128,16 @@ class Passthrough(mfusepy.Operations):  # type: ignore[misc,unused-ignore]  # un
 
     def releasedir(self, path: str | None, fh: int) -> int:
         self.handles.pop(fh, None)
+        self.names.pop(fh, None)
         os.close(fh)
         return 0
 
     def fsyncdir(self, path: str | None, datasync: int, fh: int) -> int:
-        with self.mutex:
-            self.tree.dir_synced(self.handles[fh])
+        def run() -> None:
+            with self.mutex:
+                self.tree.dir_synced(self.handles[fh])
+
+        self._traced(op_trace.FSYNCDIR, self.names.get(fh, "?"), run)
         return 0
 
     # -- the namespace --------------------------------------------------------------------
@@ -126,17 +155,24 @@ class Passthrough(mfusepy.Operations):  # type: ignore[misc,unused-ignore]  # un
         return 0
 
     def unlink(self, path: str) -> int:
-        with self.mutex:
-            os.unlink(self._path(path))
-            self.tree.removed(path)
+        def run() -> None:
+            with self.mutex:
+                os.unlink(self._path(path))
+                self.tree.removed(path)
+
+        self._traced(op_trace.UNLINK, path.strip("/"), run)
         return 0
 
     def rename(self, old: str, new: str, flags: int = 0) -> int:
         if flags:  # RENAME_NOREPLACE / RENAME_EXCHANGE: callers fall back on EINVAL
             raise mfusepy.FuseOSError(errno.EINVAL)
-        with self.mutex:
-            os.rename(self._path(old), self._path(new))
-            self.tree.renamed(old, new)
+
+        def run() -> None:
+            with self.mutex:
+                os.rename(self._path(old), self._path(new))
+                self.tree.renamed(old, new)
+
+        self._traced(op_trace.RENAME, f"{old.strip('/')} -> {new.strip('/')}", run)
         return 0
 
     def link(self, target: str, source: str) -> int:
@@ -174,8 +210,9 @@ class Passthrough(mfusepy.Operations):  # type: ignore[misc,unused-ignore]  # un
 
     # -- files ----------------------------------------------------------------------------
 
-    def _opened(self, fd: int, node: Node, flags: int) -> int:
+    def _opened(self, fd: int, node: Node, flags: int, path: str) -> int:
         self.handles[fd] = node
+        self.names[fd] = path.strip("/")
         if flags & SYNC_FLAGS:
             self.sync_handles.add(fd)
         return fd
@@ -189,7 +226,7 @@ class Passthrough(mfusepy.Operations):  # type: ignore[misc,unused-ignore]  # un
                 node = self.tree.created(path, FILE)
             if flags & os.O_TRUNC:
                 self.tree.resized(node, 0)
-            return self._opened(fd, node, flags)
+            return self._opened(fd, node, flags, path)
 
     def open(self, path: str, flags: int) -> int:
         with self.mutex:
@@ -197,30 +234,38 @@ class Passthrough(mfusepy.Operations):  # type: ignore[misc,unused-ignore]  # un
             node = self.tree.node(path)
             if flags & os.O_TRUNC:
                 self.tree.resized(node, 0)
-            return self._opened(fd, node, flags)
+            return self._opened(fd, node, flags, path)
 
     def read(self, path: str | None, size: int, offset: int, fh: int) -> bytes:
         return os.pread(fh, size, offset)
 
     def write(self, path: str | None, data: bytes, offset: int, fh: int) -> int:
-        with self.mutex:
-            n = os.pwrite(fh, data, offset)
-            node = self.handles[fh]
-            self.tree.wrote(node, offset, data[:n])
-            if fh in self.sync_handles:
-                self._sync(node, fh)
-        return n
+        def run() -> int:
+            with self.mutex:
+                n = os.pwrite(fh, data, offset)
+                node = self.handles[fh]
+                self.tree.wrote(node, offset, data[:n])
+                if fh in self.sync_handles:
+                    self._sync(node, fh)
+            return n
+
+        file = self.names.get(fh, "?")
+        return int(self._traced(op_trace.WRITE, file, run, offset, len(data)))
 
     def truncate(self, path: str | None, length: int, fh: int | None = None) -> int:
-        with self.mutex:
-            if fh is not None:
-                os.ftruncate(fh, length)
-                node = self.handles[fh]
-            else:
-                assert path is not None
-                os.truncate(self._path(path), length)
-                node = self.tree.node(path)
-            self.tree.resized(node, length)
+        def run() -> None:
+            with self.mutex:
+                if fh is not None:
+                    os.ftruncate(fh, length)
+                    node = self.handles[fh]
+                else:
+                    assert path is not None
+                    os.truncate(self._path(path), length)
+                    node = self.tree.node(path)
+                self.tree.resized(node, length)
+
+        file = self.names.get(fh, "?") if fh is not None else (path or "?").strip("/")
+        self._traced(op_trace.TRUNCATE, file, run, length=length)
         return 0
 
     def fallocate(self, path: str | None, mode: int, offset: int, size: int, fh: int) -> int:
@@ -233,8 +278,12 @@ class Passthrough(mfusepy.Operations):  # type: ignore[misc,unused-ignore]  # un
 
     def fsync(self, path: str | None, datasync: int, fh: int) -> int:
         # fdatasync and fsync are one rule: the model keeps no times.
-        with self.mutex:
-            self._sync(self.handles[fh], fh)
+        def run() -> None:
+            with self.mutex:
+                self._sync(self.handles[fh], fh)
+
+        kind = op_trace.FDATASYNC if datasync else op_trace.FSYNC
+        self._traced(kind, self.names.get(fh, "?"), run)
         return 0
 
     def _sync(self, node: Node, fd: int) -> None:
@@ -245,6 +294,7 @@ class Passthrough(mfusepy.Operations):  # type: ignore[misc,unused-ignore]  # un
 
     def release(self, path: str | None, fh: int) -> int:
         self.handles.pop(fh, None)
+        self.names.pop(fh, None)
         self.sync_handles.discard(fh)
         os.close(fh)
         return 0

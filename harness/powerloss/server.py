@@ -17,7 +17,12 @@ serialise the operations anyway, and a single thread ends without libfuse cancel
 threads that are inside Python) and a control thread that answers its owner over a
 SOCK_SEQPACKET socket, one JSON message per packet:
     owner -> server   {"cut": IMAGE, "model": {"name": ..., "seed": ...}}
+                      {"mark": K} | {"arm": N, "after": BOOL} | {"drop": true}
+                      {"ops": true, "from": I}
     server -> owner   {"ready": true} | {"report": {...}} | {"error": TEXT}
+                      {"marked": K} | {"armed": N} | {"ops": [...], "more": BOOL}
+                      {"held": OP, "after": BOOL}  (unasked: the armed operation arrived)
+(op_trace.py: marks, holds and the recorded operations; a drop has no answer.)
 The owner unmounts; the loop then ends and the server exits, which closes its socket:
 the owner's wait for the end is a read of that socket, never a sleep. When the owner's
 end closes without an unmount (the engine died), the server detaches the mount lazily
@@ -38,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 PACKET = 1 << 20  # the largest message (a cut report of a folder of a few thousand files)
+OPS_PAGE = 2000  # recorded operations per message (each well under 200 bytes of JSON)
 
 
 def send(sock: socket.socket, message: dict[str, Any]) -> None:
@@ -62,10 +68,12 @@ def serve(backing: Path, mountpoint: Path, log: Path, control: socket.socket) ->
     os.close(fd)
     sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
     from killpoint.powerloss.durable import DurableTree
+    from killpoint.powerloss.op_trace import OpTrace
     from killpoint.powerloss.passthrough import LibFuse, Passthrough
 
     tree = DurableTree.from_folder(backing)
-    ops = Passthrough(backing, tree, on_ready=lambda: send(control, {"ready": True}))
+    trace = OpTrace(lambda message: send(control, message))
+    ops = Passthrough(backing, tree, on_ready=lambda: send(control, {"ready": True}), trace=trace)
     threading.Thread(target=_control, args=(ops, mountpoint, control), daemon=True).start()
     try:
         LibFuse(
@@ -117,12 +125,34 @@ def _control(ops: Any, mountpoint: Path, control: socket.socket) -> None:
             with contextlib.suppress(OSError):
                 unmount(mountpoint, lazy=True)
             return
-        if "cut" in message:
-            try:
-                report = _cut(ops, Path(message["cut"]), message.get("model") or {"name": "synced"})
-                send(control, {"report": report})
-            except Exception as exc:
+        try:
+            _answer(ops, control, message)
+        except Exception as exc:  # said to the owner; the control thread lives on
+            with contextlib.suppress(OSError):
                 send(control, {"error": f"{type(exc).__name__}: {exc}"})
+
+
+def _answer(ops: Any, control: socket.socket, message: dict[str, Any]) -> None:
+    if "mark" in message:
+        ops.trace.mark(int(message["mark"]))
+        send(control, {"marked": message["mark"]})
+    elif "arm" in message:
+        ops.trace.arm(int(message["arm"]), bool(message.get("after")))
+        send(control, {"armed": message["arm"]})
+    elif "ops" in message:
+        # A page at a time: a baseline's operations outgrow one packet (large-output).
+        start = int(message.get("from") or 0)
+        recorded = ops.trace.ops()
+        page = [op.to_json() for op in recorded[start : start + OPS_PAGE]]
+        send(control, {"ops": page, "more": start + OPS_PAGE < len(recorded)})
+    elif "drop" in message:
+        ops.trace.drop()
+    elif "cut" in message:
+        try:
+            report = _cut(ops, Path(message["cut"]), message.get("model") or {"name": "synced"})
+            send(control, {"report": report})
+        except Exception as exc:
+            send(control, {"error": f"{type(exc).__name__}: {exc}"})
 
 
 def _cut(ops: Any, image: Path, model: dict[str, Any]) -> dict[str, Any]:

@@ -62,7 +62,7 @@ class TestParsing:
             (
                 {"points": ","},
                 "points",
-                "selects nothing; choose from boundaries, kills, faults, power-loss, restarts, all",
+                "selects nothing; choose from boundaries, kills, faults, power-loss, fs-ops, restarts, all",
             ),
             ({"depth": "3"}, "depth", "give a whole number from 1 to 2"),
             ({"workers": "0"}, "workers", "give a whole number at least 1"),
@@ -128,7 +128,11 @@ class TestEnvironment:
 
 BAD = [
     ("modes", "fast", "not a mode of runtime 'reference'; choose from runs, tool-batch, tool"),
-    ("points", "nowhere", "not a group (boundaries, kills, faults, power-loss, restarts, all)"),
+    (
+        "points",
+        "nowhere",
+        "not a group (boundaries, kills, faults, power-loss, fs-ops, restarts, all)",
+    ),
     ("runtime", "nosuch", "unknown runtime 'nosuch'; choose from reference"),
     ("scenarios", "nosuch", "unknown scenario 'nosuch'"),
     ("depth", "3", "give a whole number from 1 to 2"),
