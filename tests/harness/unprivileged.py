@@ -82,4 +82,27 @@ def processes_of(uid: int) -> list[psutil.Process]:
     return found
 
 
-__all__ = ["fresh_uid", "need_root_and_setpriv", "processes_of", "run_as", "user_home"]
+def outliving(uid: int, grace: float = 10.0) -> list[psutil.Process]:
+    """The processes of `uid` that outlive what ran as it: each one still running is
+    waited for (its exit, not a timer) for up to `grace` seconds, since one may be exiting
+    at this very moment (multiprocessing's resource tracker ends a moment after its
+    parent); what is left running, and is no zombie, outlived it."""
+    _, alive = psutil.wait_procs(processes_of(uid), timeout=grace)
+    left = []
+    for proc in alive:
+        try:
+            if proc.status() != psutil.STATUS_ZOMBIE:
+                left.append(proc)
+        except psutil.NoSuchProcess:
+            continue
+    return left
+
+
+__all__ = [
+    "fresh_uid",
+    "need_root_and_setpriv",
+    "outliving",
+    "processes_of",
+    "run_as",
+    "user_home",
+]

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from killpoint.workers.limits import REFUSALS, exhausted, nproc_enforced
-from tests.harness.unprivileged import processes_of, run_as, user_home
+from tests.harness.unprivileged import outliving, run_as, user_home
 
 REPO = Path(__file__).resolve().parents[3]
 KILLPOINT = [sys.executable, "-m", "killpoint.cli.main"]
@@ -36,7 +36,7 @@ def campaign(nproc: int, *options: str) -> tuple[Any, dict[str, Any], int]:
              "--json", str(home / "r.json"), "--report", str(home / "r.html")],
             home,
         )  # fmt: skip
-        assert not processes_of(uid), "a process of the campaign outlived it"
+        assert not outliving(uid), "a process of the campaign outlived it"
         assert "Traceback" not in done.stderr, done.stderr[-3000:]
         assert (home / "r.json").exists(), done.stdout[-2000:] + done.stderr[-3000:]
         report = json.loads((home / "r.json").read_text())

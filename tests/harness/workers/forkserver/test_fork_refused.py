@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tests.harness.unprivileged import processes_of, run_as, user_home
+from tests.harness.unprivileged import outliving, run_as, user_home
 
 pytestmark = pytest.mark.slow
 
@@ -46,7 +46,7 @@ processes.stop_forkserver()
 def test_a_refused_fork_is_one_workers_no_process_and_the_forkserver_goes_on() -> None:
     with user_home() as (uid, home):
         done = run_as(uid, 200, [sys.executable, "-c", SCRIPT], home, timeout=300)
-        assert not processes_of(uid), "a process of the forkserver outlived it"
+        assert not outliving(uid), "a process of the forkserver outlived it"
     assert 0 == done.returncode, done.stderr[-3000:]
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
     seen = json.loads(done.stdout.splitlines()[-1])
