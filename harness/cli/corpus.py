@@ -104,17 +104,12 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 
 def _versions_table(result: Any) -> list[str]:
-    rec, now = result.recorded, result.checking
-    rows = [("killpoint", rec.killpoint, now.killpoint), ("python", rec.python, now.python),
-            ("runtime", rec.runtime, now.runtime)]  # fmt: skip
-    for lib in sorted(set(rec.libraries) | set(now.libraries)):
-        rows.append((lib, rec.libraries.get(lib, "-"), now.libraries.get(lib, "-")))
+    rows = result.version_rows()
     width = max(len(r[0]) for r in rows)
-    left = max(len(r[1]) for r in [("", "recorded", ""), *rows])
+    left = max(len(r[1]) for r in [("", "recorded"), *rows])
     lines = [f"{'':<{width}}  {'recorded':<{left}}  checked"]
-    for name, a, b in rows:
-        mark = "" if a == b else "  (changed)"
-        lines.append(f"{name:<{width}}  {a:<{left}}  {b}{mark}")
+    for name, a, b, changed in rows:
+        lines.append(f"{name:<{width}}  {a:<{left}}  {b}{'  (changed)' if changed else ''}")
     return lines
 
 

@@ -98,6 +98,16 @@ class CheckResult:
     def failing(self) -> list[StateResult]:
         return [s for s in self.states if s.failing]
 
+    def version_rows(self) -> list[tuple[str, str, str, bool]]:
+        """(name, recorded, checked, changed) for killpoint, Python, the runtime and every
+        library either side names."""
+        rec, now = self.recorded, self.checking
+        rows = [("killpoint", rec.killpoint, now.killpoint), ("python", rec.python, now.python),
+                ("runtime", rec.runtime, now.runtime)]  # fmt: skip
+        for lib in sorted(set(rec.libraries) | set(now.libraries)):
+            rows.append((lib, rec.libraries.get(lib, "-"), now.libraries.get(lib, "-")))
+        return [(name, a, b, a != b) for name, a, b in rows]
+
     def to_json(self) -> dict[str, Any]:
         return {
             "corpus": str(self.corpus),

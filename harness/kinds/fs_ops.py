@@ -32,7 +32,7 @@ from typing import Any
 from killpoint.errors import KillpointError
 from killpoint.judge.baseline import Baseline
 from killpoint.kinds.base import CellContext, Plan
-from killpoint.kinds.power_loss import BACKING, MOUNTPOINT
+from killpoint.kinds.power_loss import BACKING, MOUNTPOINT, fuse_unavailable
 from killpoint.powerloss.op_trace import SYNCS, TracedOp
 from killpoint.scenarios import gates
 from killpoint.stores import per_url
@@ -218,14 +218,7 @@ class FsOp:
         cell.after_crash(plan, [worker])
 
     def unavailable(self, store_kind: str) -> str | None:
-        if store_kind != "sqlite":
-            return (
-                f"fs-op points need the store's files in the cell's folder (sqlite); a "
-                f"{store_kind} server keeps its own"
-            )
-        from killpoint.powerloss import available
-
-        return available()
+        return fuse_unavailable("fs-op points", store_kind, verb="need")
 
 
 class FsOpAfter(FsOp):

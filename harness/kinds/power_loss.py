@@ -57,6 +57,19 @@ def image_problem(db: Path) -> str | None:
     return None if verdict == "ok" else f"SQLite integrity_check: {verdict}"
 
 
+def fuse_unavailable(what: str, store_kind: str, verb: str = "needs") -> str | None:
+    """Why a kind whose store lies on the power-loss filesystem cannot run: a store server
+    (its files are not in the cell's folder), or no FUSE here; None when it can."""
+    if store_kind != "sqlite":
+        return (
+            f"{what} {verb} the store's files in the cell's folder (sqlite); a {store_kind} "
+            "server keeps its own"
+        )
+    from killpoint.powerloss import available
+
+    return available()
+
+
 def named(cut: str) -> str:
     """The cut model in a finding's words: none for the default (its words are as before
     cut models), else its name without the cell's seed (the evidence has the seed)."""
@@ -184,14 +197,7 @@ class PowerLoss:
         return worker
 
     def unavailable(self, store_kind: str) -> str | None:
-        if store_kind != "sqlite":
-            return (
-                f"power loss needs the store's files in the cell's folder (sqlite); a "
-                f"{store_kind} server keeps its own"
-            )
-        from killpoint.powerloss import available
-
-        return available()
+        return fuse_unavailable("power loss", store_kind)
 
 
 class PowerLossMidCommit(PowerLoss):

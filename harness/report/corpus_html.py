@@ -22,17 +22,6 @@ class GroupRow:
     meaning: str
 
 
-def version_rows(result: CheckResult) -> list[tuple[str, str, str, bool]]:
-    """(name, recorded, checked, changed) for killpoint, Python, the runtime and every
-    library either side names."""
-    rec, now = result.recorded, result.checking
-    rows = [("killpoint", rec.killpoint, now.killpoint), ("python", rec.python, now.python),
-            ("runtime", rec.runtime, now.runtime)]  # fmt: skip
-    for lib in sorted(set(rec.libraries) | set(now.libraries)):
-        rows.append((lib, rec.libraries.get(lib, "-"), now.libraries.get(lib, "-")))
-    return [(name, a, b, a != b) for name, a, b in rows]
-
-
 def view(result: CheckResult) -> dict[str, Any]:
     from killpoint.corpus import groups
 
@@ -50,7 +39,7 @@ def view(result: CheckResult) -> dict[str, Any]:
         "headline": headline,
         "counts": list(counts.items()),
         "seconds": f"{result.seconds:.1f} s ({per:.3f} s per state)",
-        "versions": version_rows(result),
+        "versions": result.version_rows(),
         "groups": [
             GroupRow(g.name, counts[g.name], g.failing, g.severity, g.meaning)
             for g in groups.GROUPS
@@ -64,4 +53,4 @@ def render(result: CheckResult) -> str:
     return environment().get_template("corpus.html.j2").render(view=view(result))
 
 
-__all__ = ["render", "version_rows", "view"]
+__all__ = ["render", "view"]

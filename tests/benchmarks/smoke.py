@@ -3,7 +3,6 @@ its smallest input, for the smoke tests that keep every benchmark working."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -49,12 +48,6 @@ def figure(output: str, label: str) -> float:
 
 def needs_fuse() -> None:
     """Skip (or, with KILLPOINT_REQUIRE_FUSE set, as in CI, fail) unless FUSE mounts here."""
-    from killpoint.powerloss import available
-    from tests.harness.powerloss.conftest import REQUIRE_FUSE_ENV
+    from tests.harness.powerloss.conftest import need_fuse
 
-    reason = available()
-    if reason is None:
-        return
-    if os.environ.get(REQUIRE_FUSE_ENV):
-        pytest.fail(f"FUSE is required ({REQUIRE_FUSE_ENV} is set): {reason}", pytrace=False)
-    pytest.skip(f"power-loss benchmark skipped: {reason}")
+    need_fuse("power-loss benchmark")

@@ -30,7 +30,7 @@ from killpoint.values.cell import Cell
 from killpoint.values.points import CrashPoint
 from tests.harness.kinds.test_power_loss import tagged
 from tests.harness.live_workers import assert_no_worker_alive, worker_pids
-from tests.harness.powerloss.conftest import REQUIRE_FUSE_ENV, mounts_under
+from tests.harness.powerloss.conftest import mounts_under, need_fuse
 
 pytest_plugins = ["pytester"]
 
@@ -40,13 +40,7 @@ ROW = ("reference", "research", "tool-batch", "sqlite")
 
 @pytest.fixture
 def fuse() -> None:
-    """Skip (or, with KILLPOINT_REQUIRE_FUSE set, as in CI, fail) unless FUSE mounts here."""
-    reason = kinds.get("fs-op").unavailable("sqlite")
-    if reason is None:
-        return
-    if os.environ.get(REQUIRE_FUSE_ENV):
-        pytest.fail(f"FUSE is required ({REQUIRE_FUSE_ENV} is set): {reason}", pytrace=False)
-    pytest.skip(f"fs-op tests skipped: {reason}")
+    need_fuse("fs-op tests")
 
 
 @pytest.fixture

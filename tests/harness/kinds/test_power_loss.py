@@ -31,7 +31,7 @@ from killpoint.report.html import build_view, render_report
 from killpoint.values.cell import Cell, CellResult
 from killpoint.values.points import CrashPoint
 from tests.harness.live_workers import assert_no_worker_alive, worker_pids
-from tests.harness.powerloss.conftest import REQUIRE_FUSE_ENV, mounts_under
+from tests.harness.powerloss.conftest import mounts_under, need_fuse
 
 pytest_plugins = ["pytester"]
 
@@ -42,13 +42,7 @@ OFF = "killpoint.adapters.reference:synchronous_off"
 
 @pytest.fixture
 def fuse() -> None:
-    """Skip (or, with KILLPOINT_REQUIRE_FUSE set, as in CI, fail) unless FUSE mounts here."""
-    reason = kinds.get("power-loss").unavailable("sqlite")
-    if reason is None:
-        return
-    if os.environ.get(REQUIRE_FUSE_ENV):
-        pytest.fail(f"FUSE is required ({REQUIRE_FUSE_ENV} is set): {reason}", pytrace=False)
-    pytest.skip(f"power-loss tests skipped: {reason}")
+    need_fuse("power-loss tests")
 
 
 @pytest.fixture

@@ -22,9 +22,9 @@ def mounts_under(folder: Path) -> list[str]:
     return [p for p in points if p == root or p.startswith(root + "/")]
 
 
-@pytest.fixture
-def fuse() -> None:
-    """Skip (or, in CI, fail) unless the power-loss filesystem mounts here."""
+def need_fuse(what: str = "power-loss tests") -> None:
+    """Skip `what` (or, with KILLPOINT_REQUIRE_FUSE set, as in CI, fail) unless the
+    power-loss filesystem mounts here."""
     from killpoint.powerloss import available
 
     reason = available()
@@ -32,7 +32,31 @@ def fuse() -> None:
         return
     if os.environ.get(REQUIRE_FUSE_ENV):
         pytest.fail(f"FUSE is required ({REQUIRE_FUSE_ENV} is set): {reason}", pytrace=False)
-    pytest.skip(f"power-loss tests skipped: {reason}")
+    pytest.skip(f"{what} skipped: {reason}")
+
+
+@pytest.fixture
+def fuse() -> None:
+    need_fuse()
+
+
+def write(path: Path, data: bytes, *, offset: int = 0, sync: bool = False) -> None:
+    """`data` at `offset` of `path` (made if missing), synced with `sync`."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        os.pwrite(fd, data, offset)
+        if sync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def sync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 @pytest.fixture

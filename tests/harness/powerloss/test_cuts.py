@@ -13,6 +13,7 @@ from pathlib import Path
 from killpoint.powerloss import CutReport, PowerLossFS
 from killpoint.powerloss.cut_models import CutModel, Reorder, Synced, TornOp, TornSeq
 from killpoint.powerloss.cut_report import DROPPED, KEPT, TORN
+from tests.harness.powerloss.conftest import sync_dir, write
 
 SEEDS = range(6)
 
@@ -21,24 +22,6 @@ def image_of(folder: Path) -> dict[str, bytes]:
     return {
         str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
     }
-
-
-def pwrite(path: Path, data: bytes, offset: int = 0, *, sync: bool = False) -> None:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        os.pwrite(fd, data, offset)
-        if sync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def sync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def cut(
@@ -66,7 +49,7 @@ DURABLE = b"d" * 8192
 
 def base(folder: Path) -> None:
     """A file `f` of 8 KiB of `d`, synced, with its entry synced."""
-    pwrite(folder / "f", DURABLE, sync=True)
+    write(folder / "f", DURABLE, sync=True)
     sync_dir(folder)
 
 
@@ -74,8 +57,8 @@ class TestSynced:
     def test_every_unsynced_write_is_dropped_and_listed(self, cell: Path) -> None:
         def work(m: Path) -> None:
             base(m)
-            pwrite(m / "f", b"A" * 100, 0)
-            pwrite(m / "f", b"B" * 100, 100)
+            write(m / "f", b"A" * 100, offset=0)
+            write(m / "f", b"B" * 100, offset=100)
 
         image, report = cut(cell, "m", Synced(), work)
 
@@ -90,8 +73,8 @@ class TestTornOp:
 
         def work(m: Path) -> None:
             base(m)
-            pwrite(m / "f", b"A" * 1000, 0)
-            pwrite(m / "f", b"B" * 3000, 1000)
+            write(m / "f", b"A" * 1000, offset=0)
+            write(m / "f", b"B" * 3000, offset=1000)
 
         ends = set()
         for seed in SEEDS:
@@ -110,7 +93,7 @@ class TestTornOp:
     def test_the_last_write_is_torn_at_a_byte(self, cell: Path) -> None:
         def work(m: Path) -> None:
             base(m)
-            pwrite(m / "f", b"C" * 7, 3)
+            write(m / "f", b"C" * 7, offset=3)
 
         ends = set()
         for seed in SEEDS:
@@ -125,7 +108,7 @@ class TestTornOp:
     def test_a_write_inside_one_sector_is_not_torn(self, cell: Path) -> None:
         def work(m: Path) -> None:
             base(m)
-            pwrite(m / "f", b"E" * 500, 512)
+            write(m / "f", b"E" * 500, offset=512)
 
         image, report = cut(cell, "m", TornOp(seed=0), work)
 
@@ -139,10 +122,10 @@ class TestTornSeq:
         letters = b"ABCDEFGH"
 
         def work(m: Path) -> None:
-            pwrite(m / "f", b"-" * 8, sync=True)
+            write(m / "f", b"-" * 8, sync=True)
             sync_dir(m)
             for i, letter in enumerate(letters):
-                pwrite(m / "f", bytes([letter]), i)
+                write(m / "f", bytes([letter]), offset=i)
 
         subsets = set()
         for seed in SEEDS:
@@ -168,8 +151,8 @@ class TestTornSeq:
 
         def work(m: Path) -> None:
             sync_dir(m)
-            pwrite(m / "g", b"new", sync=True)
-            pwrite(m / "g", b"NEW")
+            write(m / "g", b"new", sync=True)
+            write(m / "g", b"NEW")
 
         for seed in SEEDS:
             image, report = cut(cell, f"s{seed}", TornSeq(seed), work)
@@ -185,12 +168,12 @@ class TestReorder:
 
         def work(m: Path) -> None:
             for name in ("a", "b"):
-                pwrite(m / name, b"----", sync=True)
+                write(m / name, b"----", sync=True)
             sync_dir(m)
             for i in range(4):
-                pwrite(m / "a", b"A", i)
-                pwrite(m / "b", b"B", i)
-            pwrite(m / "c", b"synced data", sync=True)
+                write(m / "a", b"A", offset=i)
+                write(m / "b", b"B", offset=i)
+            write(m / "c", b"synced data", sync=True)
             os.rename(m / "b", m / "b2")
 
         prefixes = set()
@@ -216,10 +199,10 @@ class TestReorder:
         truncation, or both (the bytes between the two are zeros); never the write alone."""
 
         def work(m: Path) -> None:
-            pwrite(m / "f", b"0123456789", sync=True)
+            write(m / "f", b"0123456789", sync=True)
             sync_dir(m)
             os.truncate(m / "f", 4)
-            pwrite(m / "f", b"AB", 6)
+            write(m / "f", b"AB", offset=6)
 
         images = {0: b"0123456789", 1: b"0123", 2: b"0123\0\0AB"}
         seen = set()
@@ -240,7 +223,7 @@ class TestReorder:
         def work(m: Path) -> None:
             for d in ("a", "b"):
                 (m / d).mkdir()
-            pwrite(m / "a" / "f", b"moved", sync=True)
+            write(m / "a" / "f", b"moved", sync=True)
             for d in ("a", "b", ""):
                 sync_dir(m / d)
             os.rename(m / "a" / "f", m / "b" / "f")
@@ -265,7 +248,7 @@ class TestReport:
 
         def work(m: Path) -> None:
             sync_dir(m)
-            pwrite(m / "j", b"journal")
+            write(m / "j", b"journal")
             os.unlink(m / "j")
 
         _, report = cut(cell, "m", TornSeq(0), work)

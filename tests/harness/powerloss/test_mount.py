@@ -27,30 +27,13 @@ from killpoint.powerloss import (
     is_mounted,
 )
 from killpoint.powerloss.availability import _device_problem
+from tests.harness.powerloss.conftest import sync_dir, write
 
 
 def image_of(folder: Path) -> dict[str, bytes]:
     return {
         str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
     }
-
-
-def write(path: Path, data: bytes, *, offset: int = 0, sync: bool = False) -> None:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        os.pwrite(fd, data, offset)
-        if sync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def sync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 @pytest.fixture

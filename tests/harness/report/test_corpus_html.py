@@ -7,7 +7,7 @@ from pathlib import Path
 
 from killpoint.corpus.check import CheckResult, StateResult
 from killpoint.corpus.manifest import Versions
-from killpoint.report.corpus_html import render, version_rows
+from killpoint.report.corpus_html import render
 
 HOSTILE = '<img src=x onerror="alert(1)">'
 
@@ -34,7 +34,7 @@ def test_run_content_is_escaped() -> None:
 
 
 def test_versions_side_by_side_with_changes_marked() -> None:
-    rows = {name: (a, b, changed) for name, a, b, changed in version_rows(result())}
+    rows = {name: (a, b, changed) for name, a, b, changed in result().version_rows()}
     assert rows["SQLAlchemy"] == ("2.1.9", "2.2.0", True)
     assert rows["old-lib"] == ("1", "-", True)
     assert rows["killpoint"] == ("0.1.0", "0.1.0", False)
