@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from killpoint import kinds
-from killpoint.adapters.blame import charged, checked, checked_problems
+from killpoint.adapters.blame import AdapterFault, charged, checked, checked_problems
 from killpoint.engine.deadline import Caller, Overdue
+from killpoint.engine.stall import paused_lock
 from killpoint.judge import contract
 from killpoint.judge.baseline import Baseline, durable_results, effects
 from killpoint.judge.oracle import (
@@ -136,6 +137,12 @@ class CellRun:
                 self.end(outage_finding("store-unavailable", f"the store server: {exc}", []))
             self.end(Finding("hung", f"{exc} (a call in killpoint's own process)"))
             raise  # not reached: end() raises
+        except AdapterFault as exc:
+            # A read that met a lock a paused worker holds is the store's locking.
+            stall = paused_lock(self.url, self.workers, f"{what} failed: {exc}")
+            if stall is not None:
+                self.end(stall)
+            raise
 
     def read(self) -> dict[str, Any] | None:
         return self.call(
@@ -196,6 +203,8 @@ class CellRun:
         self.kind_evidence[name] = value
 
     def end(self, finding: Finding) -> None:
+        if finding.kind == "hung":
+            finding = paused_lock(self.url, self.workers, finding.sentence) or finding
         self.add(finding)
         raise CellOver(finding.sentence)
 

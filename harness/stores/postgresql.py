@@ -70,6 +70,24 @@ def schema_of(url: str) -> str | None:
     return None
 
 
+def conninfo(store_url: str) -> str:
+    """A psycopg conninfo for a PostgreSQL store URL, its query (the options: the cell's
+    search_path, a lock timeout) passed as keywords: a libpq URI would take the "+" that
+    stands for a space in the rendered URL literally."""
+    from psycopg.conninfo import make_conninfo
+
+    url = make_url(store_url)
+    parts = {
+        "host": url.host,
+        "port": url.port,
+        "user": url.username,
+        "password": url.password,
+        "dbname": url.database,
+        **{k: str(v) for k, v in url.query.items()},
+    }
+    return make_conninfo("", **{k: v for k, v in parts.items() if v is not None})
+
+
 class PostgresStores:
     kind = "postgresql"
 

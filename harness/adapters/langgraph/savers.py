@@ -26,6 +26,7 @@ from typing import Any
 from sqlalchemy.engine import make_url
 
 from killpoint.adapters.checkpoint_gates import CheckpointGates
+from killpoint.stores.postgresql import conninfo
 
 COUNTER_TABLE = "killpoint_checkpoints"
 CREATE_COUNTER = (
@@ -43,24 +44,6 @@ def sqlite_path(store_url: str) -> tuple[str, float | None]:
     url = make_url(store_url)
     timeout = url.query.get("timeout")
     return url.database or "", float(str(timeout)) if timeout is not None else None
-
-
-def conninfo(store_url: str) -> str:
-    """A psycopg conninfo for a PostgreSQL store URL, its query (the options: the cell's
-    search_path, a lock timeout) passed as keywords: a libpq URI would take the "+" that
-    stands for a space in the rendered URL literally."""
-    from psycopg.conninfo import make_conninfo
-
-    url = make_url(store_url)
-    parts = {
-        "host": url.host,
-        "port": url.port,
-        "user": url.username,
-        "password": url.password,
-        "dbname": url.database,
-        **{k: str(v) for k, v in url.query.items()},
-    }
-    return make_conninfo("", **{k: v for k, v in parts.items() if v is not None})
 
 
 @contextlib.asynccontextmanager

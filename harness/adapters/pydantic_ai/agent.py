@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-import sqlite3
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -39,7 +38,7 @@ from pydantic_ai.models.openai import OpenAIResponsesModel
 from pydantic_ai.providers.openai import OpenAIProvider
 from sqlalchemy.engine import make_url
 
-from killpoint.adapters.pydantic_ai.writes import CREATE_COUNTER
+from killpoint.adapters.pydantic_ai.writes import create_counter
 from killpoint.errors import KillpointError
 from killpoint.scenarios import Ledger, RunResult, Scenario, ToolEnv
 from killpoint.scenarios.tooling import IDEMPOTENCY_KEY, INJECTED
@@ -66,20 +65,38 @@ STATUS = {
 }
 
 
-class StoreNotSupported(KillpointError, ValueError):
-    """A store URL the adapter cannot give DBOS."""
+def is_postgres(store_url: str) -> bool:
+    return make_url(store_url).get_backend_name() == "postgresql"
 
 
 def system_database_url(store_url: str) -> str:
-    """DBOS's system database for a killpoint store URL: the same SQLite file, without the
-    URL's query (DBOS sets its own busy timeout on every connection: see `declined_kinds`)."""
+    """DBOS's system database for a killpoint store URL. SQLite: the same file, without
+    the URL's query (DBOS sets its own busy timeout on every connection: see
+    `declined_kinds`). PostgreSQL: the same URL, whose options select the cell's schema for
+    killpoint's counter table (DBOS qualifies its own tables with `system_schema`)."""
     url = make_url(store_url)
+    if is_postgres(store_url):
+        return url.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
     if url.get_backend_name() != "sqlite":
         raise StoreNotSupported(
-            f"killpoint: the pydantic-ai adapter keeps DBOS's system database on SQLite only, "
-            f"got a {url.get_backend_name()!r} store; run with --store sqlite"
+            f"killpoint: the pydantic-ai adapter keeps DBOS's system database on SQLite or "
+            f"PostgreSQL, got a {url.get_backend_name()!r} store; run with --store sqlite or "
+            "a postgresql+psycopg:// URL"
         )
     return f"sqlite:///{url.database}"
+
+
+def system_schema(store_url: str) -> str | None:
+    """The schema DBOS keeps its tables in: the cell's own on PostgreSQL (None: SQLite)."""
+    if not is_postgres(store_url):
+        return None
+    from killpoint.stores.postgresql import schema_of
+
+    return schema_of(store_url) or "dbos"
+
+
+class StoreNotSupported(KillpointError, ValueError):
+    """A store URL the adapter cannot give DBOS."""
 
 
 def tool_schema(fn: Callable[..., Any]) -> dict[str, Any]:
@@ -208,19 +225,15 @@ def launch(system_url: str) -> None:
             return
         if _launched is not None:
             DBOS.destroy()
-        path = make_url(system_url).database or ""
+        schema = system_schema(system_url)
         # killpoint's counter table, made before DBOS writes anything (writes.py); DBOS
-        # creates the file and its tables at launch.
-        conn = sqlite3.connect(path)
-        try:
-            conn.execute(CREATE_COUNTER)
-            conn.commit()
-        finally:
-            conn.close()
+        # creates the file (or the schema's tables) and its tables at launch.
+        create_counter(system_url)
         DBOS(
             config={
                 "name": APP_NAME,
                 "system_database_url": system_url,
+                **({"dbos_system_schema": schema} if schema else {}),
                 "log_level": "ERROR",
             }
         )
@@ -327,14 +340,7 @@ class PydanticAIDriver:
 
 def _earlier_runs(system_url: str, session_id: str, run_id: str) -> list[str]:
     """Workflow ids of the session's runs that completed before `run_id`, oldest first."""
-    conn = sqlite3.connect(make_url(system_url).database or "")
-    try:
-        rows = conn.execute(
-            "SELECT workflow_uuid FROM workflow_status WHERE status = 'SUCCESS' "
-            "AND json_extract(attributes, ?) = ? AND workflow_uuid != ? "
-            "ORDER BY created_at, workflow_uuid",
-            (f"$.{SESSION_ATTRIBUTE}", session_id, run_id),
-        ).fetchall()
-    finally:
-        conn.close()
-    return [str(r[0]) for r in rows]
+    from killpoint.adapters.pydantic_ai.reading import reader
+
+    with reader(system_url) as r:
+        return r.completed_before(session_id, run_id)

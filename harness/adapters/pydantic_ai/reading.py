@@ -1,25 +1,32 @@
-"""Reading DBOS's SQLite system database from the engine: a session's workflows (status,
-inputs, output) and each one's recorded steps, decoded with DBOS's own serializer, and
-killpoint's count of landed writes.
+"""Reading DBOS's system database from the engine (its SQLite file, or the cell's schema
+on PostgreSQL): a session's workflows (status, inputs, output) and each one's recorded
+steps, decoded with DBOS's own serializer, and killpoint's count of landed writes.
 
 Nothing here writes, and a store that does not exist yet reads as empty (connecting
-would create the file). Each read opens a connection of its own (the engine reads from
-several threads, on stores whose workers may have been killed mid-write).
+would create the file). A SQLite read opens a connection of its own (the engine reads from
+several threads, on stores whose workers may have been killed mid-write); PostgreSQL
+connections are kept per store URL, so that polling `progress` does not pay a connection
+each time.
 """
 
 from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy.engine import make_url
 
-from killpoint.adapters.pydantic_ai.agent import SESSION_ATTRIBUTE
+from killpoint.adapters.pydantic_ai.agent import SESSION_ATTRIBUTE, is_postgres
 from killpoint.adapters.pydantic_ai.writes import COUNTER_TABLE
+from killpoint.stores.per_url import PerUrl
+from killpoint.stores.postgresql import conninfo
+
+# The terminal statuses DBOS's outcome write sets (on PostgreSQL, how outcomes are counted).
+OUTCOMES = ("SUCCESS", "ERROR")
 
 
 @dataclass
@@ -67,42 +74,74 @@ def _decode_inputs(value: str | None, serialization: str | None) -> dict[str, An
 
 
 class Reader:
-    def __init__(self, conn: sqlite3.Connection | None) -> None:
+    def __init__(self, conn: Any, tables: set[str], *, postgres: bool = False) -> None:
         self.conn = conn
-        self.tables: set[str] = set()
-        if conn is not None:
-            names = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-            self.tables = {str(n) for (n,) in names}
+        self.tables = tables
+        self.postgres = postgres
+        # The session's workflows: its id in their attributes (JSON text on SQLite, JSONB
+        # on PostgreSQL).
+        self.of_session = (
+            f"w.attributes ->> '{SESSION_ATTRIBUTE}' = ?"
+            if postgres
+            else f"json_extract(w.attributes, '$.{SESSION_ATTRIBUTE}') = ?"
+        )
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        assert self.conn is not None
+        if not self.postgres:
+            return list(self.conn.execute(sql, tuple(params)).fetchall())
+        with self.conn.cursor() as cur:
+            cur.execute(sql.replace("?", "%s"), tuple(params))
+            return list(cur.fetchall())
 
     @property
     def empty(self) -> bool:
         return self.conn is None or "workflow_status" not in self.tables
 
     def landed(self, session_id: str) -> int:
-        """Counter rows of the session's workflows: one per durable write that landed."""
+        """One per durable write of the session's workflows that landed: its counter row
+        (on PostgreSQL the outcomes have none: their terminal status counts them)."""
         if self.empty or COUNTER_TABLE not in self.tables:
             return 0
-        assert self.conn is not None
-        row = self.conn.execute(
+        ((counted,),) = self.rows(
             f"SELECT COUNT(*) FROM {COUNTER_TABLE} k JOIN workflow_status w "
-            "ON w.workflow_uuid = k.workflow_id WHERE json_extract(w.attributes, ?) = ?",
-            (f"$.{SESSION_ATTRIBUTE}", session_id),
-        ).fetchone()
-        return int(row[0])
+            f"ON w.workflow_uuid = k.workflow_id WHERE {self.of_session}",
+            (session_id,),
+        )
+        if not self.postgres:
+            return int(counted)
+        ((ended,),) = self.rows(
+            f"SELECT COUNT(*) FROM workflow_status w WHERE {self.of_session} "
+            "AND w.status IN (?, ?)",
+            (session_id, *OUTCOMES),
+        )
+        return int(counted) + int(ended)
+
+    def completed_before(self, session_id: str, run_id: str) -> list[str]:
+        """Workflow ids of the session's runs that completed, other than `run_id`, oldest
+        first."""
+        if self.empty:
+            return []
+        found = self.rows(
+            f"SELECT w.workflow_uuid FROM workflow_status w WHERE w.status = 'SUCCESS' "
+            f"AND {self.of_session} AND w.workflow_uuid != ? "
+            "ORDER BY w.created_at, w.workflow_uuid",
+            (session_id, run_id),
+        )
+        return [str(wid) for (wid,) in found]
 
     def workflows(self, session_id: str) -> list[Workflow]:
         """The session's workflows in the order they were started, with their steps."""
         if self.empty:
             return []
-        assert self.conn is not None
-        rows = self.conn.execute(
+        rows = self.rows(
             "SELECT w.workflow_uuid, w.status, w.serialization, i.inputs, o.output, o.error, "
             "w.recovery_attempts FROM workflow_status w "
             "LEFT JOIN workflow_input i ON i.workflow_uuid = w.workflow_uuid "
             "LEFT JOIN workflow_output o ON o.workflow_uuid = w.workflow_uuid "
-            "WHERE json_extract(w.attributes, ?) = ? ORDER BY w.created_at, w.workflow_uuid",
-            (f"$.{SESSION_ATTRIBUTE}", session_id),
-        ).fetchall()
+            f"WHERE {self.of_session} ORDER BY w.created_at, w.workflow_uuid",
+            (session_id,),
+        )
         out = []
         for wid, status, serialization, inputs, output, error, attempts in rows:
             workflow = Workflow(
@@ -113,11 +152,11 @@ class Reader:
                 _decode_error(error, serialization),
                 int(attempts or 0),
             )
-            steps = self.conn.execute(
+            steps = self.rows(
                 "SELECT function_id, function_name, output, error, serialization "
                 "FROM operation_outputs WHERE workflow_uuid = ? ORDER BY function_id",
                 (wid,),
-            ).fetchall()
+            )
             workflow.steps = [
                 Step(int(fid), str(name), _decode(o, s), _decode_error(e, s))
                 for fid, name, o, e, s in steps
@@ -126,22 +165,45 @@ class Reader:
         return out
 
     def integrity(self) -> str | None:
-        """SQLite's integrity_check when it is not "ok" (None when there is no file)."""
-        if self.conn is None:
+        """SQLite's integrity_check when it is not "ok" (None on PostgreSQL, or when there
+        is no file)."""
+        if self.conn is None or self.postgres:
             return None
         verdict = self.conn.execute("PRAGMA integrity_check").fetchone()[0]
         return None if verdict == "ok" else str(verdict)
 
 
+def _pg_connect(url: str) -> Any:
+    import psycopg
+
+    return psycopg.connect(conninfo(url), autocommit=True, prepare_threshold=0)
+
+
+# Few: a campaign runs a few cells at once, each on a schema of its own.
+_pg: PerUrl[Any] = PerUrl(_pg_connect, lambda conn: conn.close(), kept=16)
+
+
 @contextlib.contextmanager
 def reader(store_url: str) -> Iterator[Reader]:
-    """A Reader of the store's system database (empty when the file does not exist)."""
+    """A Reader of the store's system database (empty when the file does not exist, or
+    the schema has no tables yet)."""
+    if is_postgres(store_url):
+        conn = _pg(store_url)
+        with conn.cursor() as cur:
+            cur.execute(
+                "SELECT table_name FROM information_schema.tables "
+                "WHERE table_schema = current_schema()"
+            )
+            tables = {str(name) for (name,) in cur.fetchall()}
+        yield Reader(conn, tables, postgres=True)
+        return
     path = make_url(store_url).database or ""
     if not Path(path).exists():
-        yield Reader(None)
+        yield Reader(None, set())
         return
     conn = sqlite3.connect(f"file:{path}?mode=rw", uri=True, check_same_thread=False)
     try:
-        yield Reader(conn)
+        names = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        yield Reader(conn, {str(n) for (n,) in names})
     finally:
         conn.close()

@@ -20,6 +20,12 @@ first statement that changed a row, so `progress()` counts exactly the writes th
 committed. The `committing` gate comes from SQLAlchemy's commit event, in the thread that
 writes (DBOS records an async step's output from a worker thread: the checkpoint is opened
 there, so the gate sees it).
+
+On PostgreSQL DBOS writes the terminal outcome in one statement in autocommit (an UPDATE
+and the output's upsert as CTEs, `_sys_db.py`, `update_workflow_outcome`): no transaction
+for a counter row to join, and no commit for a `committing` gate. There the outcome is
+counted by what it wrote (a SUCCESS or ERROR status, reading.py), which lands or not with
+that one statement, and it has `writing` and `landed` gates only (so no mid-commit point).
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ CREATE_COUNTER = (
     "(n INTEGER NOT NULL, workflow_id TEXT NOT NULL, kind TEXT NOT NULL)"
 )
 INSERT_COUNTER = f"INSERT INTO {COUNTER_TABLE} (n, workflow_id, kind) VALUES (?, ?, ?)"
+INSERT_COUNTER_PG = INSERT_COUNTER.replace("?", "%s")
 # The statement of each write that makes it: the counter row follows it. Matched by its
 # head (SQLAlchemy renders `main.` before SQLite's tables).
 LANDING = {
@@ -122,8 +129,9 @@ def _gated(
             try:
                 out = fn(self, *args, **kwargs)
                 # Landed when its counter row joined the transaction, which then committed:
-                # a write that changed nothing (see LANDING) passes no `landed` gate.
-                landed = write.counted
+                # a write that changed nothing (see LANDING) passes no `landed` gate. DBOS's
+                # outcome says itself whether it landed (on PostgreSQL it has no counter row).
+                landed = bool(out) if kind == "outcome" else write.counted
                 return out
             finally:
                 _writing.reset(token)
@@ -153,7 +161,29 @@ def _count(conn: Any, cursor: Any, statement: str, *_: Any) -> None:
     write.counted = True
     raw = cursor.connection.cursor()
     try:
-        raw.execute(CREATE_COUNTER)
-        raw.execute(INSERT_COUNTER, (write.n, write.workflow_id, write.kind))
+        if conn.dialect.name == "postgresql":
+            # The table is in the cell's schema, which the URL's search_path selects.
+            raw.execute(INSERT_COUNTER_PG, (write.n, write.workflow_id, write.kind))
+        else:
+            raw.execute(CREATE_COUNTER)
+            raw.execute(INSERT_COUNTER, (write.n, write.workflow_id, write.kind))
     finally:
         raw.close()
+
+
+def create_counter(system_url: str) -> None:
+    """killpoint's counter table in the system database (before DBOS writes anything)."""
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.pool import NullPool
+
+    from killpoint.adapters.pydantic_ai.agent import system_schema
+
+    engine = create_engine(system_url, poolclass=NullPool)
+    try:
+        with engine.begin() as conn:
+            schema = system_schema(system_url)
+            if schema is not None:
+                conn.execute(text(f'CREATE SCHEMA IF NOT EXISTS "{schema}"'))
+            conn.execute(text(CREATE_COUNTER))
+    finally:
+        engine.dispose()

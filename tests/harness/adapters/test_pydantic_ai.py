@@ -45,7 +45,11 @@ from dbos._sys_db import SystemDatabase  # noqa: E402
 from killpoint import kinds, scenarios  # noqa: E402
 from killpoint.adapters.checkpoint_gates import CheckpointGates  # noqa: E402
 from killpoint.adapters.pydantic_ai import MODES, PydanticAIAdapter, writes  # noqa: E402
-from killpoint.adapters.pydantic_ai.agent import shutdown  # noqa: E402
+from killpoint.adapters.pydantic_ai.agent import (  # noqa: E402
+    shutdown,
+    system_database_url,
+    system_schema,
+)
 from killpoint.adapters.registry import load_adapter  # noqa: E402
 from killpoint.engine.campaign import Campaign, CampaignConfig  # noqa: E402
 from killpoint.engine.cell_host import EngineConfig  # noqa: E402
@@ -137,16 +141,22 @@ class TestAdapter:
                 scenarios.get("research"), "sqlite://", "tool-batch", ledger, lease_seconds=1
             )
 
-    def test_a_postgresql_store_is_refused_with_the_fix(self, tmp_path: Path) -> None:
+    def test_another_store_kind_is_refused_with_the_fix(self, tmp_path: Path) -> None:
         ledger = Ledger(tmp_path / "ledger", "research")
-        with pytest.raises(ValueError, match="--store sqlite"):
+        with pytest.raises(ValueError, match=r"'mysql'.*--store sqlite or a postgresql"):
             PydanticAIAdapter().driver(
                 scenarios.get("research"),
-                "postgresql+psycopg://u@localhost/db",
+                "mysql://u@localhost/db",
                 "steps",
                 ledger,
                 lease_seconds=1,
             )
+
+    def test_a_postgresql_store_keeps_dbos_in_the_cells_schema(self) -> None:
+        url = "postgresql+psycopg://kp:secret@127.0.0.1:5432/db?options=-csearch_path%3Dkp_abc"
+        assert "kp_abc" == system_schema(url)
+        assert system_database_url(url).startswith("postgresql+psycopg://kp:secret@")
+        assert None is system_schema("sqlite:///x.db")
 
     def test_an_empty_store_reads_as_nothing(self, tmp_path: Path) -> None:
         url = f"sqlite:///{tmp_path}/absent.db"
@@ -259,3 +269,45 @@ def test_a_woken_stale_worker_starting_the_next_run_writes_nothing(tmp_path: Pat
     )
     assert_no_worker_alive(worker_pids([result]))
     assert ("ok", True) == (result.verdict, result.expected), result.detail
+
+
+@pytest.mark.slow
+@pytest.mark.postgres
+def test_cells_on_postgresql(tmp_path: Path, pg_url: str) -> None:
+    """DBOS's PostgreSQL system database, in each cell's own schema: a kill after the
+    first tool step, a kill inside a step's commit and a kill before the outcome (which DBOS
+    writes in one autocommit statement, counted by its status) all resume to the
+    baseline, and every write of the baseline is counted."""
+    engine = Engine(EngineConfig(store=pg_url, work_root=tmp_path / "work", keep="none"))
+    base = engine.baseline(("pydantic-ai", "research", "steps", "postgresql"))
+    assert (None, 11) == (base.problem, base.checkpoints)
+    results = [
+        engine.run_cell(
+            Cell("pydantic-ai", "research", "steps", "postgresql", kinds.parse_schedule(p))
+        )
+        for p in ("after-checkpoint:3", "mid-commit:3", "after-checkpoint:10")
+    ]
+    assert [("ok", 3), ("ok", 2), ("ok", 10)] == [
+        (r.verdict, (r.store_at_crash or {}).get("checkpoints")) for r in results
+    ]
+    assert_no_worker_alive(worker_pids(results))
+
+
+@pytest.mark.slow
+@pytest.mark.postgres
+def test_check_adapter_passes_on_postgresql(tmp_path: Path, pg_url: str) -> None:
+    """check-adapter's progress check holds the count of landed writes (the outcome's by
+    its status) to the gates a real run passes on PostgreSQL."""
+    result = killpoint(
+        "check-adapter",
+        "--runtime",
+        "pydantic-ai",
+        "--scenario",
+        "parallel-fetch",
+        "--store",
+        pg_url,
+        "--work-dir",
+        str(tmp_path),
+    )
+    assert 0 == result.returncode, result.stdout + result.stderr
+    assert "PASS  progress          11 checkpoints, as the gates say" in result.stdout

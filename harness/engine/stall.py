@@ -1,0 +1,50 @@
+"""What a cell that stalled was waiting on, when the kernel can say: SQLite's lock on the
+store, held by a worker of the cell that killpoint had paused.
+
+A `sigstop` kind pauses a worker wherever its threads are. If one of them was inside a
+transaction, the paused process keeps its lock on the database file; in rollback-journal
+mode nobody else commits a write until it is woken (and a writer waiting to commit keeps
+new readers out as well). The takeover then passes its time limit, or the engine's read
+through the adapter meets "database is locked". Either is the store's locking with a
+frozen process, not a defect of killpoint or of the adapter, and the finding says which
+process held which lock (read from /proc/locks at that moment).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from killpoint.stores.sqlite import path_of
+from killpoint.stores.sqlite_locks import holders
+from killpoint.values.findings import Finding
+from killpoint.workers.processes import Worker, threads_stopped
+
+
+def paused_lock(url: str, workers: Sequence[Worker], waited: str) -> Finding | None:
+    """A `store-locked` finding when a paused worker of the cell holds SQLite's lock on
+    the store at `url` (None otherwise: another store, or no paused holder). `waited`:
+    what passed its time limit or failed, kept as evidence."""
+    if not url.startswith("sqlite"):
+        return None
+    held = holders(path_of(url))
+    roles = {w.pid: w.spec.log_name for w in workers}
+    paused = {w.pid for w in workers if w.alive and threads_stopped(w.pid)}
+    stuck = [h for h in held if h.pid in paused]
+    if not stuck:
+        return None
+    first = stuck[0]
+    lines = tuple(
+        f"{roles.get(h.pid, 'a process outside the cell')} ({h})"
+        + (", paused" if h.pid in paused else "")
+        for h in held
+    )
+    return Finding(
+        "store-locked",
+        f"the {roles[first.pid]} was paused holding the store's SQLite lock "
+        f"({first.level}), so no other process could write the store until it was woken: "
+        f"{waited}",
+        evidence=("SQLite's locks on the store (/proc/locks):", *lines),
+    )
+
+
+__all__ = ["paused_lock"]
