@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from killpoint import kinds
 from killpoint.adapters.blame import AdapterFault, charged, checked, checked_problems
 from killpoint.engine.deadline import Caller, Overdue
-from killpoint.engine.stall import paused_lock
+from killpoint.engine.stall import holds_commit_lock, paused_lock
 from killpoint.judge import contract
 from killpoint.judge.baseline import Baseline, durable_results, effects
 from killpoint.judge.oracle import (
@@ -203,7 +203,10 @@ class CellRun:
         self.kind_evidence[name] = value
 
     def end(self, finding: Finding) -> None:
-        if finding.kind == "hung":
+        # A worker that waited on, or failed at, SQLite's lock held by a paused worker.
+        if finding.kind == "hung" or (
+            finding.kind == "unresumable" and "database is locked" in finding.sentence
+        ):
             finding = paused_lock(self.url, self.workers, finding.sentence) or finding
         self.add(finding)
         raise CellOver(finding.sentence)
@@ -252,7 +255,19 @@ class CellRun:
             return
 
         def there() -> bool:
-            if self.progress() != plan.checkpoints:
+            try:
+                landed = self.progress()
+            except AdapterFault:
+                # Held inside its commit with the store's file lock (a rollback journal whose
+                # transaction spilled pages to the file): no read can happen until the
+                # worker ends, and the point kills it next anyway, so the count confirmed is
+                # what the kill leaves.
+                if not (worker.alive and holds_commit_lock(self.url, worker)):
+                    raise
+                worker.kill()
+                self.event("the worker held the store's lock inside its commit: killed first")
+                landed = self.progress()
+            if landed != plan.checkpoints:
                 return False
             return self.finished_first(plan)
 

@@ -47,4 +47,15 @@ def paused_lock(url: str, workers: Sequence[Worker], waited: str) -> Finding | N
     )
 
 
-__all__ = ["paused_lock"]
+def holds_commit_lock(url: str, worker: Worker) -> bool:
+    """Whether `worker` holds SQLite's EXCLUSIVE or PENDING lock on the store at `url`: a
+    worker held inside its commit whose transaction has spilled pages to the file keeps
+    every reader out of a rollback-journal database until it ends."""
+    if not url.startswith("sqlite"):
+        return False
+    return any(
+        h.pid == worker.pid and h.level in ("EXCLUSIVE", "PENDING") for h in holders(path_of(url))
+    )
+
+
+__all__ = ["holds_commit_lock", "paused_lock"]

@@ -173,15 +173,23 @@ def _count(conn: Any, cursor: Any, statement: str, *_: Any) -> None:
 
 def create_counter(system_url: str) -> None:
     """killpoint's counter table in the system database (before DBOS writes anything)."""
-    from sqlalchemy import create_engine, text
+    from sqlalchemy import create_engine, inspect, text
     from sqlalchemy.pool import NullPool
 
     from killpoint.adapters.pydantic_ai.agent import system_schema
 
-    engine = create_engine(system_url, poolclass=NullPool)
+    schema = system_schema(system_url)
+    # A recovery's process finds the table there: it only reads (another process may hold
+    # the write lock), and a write waits as long as DBOS's own do (busy_timeout=30000).
+    engine = create_engine(
+        system_url,
+        poolclass=NullPool,
+        connect_args={} if schema is not None else {"timeout": 30},
+    )
     try:
+        if COUNTER_TABLE in inspect(engine).get_table_names(schema=schema):
+            return
         with engine.begin() as conn:
-            schema = system_schema(system_url)
             if schema is not None:
                 conn.execute(text(f'CREATE SCHEMA IF NOT EXISTS "{schema}"'))
             conn.execute(text(CREATE_COUNTER))

@@ -311,3 +311,18 @@ def test_check_adapter_passes_on_postgresql(tmp_path: Path, pg_url: str) -> None
     )
     assert 0 == result.returncode, result.stdout + result.stderr
     assert "PASS  progress          11 checkpoints, as the gates say" in result.stdout
+
+
+@pytest.mark.slow
+def test_a_commit_that_holds_the_file_lock_is_killed_then_read(tmp_path: Path) -> None:
+    """large-output's sixth write spills its pages to the file before COMMIT, so the worker
+    held inside that commit holds SQLite's EXCLUSIVE lock and no read can happen (the
+    system database keeps a rollback journal). The engine kills it first and reads what
+    the kill leaves: the cell is judged, not charged to the adapter."""
+    engine = Engine(EngineConfig(work_root=tmp_path, keep="none"))
+    result = engine.run_cell(
+        Cell("pydantic-ai", "large-output", "steps", "sqlite", kinds.parse_schedule("mid-commit:6"))
+    )
+    assert ("ok", 5) == (result.verdict, (result.store_at_crash or {}).get("checkpoints"))
+    assert any("inside its commit: killed first" in str(e) for e in result.timeline)
+    assert_no_worker_alive(worker_pids([result]))
