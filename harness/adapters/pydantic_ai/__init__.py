@@ -4,7 +4,9 @@ by DBOS (PyPI `dbos` 3.4), unmodified, as a runtime under test.
 - agent.py: the agent built from a scenario, the workflow that runs it, and the Driver;
 - writes.py: the gates around DBOS's durable writes and the count of those that landed
   (workers only);
-- reading.py: the engine's reads of DBOS's SQLite system database;
+- system_db.py: the system database DBOS is given for a store URL (a SQLite file, or the
+  cell's schema on PostgreSQL);
+- reading.py: the engine's reads of DBOS's system database;
 - normal.py: a session's workflows in the normal form, and their invariants.
 
 The modes are how a pydantic-ai user gets durability from DBOS: every tool call a step of

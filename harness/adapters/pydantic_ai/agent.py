@@ -36,10 +36,13 @@ from pydantic_ai.durable_exec.dbos import DBOSDurability
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 from pydantic_ai.models.openai import OpenAIResponsesModel
 from pydantic_ai.providers.openai import OpenAIProvider
-from sqlalchemy.engine import make_url
 
+from killpoint.adapters.pydantic_ai.system_db import (
+    SESSION_ATTRIBUTE,
+    system_database_url,
+    system_schema,
+)
 from killpoint.adapters.pydantic_ai.writes import create_counter
-from killpoint.errors import KillpointError
 from killpoint.scenarios import Ledger, RunResult, Scenario, ToolEnv
 from killpoint.scenarios.tooling import IDEMPOTENCY_KEY, INJECTED
 
@@ -48,7 +51,6 @@ MODEL_ID = "gpt-4.1-mini"
 APP_NAME = "killpoint"
 AGENT_NAME = "killpoint"
 WORKFLOW = "killpoint.run"
-SESSION_ATTRIBUTE = "killpoint_session"
 TOOL_STEP_PREFIX = "killpoint.tool."
 # How often a driver polls for the result of a workflow that another thread runs (a
 # recovered one): DBOS's default is a second, which would add up to a second to every
@@ -63,40 +65,6 @@ STATUS = {
     "CANCELLED": "CANCELLED",
     "MAX_RECOVERY_ATTEMPTS_EXCEEDED": "ERROR",
 }
-
-
-def is_postgres(store_url: str) -> bool:
-    return make_url(store_url).get_backend_name() == "postgresql"
-
-
-def system_database_url(store_url: str) -> str:
-    """DBOS's system database for a killpoint store URL. SQLite: the same file, without
-    the URL's query (DBOS sets its own busy timeout on every connection: see
-    `declined_kinds`). PostgreSQL: the same URL, whose options select the cell's schema for
-    killpoint's counter table (DBOS qualifies its own tables with `system_schema`)."""
-    url = make_url(store_url)
-    if is_postgres(store_url):
-        return url.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
-    if url.get_backend_name() != "sqlite":
-        raise StoreNotSupported(
-            f"killpoint: the pydantic-ai adapter keeps DBOS's system database on SQLite or "
-            f"PostgreSQL, got a {url.get_backend_name()!r} store; run with --store sqlite or "
-            "a postgresql+psycopg:// URL"
-        )
-    return f"sqlite:///{url.database}"
-
-
-def system_schema(store_url: str) -> str | None:
-    """The schema DBOS keeps its tables in: the cell's own on PostgreSQL (None: SQLite)."""
-    if not is_postgres(store_url):
-        return None
-    from killpoint.stores.postgresql import schema_of
-
-    return schema_of(store_url) or "dbos"
-
-
-class StoreNotSupported(KillpointError, ValueError):
-    """A store URL the adapter cannot give DBOS."""
 
 
 def tool_schema(fn: Callable[..., Any]) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from typing import Any
 
 from sqlalchemy.engine import make_url
 
-from killpoint.adapters.pydantic_ai.agent import SESSION_ATTRIBUTE, is_postgres
+from killpoint.adapters.pydantic_ai.system_db import SESSION_ATTRIBUTE, is_postgres
 from killpoint.adapters.pydantic_ai.writes import COUNTER_TABLE
 from killpoint.stores.per_url import PerUrl
 from killpoint.stores.postgresql import conninfo

@@ -176,7 +176,7 @@ def create_counter(system_url: str) -> None:
     from sqlalchemy import create_engine, inspect, text
     from sqlalchemy.pool import NullPool
 
-    from killpoint.adapters.pydantic_ai.agent import system_schema
+    from killpoint.adapters.pydantic_ai.system_db import system_schema
 
     schema = system_schema(system_url)
     # A recovery's process finds the table there: it only reads (another process may hold
