@@ -70,6 +70,11 @@ def schema_of(url: str) -> str | None:
     return None
 
 
+def is_postgres(store_url: str) -> bool:
+    """Whether a store URL names a PostgreSQL server (any driver)."""
+    return make_url(store_url).get_backend_name() == "postgresql"
+
+
 def conninfo(store_url: str) -> str:
     """A psycopg conninfo for a PostgreSQL store URL, its query (the options: the cell's
     search_path, a lock timeout) passed as keywords: a libpq URI would take the "+" that

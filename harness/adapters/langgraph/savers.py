@@ -26,17 +26,13 @@ from typing import Any
 from sqlalchemy.engine import make_url
 
 from killpoint.adapters.checkpoint_gates import CheckpointGates
-from killpoint.stores.postgresql import conninfo
+from killpoint.stores.postgresql import conninfo, is_postgres
 
 COUNTER_TABLE = "killpoint_checkpoints"
 CREATE_COUNTER = (
     f"CREATE TABLE IF NOT EXISTS {COUNTER_TABLE} (n INTEGER NOT NULL, thread_id TEXT NOT NULL, "
     "kind TEXT NOT NULL, checkpoint_id TEXT, task_id TEXT)"
 )
-
-
-def is_postgres(store_url: str) -> bool:
-    return make_url(store_url).get_backend_name() == "postgresql"
 
 
 def sqlite_path(store_url: str) -> tuple[str, float | None]:

@@ -43,6 +43,7 @@ from killpoint.adapters.pydantic_ai.system_db import (
     system_schema,
 )
 from killpoint.adapters.pydantic_ai.writes import create_counter
+from killpoint.redaction import redact
 from killpoint.scenarios import Ledger, RunResult, Scenario, ToolEnv
 from killpoint.scenarios.tooling import IDEMPOTENCY_KEY, INJECTED
 
@@ -261,7 +262,9 @@ class PydanticAIDriver:
         launch(self.system_url)
         status = await DBOS.get_workflow_status_async(run_id)
         if status is None:
-            raise LookupError(f"killpoint: DBOS has no workflow {run_id!r} in {self.system_url}")
+            # The URL as shown, never with its password (it reaches the cell's findings).
+            shown = redact(self.system_url)
+            raise LookupError(f"killpoint: DBOS has no workflow {run_id!r} in {shown}")
         # A workflow that ended in ERROR stays so: DBOS's resume_workflow leaves SUCCESS and
         # ERROR rows as they are (adapter.unsupported declines the scenarios that continue
         # one), so the handle returns the recorded outcome.

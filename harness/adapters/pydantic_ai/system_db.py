@@ -9,13 +9,10 @@ from __future__ import annotations
 from sqlalchemy.engine import make_url
 
 from killpoint.errors import KillpointError
+from killpoint.stores.postgresql import is_postgres, schema_of
 
 # The workflow attribute that carries the session id (DBOS has no session of its own).
 SESSION_ATTRIBUTE = "killpoint_session"
-
-
-def is_postgres(store_url: str) -> bool:
-    return make_url(store_url).get_backend_name() == "postgresql"
 
 
 def system_database_url(store_url: str) -> str:
@@ -39,8 +36,6 @@ def system_schema(store_url: str) -> str | None:
     """The schema DBOS keeps its tables in: the cell's own on PostgreSQL (None: SQLite)."""
     if not is_postgres(store_url):
         return None
-    from killpoint.stores.postgresql import schema_of
-
     return schema_of(store_url) or "dbos"
 
 
