@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -25,7 +24,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from killpoint import kinds
 from killpoint.adapters.blame import AdapterFault, charged, checked, checked_problems
 from killpoint.engine.deadline import Caller, Overdue
-from killpoint.engine.stall import holds_commit_lock, paused_lock
+from killpoint.engine.polling import poll
+from killpoint.engine.stall import holds_commit_lock, pause_unlocked, paused_lock
 from killpoint.judge import contract
 from killpoint.judge.baseline import Baseline, durable_results, effects
 from killpoint.judge.oracle import (
@@ -50,7 +50,7 @@ from killpoint.stores.outage import outage_finding
 from killpoint.values.cell import Cell, CellResult
 from killpoint.values.findings import Finding, headline, ranked, verdict_of
 from killpoint.values.scenario_refs import resolve_scenario
-from killpoint.values.sentences import count
+from killpoint.values.sentences import count, times
 from killpoint.values.timeline import Event
 from killpoint.workers.processes import Worker, kill_left_behind
 from killpoint.workers.worker import LEDGER, MODEL_STATE
@@ -291,6 +291,20 @@ class CellRun:
             "store",
             "store",
         )
+
+    def pause(self, worker: Worker) -> None:
+        retaken = pause_unlocked(
+            self.url,
+            worker,
+            self.engine.config.confirm_timeout,
+            self.deadline(),
+            self.engine.stopping,
+        )
+        if retaken:
+            self.event(
+                f"the pause was taken again ({times(retaken)}): another thread of the worker "
+                "held the store's SQLite lock"
+            )
 
     def finished_first(self, plan: Plan) -> bool:
         """The calls the plan needs finished before its point have finished (ledger)."""
@@ -732,18 +746,4 @@ def log_tail(work: Path | None, log_name: str, lines: int = LOG_TAIL_LINES) -> s
     return f"\n--- {log_name} stderr ---\n{tail}" if tail else ""
 
 
-def poll(predicate: Callable[[], bool], timeout: float, stop: threading.Event) -> bool:
-    """Wait on the store: check, back off briefly, check again (the worker is parked at
-    its gate, so the state being waited for is about to hold or never will)."""
-    end = time.monotonic() + timeout
-    pause = 0.0005
-    while True:
-        if predicate():
-            return True
-        if time.monotonic() >= end or stop.is_set():
-            return False
-        stop.wait(pause)
-        pause = min(pause * 2, 0.02)
-
-
-__all__ = ["BoundedStores", "CellOver", "CellRun", "log_tail", "poll", "summary"]
+__all__ = ["BoundedStores", "CellOver", "CellRun", "log_tail", "summary"]

@@ -8,12 +8,19 @@ new readers out as well). The takeover then passes its time limit, or the engine
 through the adapter meets "database is locked". Either is the store's locking with a
 frozen process, not a defect of killpoint or of the adapter, and the finding says which
 process held which lock (read from /proc/locks at that moment).
+
+The kinds pause a worker at a gate, where the thread the gate holds is between two
+transactions; the lock of another thread's transaction at that instant would make the
+cell's outcome a race of milliseconds, so that pause is taken again (`pause_unlocked`).
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Sequence
 
+from killpoint.engine.polling import poll
 from killpoint.stores.sqlite import path_of
 from killpoint.stores.sqlite_locks import holders
 from killpoint.values.findings import Finding
@@ -47,6 +54,13 @@ def paused_lock(url: str, workers: Sequence[Worker], waited: str) -> Finding | N
     )
 
 
+def holds_lock(url: str, worker: Worker) -> bool:
+    """Whether `worker` holds any of SQLite's lock levels on the store file at `url`."""
+    if not url.startswith("sqlite"):
+        return False
+    return any(h.pid == worker.pid for h in holders(path_of(url)))
+
+
 def holds_commit_lock(url: str, worker: Worker) -> bool:
     """Whether `worker` holds SQLite's EXCLUSIVE or PENDING lock on the store at `url`: a
     worker held inside its commit whose transaction has spilled pages to the file keeps
@@ -58,4 +72,26 @@ def holds_commit_lock(url: str, worker: Worker) -> bool:
     )
 
 
-__all__ = ["holds_commit_lock", "paused_lock"]
+def pause_unlocked(
+    url: str, worker: Worker, settle: float, deadline: float, stopping: threading.Event
+) -> int:
+    """SIGSTOP a worker held at its gate, where its gated thread is between transactions;
+    how many times the pause had to be taken again.
+
+    Another of its threads may be inside a transaction at that moment (DBOS's background
+    jobs write twice a second). A pause landing there keeps SQLite's lock on the store, and
+    whether a takeover can then write would hang on a race of milliseconds. So that pause
+    is undone and taken again once the worker has let the lock go. A lock still held after
+    `settle` seconds stays: the cell's end names it (`store-locked`)."""
+    end = time.monotonic() + settle
+    worker.stop_all(deadline)
+    retaken = 0
+    while holds_lock(url, worker) and time.monotonic() < end:
+        worker.cont()
+        poll(lambda: not holds_lock(url, worker), max(0.0, end - time.monotonic()), stopping)
+        worker.stop_all(deadline)
+        retaken += 1
+    return retaken
+
+
+__all__ = ["holds_commit_lock", "holds_lock", "pause_unlocked", "paused_lock"]

@@ -78,6 +78,10 @@ class CellContext(Protocol):
         store (the plan's checkpoints landed, the next did not)."""
         ...
 
+    def pause(self, worker: Worker) -> None:
+        """SIGSTOP a worker held at its gate, between two of its transactions."""
+        ...
+
     def kill(self, worker: Worker) -> None:
         """SIGKILL the worker's process tree, reap it, count the calls in flight."""
         ...

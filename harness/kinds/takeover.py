@@ -92,7 +92,7 @@ class _Pause:
         gate = next(iter(plan.wait_for))
         stale = cell.start("worker", gates=plan.arm, release=True, lease_seconds=SIGSTOP_LEASE)
         cell.reach(stale, plan)
-        stale.stop()
+        cell.pause(stale)
         stale.release(gate)  # read once it is woken
         paused = cell.read()
         # One reading of the ledger for both: an effect that lands between two readings
