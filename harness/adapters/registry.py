@@ -171,7 +171,8 @@ def check_declarations(spec: str, adapter: RuntimeAdapter) -> None:
     if not modes or not all(isinstance(m, Mode) for m in modes):
         raise AdapterError(
             f"killpoint: runtime {spec!r} declares modes {modes!r}; give a sequence of "
-            "killpoint.Mode (name, meaning, persists_mid_run, results_per_call, writes_lag)"
+            "killpoint.Mode (name, meaning, persists_mid_run, results_per_call, writes_lag, "
+            "unavailable, tool_results_durable)"
         )
     names = [m.name for m in modes]
     if len(set(names)) != len(names):

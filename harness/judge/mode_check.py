@@ -1,7 +1,7 @@
 """A mode's declaration held against what its baseline's trace shows.
 
 A mode says whether the runtime persists mid-run, whether each call's result is durable on
-its own, and whether its writes land behind the run (killpoint.values.modes). The engine
+its own (or no tool result is ever written before the end), and whether its writes land behind the run (killpoint.values.modes). The engine
 plans from those facts, so a runtime that breaks them is judged against a promise it never
 kept: a factory that ignores the mode it is given (writes only at the end while the row
 says `tool-batch`) would have its mid-run kills called expected losses. Every baseline's
@@ -62,6 +62,20 @@ def mid_run_checkpoints(trace: Sequence[str], lagging: bool = False) -> int:
     return found
 
 
+def mid_run_replies(trace: Sequence[str]) -> int:
+    """Checkpoints that landed right after a model turn, the run going on: a reply made
+    durable mid-run (a mode whose tool results are never written persists mid-run so)."""
+    found, after_model = 0, False
+    parsed = _parsed(trace)
+    for n, gate in enumerate(parsed):
+        if gate.kind == "checkpoint":
+            if _landed(gate) and after_model and _goes_on(parsed[n + 1 :]):
+                found += 1
+        else:
+            after_model = gate.kind == "model"
+    return found
+
+
 def _goes_on(rest: Sequence[gates.Gate]) -> bool:
     """Whether the run makes another step after this point: a write followed by none is
     the run coming to rest (a cancel honoured right after a batch ends it CANCELLED)."""
@@ -108,13 +122,26 @@ def check_mode(mode: Mode, traces: Sequence[Sequence[str]]) -> ModeCheck:
         flags.append("results_per_call=True")
     if mode.writes_lag:
         flags.append("writes_lag=True")
+    if not mode.tool_results_durable:
+        flags.append("tool_results_durable=False")
     declared = f"mode {mode.name!r} declares {', '.join(flags)}"
     if not traces or not any(g.kind == "tool" for t in traces for g in _parsed(t)):
         return ModeCheck(declared, unseen=("the scenario makes no tool call",))
     problems: list[str] = []
     unseen: list[str] = []
     mid = [mid_run_checkpoints(t, lagging=mode.writes_lag) for t in traces]
-    if mode.persists_mid_run and not any(mid):
+    if not mode.tool_results_durable:
+        if mode.persists_mid_run and not any(mid_run_replies(t) for t in traces):
+            problems.append(
+                f"{declared}, but no checkpoint landed after a model turn while the run went "
+                "on (it wrote only when the run came to rest)"
+            )
+        if any(mid):
+            problems.append(
+                f"{declared}, but {count(max(mid), 'checkpoint')} landed after a tool call, "
+                "the run going on (a tool's result was written)"
+            )
+    elif mode.persists_mid_run and not any(mid):
         if mode.writes_lag:
             # Measured on LangGraph's async durability: in one run of two, every write of
             # a run with room for them may land after its last model turn began. The cells
@@ -125,7 +152,7 @@ def check_mode(mode: Mode, traces: Sequence[Sequence[str]]) -> ModeCheck:
                 f"{declared}, but no checkpoint landed after a tool call while the run "
                 "went on (it wrote only when the run came to rest)"
             )
-    if not mode.persists_mid_run and any(mid):
+    if not mode.persists_mid_run and mode.tool_results_durable and any(mid):
         problems.append(
             f"{declared}, but {count(max(mid), 'checkpoint')} landed after a tool call, the run going on"
         )
@@ -143,4 +170,4 @@ def check_mode(mode: Mode, traces: Sequence[Sequence[str]]) -> ModeCheck:
     return ModeCheck(declared, tuple(problems), tuple(unseen))
 
 
-__all__ = ["ModeCheck", "check_mode", "mid_run_checkpoints", "short_batches"]
+__all__ = ["ModeCheck", "check_mode", "mid_run_checkpoints", "mid_run_replies", "short_batches"]

@@ -9,6 +9,11 @@ LangGraph offers its durability levels. What the engine needs to know of one:
 - `results_per_call`: whether each tool call's result is durable on its own as soon as the
   call returns, rather than with its whole batch (a kill mid-batch then keeps the calls
   that finished, and the store holds one more checkpoint per finished call);
+- `tool_results_durable`: whether a tool call's result is ever written before the run
+  ends. False for a runtime that records each model reply mid-run but keeps the tools'
+  results only in memory (pydantic-ai's default under DBOS): a recovery replays the
+  replies and runs every earlier tool call again, each such repeat within the bound since
+  no result of it was durable. Such a mode persists mid-run, after its model turns;
 - `writes_lag`: whether checkpoint writes land behind the run, in the background while
   later steps run, so that how many have landed at a point inside a step (a model
   request, a tool call) and where each lands in the run differ from one run to the next.
@@ -23,7 +28,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 # The facts the engine plans with (see the module's docstring), each a bool.
-FLAGS = ("persists_mid_run", "results_per_call", "writes_lag")
+FLAGS = ("persists_mid_run", "results_per_call", "tool_results_durable", "writes_lag")
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,7 @@ class Mode:
     results_per_call: bool = False
     writes_lag: bool = False
     unavailable: str | None = None
+    tool_results_durable: bool = True
 
     def __post_init__(self) -> None:
         if not self.name or any(c in self.name for c in "/,+ \t\n"):
@@ -52,6 +58,11 @@ class Mode:
                 raise ValueError(
                     f"killpoint: mode {self.name!r}: {flag} must be True or False, got {value!r}"
                 )
+        if self.results_per_call and not self.tool_results_durable:
+            raise ValueError(
+                f"killpoint: mode {self.name!r} declares results_per_call=True and "
+                "tool_results_durable=False: a result durable per call is durable; drop one"
+            )
 
     @property
     def runnable(self) -> bool:

@@ -11,9 +11,10 @@ by DBOS (PyPI `dbos` 3.4), unmodified, as a runtime under test.
 
 The modes are how a pydantic-ai user gets durability from DBOS: every tool call a step of
 its own, the batch's calls run concurrently (`steps`, pydantic-ai's default execution
-mode) or one at a time (`steps-sequential`); pydantic-ai's default, where only the model
-requests are steps (`model-steps`), is declared but cannot be run yet (see its reason). DBOS has no run lease: a recovery claims a workflow whoever else
-runs it, and a stale execution's later writes are refused by its ownership token
+mode) or one at a time (`steps-sequential`); or pydantic-ai's default, where only the
+model requests are steps (`model-steps`: the replies are durable mid-run, no tool result
+ever is, so a recovery runs every earlier tool call again). DBOS has no run lease: a
+recovery claims a workflow whoever else runs it, and a stale execution's later writes are refused by its ownership token
 (`owner_xid`); docs/pydantic-ai.md says which findings follow from that design.
 """
 
@@ -46,11 +47,7 @@ MODEL_STEPS = Mode(
     "model-steps",
     "pydantic-ai's default under DBOS: the model requests are steps, the tools run in "
     "workflow code, so a recovery runs every earlier tool call again",
-    unavailable=(
-        "killpoint's modes cannot declare it yet: the model's replies are durable mid-run "
-        "but no tool result ever is, and a mode that persists mid-run must land a write "
-        "after a tool call"
-    ),
+    tool_results_durable=False,
 )
 MODES = (STEPS, STEPS_SEQUENTIAL, MODEL_STEPS)
 

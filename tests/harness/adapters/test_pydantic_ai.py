@@ -105,13 +105,17 @@ def landed(trace: list[str]) -> list[int]:
 
 class TestAdapter:
     def test_registered_with_its_modes(self) -> None:
-        """`--runtime pydantic-ai` loads the adapter; `model-steps` is declared, with why it
-        cannot run, and the two step modes are runnable."""
+        """`--runtime pydantic-ai` loads the adapter with its three modes, all runnable;
+        `model-steps` persists mid-run (its replies) and no tool result."""
         adapter = load_adapter("pydantic-ai")
         assert isinstance(adapter, PydanticAIAdapter)
-        assert ("steps", "steps-sequential") == RUNNABLE
+        assert ("steps", "steps-sequential", "model-steps") == RUNNABLE
         model_steps = next(m for m in adapter.modes if m.name == "model-steps")
-        assert model_steps.unavailable and "no tool result" in model_steps.unavailable
+        assert (True, False, False) == (
+            model_steps.persists_mid_run,
+            model_steps.tool_results_durable,
+            model_steps.results_per_call,
+        )
         assert "lock-held" in adapter.declined_kinds
 
     def test_a_missing_library_names_the_extra(self, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,7 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from killpoint.judge.mode_check import check_mode, mid_run_checkpoints, short_batches
+from killpoint.judge.mode_check import (
+    check_mode,
+    mid_run_checkpoints,
+    mid_run_replies,
+    short_batches,
+)
 from killpoint.scenarios import gates
 from killpoint.values.modes import RUNS, TOOL, TOOL_BATCH, Mode
 
@@ -24,6 +29,7 @@ REPO = Path(__file__).resolve().parents[3]
 BROKEN = "tests.harness.broken_adapters"
 
 LAGGING = Mode("async", "written behind the run", writes_lag=True)
+REPLIES = Mode("model-steps", "the replies durable, no tool result", tool_results_durable=False)
 
 
 def call(name: str, phase: str) -> str:
@@ -43,6 +49,8 @@ M1, M2, M3 = gates.model_gate(1), gates.model_gate(2), gates.model_gate(3)
 AT_REST_ONLY = [RUN, M1, *batch("a"), M2, *batch("b"), M3, landed(1)]
 PER_BATCH = [RUN, M1, *batch("a", "b"), landed(1), M2, landed(2)]
 PER_CALL = [RUN, M1, *batch("a", "b"), landed(1), landed(2), landed(3), M2, landed(4)]
+# Each model reply recorded as it comes, no tool result ever (the last write is the run's end).
+REPLIES_ONLY = [RUN, M1, landed(1), *batch("a"), M2, landed(2), *batch("b"), M3, landed(3)]
 
 
 def test_a_mode_that_persists_mid_run_must_show_a_checkpoint_after_a_tool_call() -> None:
@@ -82,6 +90,20 @@ def test_a_results_per_call_mode_lands_a_checkpoint_per_call() -> None:
         "finished 2 calls with 1 checkpoint landed before the next model turn"
     ] == list(found.problems)
     assert () == check_mode(TOOL, [PER_CALL, PER_CALL]).problems
+
+
+def test_a_mode_without_durable_tool_results_persists_its_replies_and_nothing_else() -> None:
+    assert (2, 0) == (mid_run_replies(REPLIES_ONLY), mid_run_checkpoints(REPLIES_ONLY))
+    assert () == check_mode(REPLIES, [REPLIES_ONLY, REPLIES_ONLY]).problems
+    declared = "mode 'model-steps' declares persists_mid_run=True, tool_results_durable=False"
+    assert [
+        f"{declared}, but no checkpoint landed after a model turn while the run went on "
+        "(it wrote only when the run came to rest)"
+    ] == list(check_mode(REPLIES, [AT_REST_ONLY]).problems)
+    assert [
+        f"{declared}, but 1 checkpoint landed after a tool call, the run going on (a tool's "
+        "result was written)"
+    ] == list(check_mode(REPLIES, [REPLIES_ONLY, PER_BATCH]).problems)
 
 
 def test_what_a_trace_cannot_show_is_not_held_against_the_mode() -> None:

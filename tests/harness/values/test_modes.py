@@ -45,6 +45,11 @@ class TestMode:
         )
         assert "writes_lag" in FLAGS
 
+    def test_results_per_call_without_durable_tool_results_is_refused(self) -> None:
+        assert Mode("model-steps", "replies only", tool_results_durable=False).persists_mid_run
+        with pytest.raises(ValueError, match=r"mode 'both'.*drop one"):
+            Mode("both", "contradicts", results_per_call=True, tool_results_durable=False)
+
 
 class TestDeclarations:
     def test_mode_names_where_modes_belong_are_refused_with_the_fix(self) -> None:
