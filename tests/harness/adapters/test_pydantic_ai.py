@@ -276,6 +276,27 @@ def test_a_woken_stale_worker_starting_the_next_run_writes_nothing(tmp_path: Pat
 
 
 @pytest.mark.slow
+def test_in_model_steps_a_woken_owner_runs_its_next_tools_again(tmp_path: Path) -> None:
+    """model-steps, paused after the second model reply was recorded: the takeover replays
+    both replies and runs the batch they asked for; the woken owner goes on with its
+    workflow code and runs the same calls once more before its next step record is
+    refused, which no crash allows (DBOS has no lease; in `steps` each tool step would
+    find the takeover's record and not run). Its findings name both processes."""
+    engine = Engine(EngineConfig(work_root=tmp_path, keep="none"))
+    result = engine.run_cell(
+        Cell("pydantic-ai", "research", "model-steps", "sqlite", kinds.parse_schedule("sigstop:2"))
+    )
+    assert_no_worker_alive(worker_pids([result]))
+    assert ("duplicated", False) == (result.verdict, result.expected), result.detail
+    dup = [f for f in result.findings if f["kind"] == "effect-duplicated"]
+    assert {"fetch_detail"} == {f["tool"] for f in dup}
+    pids = {line.split("pid ")[1].split()[0] for f in dup for line in f["evidence"]}
+    assert 2 == len(pids), [f["evidence"] for f in dup]
+    # The search the owner had run before the pause repeats once, within the bound.
+    assert any(f["kind"] == "effect-repeated" and f["tool"] == "search" for f in result.findings)
+
+
+@pytest.mark.slow
 @pytest.mark.postgres
 def test_cells_on_postgresql(tmp_path: Path, pg_url: str) -> None:
     """DBOS's PostgreSQL system database, in each cell's own schema: a kill after the
