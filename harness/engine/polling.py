@@ -10,8 +10,8 @@ from collections.abc import Callable
 
 
 def poll(predicate: Callable[[], bool], timeout: float, stop: threading.Event) -> bool:
-    """Wait on the store: check, back off briefly, check again (the worker is parked at
-    its gate, so the state being waited for is about to hold or never will)."""
+    """Whether `predicate` held within `timeout` seconds (False also once `stop` is set):
+    checked, then again after a back-off that doubles from 0.5 ms to 20 ms."""
     end = time.monotonic() + timeout
     pause = 0.0005
     while True:

@@ -1,8 +1,8 @@
 """A mode's declaration held against what its baseline's trace shows.
 
 A mode says whether the runtime persists mid-run, whether each call's result is durable on
-its own (or no tool result is ever written before the end), and whether its writes land behind the run (killpoint.values.modes). The engine
-plans from those facts, so a runtime that breaks them is judged against a promise it never
+its own (or no tool result is ever written before the end), and whether its writes land
+behind the run (killpoint.values.modes). The engine plans from those facts, so a runtime that breaks them is judged against a promise it never
 kept: a factory that ignores the mode it is given (writes only at the end while the row
 says `tool-batch`) would have its mid-run kills called expected losses. Every baseline's
 trace is checked here, by the campaign and by `check-adapter` alike; what the trace cannot
@@ -11,7 +11,7 @@ show (a scenario without tool calls says nothing of mid-run writes) is not held 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from killpoint.scenarios import gates
@@ -52,27 +52,24 @@ def mid_run_checkpoints(trace: Sequence[str], lagging: bool = False) -> int:
         if not finished or not models:
             return 0
         return sum(1 for g in parsed[finished[0] + 1 : models[-1]] if _landed(g))
-    found, after_tool = 0, False
-    for n, gate in enumerate(parsed):
-        if gate.kind == "checkpoint":
-            if _landed(gate) and after_tool and _goes_on(parsed[n + 1 :]):
-                found += 1
-        else:
-            after_tool = gate.kind == "tool" and gate.phase == "finished"
-    return found
+    return _landed_after(parsed, lambda g: g.kind == "tool" and g.phase == "finished")
 
 
 def mid_run_replies(trace: Sequence[str]) -> int:
     """Checkpoints that landed right after a model turn, the run going on: a reply made
     durable mid-run (a mode whose tool results are never written persists mid-run so)."""
-    found, after_model = 0, False
-    parsed = _parsed(trace)
+    return _landed_after(_parsed(trace), lambda g: g.kind == "model")
+
+
+def _landed_after(parsed: Sequence[gates.Gate], step: Callable[[gates.Gate], bool]) -> int:
+    """Checkpoints landed right after a gate `step` accepts, the run going on."""
+    found, after = 0, False
     for n, gate in enumerate(parsed):
         if gate.kind == "checkpoint":
-            if _landed(gate) and after_model and _goes_on(parsed[n + 1 :]):
+            if _landed(gate) and after and _goes_on(parsed[n + 1 :]):
                 found += 1
         else:
-            after_model = gate.kind == "model"
+            after = step(gate)
     return found
 
 
