@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from killpoint.engine.polling import poll
 from killpoint.stores.sqlite import path_of
-from killpoint.stores.sqlite_locks import holders
+from killpoint.stores.sqlite_locks import blockers, holders
 from killpoint.values.findings import Finding
 from killpoint.workers.processes import Worker, threads_stopped
 
@@ -33,7 +33,7 @@ def paused_lock(url: str, workers: Sequence[Worker], waited: str) -> Finding | N
     what passed its time limit or failed, kept as evidence."""
     if not url.startswith("sqlite"):
         return None
-    held = holders(path_of(url))
+    held = blockers(path_of(url))
     roles = {w.pid: w.spec.log_name for w in workers}
     paused = {w.pid for w in workers if w.alive and threads_stopped(w.pid)}
     stuck = [h for h in held if h.pid in paused]
@@ -55,10 +55,11 @@ def paused_lock(url: str, workers: Sequence[Worker], waited: str) -> Finding | N
 
 
 def holds_lock(url: str, worker: Worker) -> bool:
-    """Whether `worker` holds any of SQLite's lock levels on the store file at `url`."""
+    """Whether `worker` holds a lock on the store at `url` that keeps any other process
+    from writing it (in WAL mode, not the SHARED every open connection keeps)."""
     if not url.startswith("sqlite"):
         return False
-    return any(h.pid == worker.pid for h in holders(path_of(url)))
+    return any(h.pid == worker.pid for h in blockers(path_of(url)))
 
 
 def holds_commit_lock(url: str, worker: Worker) -> bool:

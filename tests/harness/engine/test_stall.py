@@ -30,7 +30,7 @@ pytestmark = pytest.mark.skipif(not Path("/proc/locks").exists(), reason="no /pr
 HOLDER = """
 import sqlite3, sys
 conn = sqlite3.connect(sys.argv[1], isolation_level=None)
-conn.execute("BEGIN")
+conn.execute("BEGIN IMMEDIATE" if sys.argv[2:] == ["wal-write"] else "BEGIN")
 conn.execute("SELECT * FROM t").fetchall()
 print("holding", flush=True)
 if sys.argv[2:] == ["lets-go"]:
@@ -50,18 +50,25 @@ class Standin:
     spec: Any = field(default_factory=lambda: SimpleNamespace(log_name="worker"))
 
 
-def start_holder(tmp_path: Path, *args: str) -> tuple[str, subprocess.Popen[str]]:
+# An open connection to a WAL store, between transactions, as a worker held at its gate.
+IDLE_WAL = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("SELECT * FROM t").fetchall()
+print("holding", flush=True)
+sys.stdin.read()
+"""
+
+
+def start_holder(
+    tmp_path: Path, *args: str, wal: bool = False, script: str = HOLDER
+) -> tuple[str, subprocess.Popen[str]]:
     path = tmp_path / "store.db"
-    subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            f"import sqlite3; sqlite3.connect({str(path)!r}).execute('CREATE TABLE t (x)')",
-        ],
-        check=True,
-    )
+    journal = "PRAGMA journal_mode=WAL" if wal else "PRAGMA journal_mode=DELETE"
+    create = f"c = sqlite3.connect({str(path)!r}); c.execute({journal!r}); c.execute('CREATE TABLE t (x)')"
+    subprocess.run([sys.executable, "-c", f"import sqlite3; {create}"], check=True)
     proc = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(path), *args],
+        [sys.executable, "-c", script, str(path), *args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -185,5 +192,31 @@ def test_a_worker_holding_no_lock_is_paused_once(tmp_path: Path) -> None:
         assert proc.stdout is not None and "released" == proc.stdout.readline().strip()
         assert 0 == pause_unlocked(url, cast("Worker", worker), 30.0, 1e18, threading.Event())
         assert 1 == worker.pauses
+    finally:
+        finish(proc)
+
+
+def test_a_worker_with_a_wal_store_open_between_transactions_is_paused_once(
+    tmp_path: Path,
+) -> None:
+    # Its connection keeps SHARED on the file, as every WAL connection does: no lock of a
+    # writer, so nothing to wait for.
+    url, proc = start_holder(tmp_path, wal=True, script=IDLE_WAL)
+    worker = Pausable(proc)
+    try:
+        assert 0 == pause_unlocked(url, cast("Worker", worker), 30.0, 1e18, threading.Event())
+        assert 1 == worker.pauses
+        assert paused_lock(url, cast("list[Worker]", [Standin(proc.pid)]), "x") is None
+    finally:
+        finish(proc)
+
+
+def test_a_paused_wal_writer_is_named_by_the_wals_write_lock(tmp_path: Path) -> None:
+    url, proc = start_holder(tmp_path, "wal-write", wal=True)
+    try:
+        stop(proc)
+        found = paused_lock(url, cast("list[Worker]", [Standin(proc.pid)]), "x")
+        assert found is not None
+        assert "paused holding the store's SQLite lock (WAL write lock)" in found.sentence
     finally:
         finish(proc)

@@ -1,4 +1,5 @@
-"""holders: SQLite's lock levels on a file, read from /proc/locks, by pid."""
+"""holders: SQLite's lock levels on a file, read from /proc/locks, by pid. blockers: those
+of them that keep another process from writing, in rollback-journal and in WAL mode."""
 
 # ruff: noqa: SIM300
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from killpoint.stores.sqlite_locks import Holder, holders
+from killpoint.stores.sqlite_locks import WAL_WRITE, Holder, blockers, holders
 
 pytestmark = pytest.mark.skipif(not Path("/proc/locks").exists(), reason="no /proc/locks")
 
@@ -87,3 +88,35 @@ def test_a_table_of_several_processes_waiters_and_other_locks(tmp_path: Path) ->
 
 def test_a_missing_file_has_no_holders(tmp_path: Path) -> None:
     assert [] == holders(tmp_path / "absent.db")
+
+
+def test_a_reader_blocks_writers_in_rollback_journal_mode(
+    db: tuple[str, sqlite3.Connection],
+) -> None:
+    path, conn = db
+    conn.execute("BEGIN")
+    conn.execute("SELECT * FROM t").fetchall()
+    try:
+        assert [Holder(os.getpid(), "SHARED")] == blockers(path)
+    finally:
+        conn.execute("COMMIT")
+    assert [] == blockers(path)
+
+
+def test_in_wal_mode_an_open_connection_blocks_nobody_and_a_writer_does(tmp_path: Path) -> None:
+    path = str(tmp_path / "wal.db")
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("CREATE TABLE t (x)")
+        # Every open connection keeps SHARED on the file in WAL mode; no writer waits on it.
+        assert [Holder(os.getpid(), "SHARED")] == holders(path)
+        assert [] == blockers(path)
+
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("INSERT INTO t VALUES (1)")
+        assert [Holder(os.getpid(), WAL_WRITE)] == blockers(path)
+        conn.execute("COMMIT")
+        assert [] == blockers(path)
+    finally:
+        conn.close()
