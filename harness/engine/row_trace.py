@@ -64,6 +64,11 @@ COPYABLE = frozenset(
         "double-resume",
         "second-resumer",
         "provider-forgot",
+        # A kill at mid-batch's gates, then a model that answers the re-asked turn otherwise.
+        "regenerate-ids",
+        "reorder",
+        "respell",
+        "replan",
     }
 )
 STORES = frozenset({"sqlite"})  # stores whose files live in the cell's folder

@@ -99,10 +99,12 @@ class Regeneration:
         )
 
     def run(self, cell: CellContext, plan: Plan) -> None:
-        worker = cell.start("worker", gates=plan.arm, model_behaviour=self.behaviour)
-        cell.reach(worker, plan)
-        cell.kill(worker)
-        cell.after_crash(plan, [worker], resume=lambda step, held: self.resume(cell, step, held))
+        # The crashed worker's model needs no behaviour: a behaviour answers only a turn
+        # served before to another process, which no first pass asks. So the kill leaves
+        # what mid-batch:K at the batch's last call leaves, and a row's traced copy of that
+        # state stands for it (killpoint.engine.row_trace).
+        crashed = cell.crash_at(plan)
+        cell.after_crash(plan, crashed, resume=lambda step, held: self.resume(cell, step, held))
         for finding in reissued(cell.ledger(), cell.regenerated(), cell.base.effects):
             cell.add(finding)
 

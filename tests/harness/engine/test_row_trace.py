@@ -94,7 +94,7 @@ def campaign(tmp_path: Path, kills: str) -> list:
     config = CampaignConfig.from_options(
         scenarios="multi-run,side-effects",
         modes="tool-batch",
-        points="after-checkpoint,mid-batch,mid-commit,double-resume,provider-forgot",
+        points="after-checkpoint,mid-batch,mid-commit,double-resume,provider-forgot,regenerate-ids",
         workers=2,
         keep="none",
         kills=kills,
