@@ -2,11 +2,12 @@
 
 A mode says whether the runtime persists mid-run, whether each call's result is durable on
 its own (or no tool result is ever written before the end), and whether its writes land
-behind the run (killpoint.values.modes). The engine plans from those facts, so a runtime that breaks them is judged against a promise it never
-kept: a factory that ignores the mode it is given (writes only at the end while the row
-says `tool-batch`) would have its mid-run kills called expected losses. Every baseline's
-trace is checked here, by the campaign and by `check-adapter` alike; what the trace cannot
-show (a scenario without tool calls says nothing of mid-run writes) is not held against it.
+behind the run (killpoint.values.modes). The engine plans from those facts, so a runtime
+that breaks them is judged against a promise it never kept: a factory that ignores the
+mode it is given (writes only at the end while the row says `tool-batch`) would have its
+mid-run kills called expected losses. Every baseline's trace is checked here, by the
+campaign and by `check-adapter` alike; what the trace cannot show (a scenario without tool
+calls says nothing of mid-run writes) is not held against it.
 """
 
 from __future__ import annotations
@@ -151,7 +152,8 @@ def check_mode(mode: Mode, traces: Sequence[Sequence[str]]) -> ModeCheck:
             )
     if not mode.persists_mid_run and mode.tool_results_durable and any(mid):
         problems.append(
-            f"{declared}, but {count(max(mid), 'checkpoint')} landed after a tool call, the run going on"
+            f"{declared}, but {count(max(mid), 'checkpoint')} landed after a tool call, "
+            "the run going on"
         )
     if mode.results_per_call and not mode.writes_lag:
         # A batch of a results-per-call mode lands a checkpoint for each call it finished.

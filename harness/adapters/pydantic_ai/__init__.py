@@ -15,7 +15,8 @@ mode) or one at a time (`steps-sequential`); or pydantic-ai's default, where onl
 model requests are steps (`model-steps`: the replies are durable mid-run, no tool result
 ever is, so a recovery runs every earlier tool call again). DBOS has no run lease: a
 recovery claims a workflow whoever else runs it, and a stale execution's later writes are
-refused by its ownership token (`owner_xid`); docs/pydantic-ai.md says which findings follow from that design.
+refused by its ownership token (`owner_xid`); docs/pydantic-ai.md says which findings
+follow from that design.
 """
 
 from __future__ import annotations

@@ -50,6 +50,7 @@ class Standin:
     spec: Any = field(default_factory=lambda: SimpleNamespace(log_name="worker"))
 
 
+TABLE = "CREATE TABLE t (x)"
 # An open connection to a WAL store, between transactions, as a worker held at its gate.
 IDLE_WAL = """
 import sqlite3, sys
@@ -65,7 +66,7 @@ def start_holder(
 ) -> tuple[str, subprocess.Popen[str]]:
     path = tmp_path / "store.db"
     journal = "PRAGMA journal_mode=WAL" if wal else "PRAGMA journal_mode=DELETE"
-    create = f"c = sqlite3.connect({str(path)!r}); c.execute({journal!r}); c.execute('CREATE TABLE t (x)')"
+    create = f"c = sqlite3.connect({str(path)!r}); c.execute({journal!r}); c.execute({TABLE!r})"
     subprocess.run([sys.executable, "-c", f"import sqlite3; {create}"], check=True)
     proc = subprocess.Popen(
         [sys.executable, "-c", script, str(path), *args],
@@ -204,7 +205,9 @@ def test_a_worker_with_a_wal_store_open_between_transactions_is_paused_once(
     url, proc = start_holder(tmp_path, wal=True, script=IDLE_WAL)
     worker = Pausable(proc)
     try:
-        assert 0 == pause_unlocked(url, cast("Worker", worker), 30.0, 1e18, threading.Event())
+        # A short settle time: were the SHARED lock taken for a writer's, the pause would
+        # be retaken after it, and the test fail at once rather than after 30 s.
+        assert 0 == pause_unlocked(url, cast("Worker", worker), 1.0, 1e18, threading.Event())
         assert 1 == worker.pauses
         assert paused_lock(url, cast("list[Worker]", [Standin(proc.pid)]), "x") is None
     finally:
