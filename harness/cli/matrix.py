@@ -395,7 +395,9 @@ def add_parser(sub: Any, work_dir_help: str, positive_int: Any) -> None:
     p.add_argument("--seed", help="seed for random sampling (printed when chosen)")
     p.add_argument("--store", help="sqlite (default), or a postgresql+psycopg:// URL")
     p.add_argument(
-        "--workers", help=f"cells at once (default: twice the cores, here {default_workers()})"
+        "--workers",
+        help=f"cells at work at once (default: twice the cores, here {default_workers()}); "
+        "a cell waiting for a lease to run out lets another work meanwhile",
     )
     p.add_argument("--timeout", help="seconds per worker before 'hung' (default: 30)")
     p.add_argument("--keep", help="keep work dirs: none, failed (default) or all")

@@ -21,6 +21,7 @@ from killpoint.engine.heap_trim import HeapTrimmer
 from killpoint.engine.options import CampaignConfig, ConfigError, OptionError, default_workers
 from killpoint.engine.row_trace import Trace, copyable
 from killpoint.engine.signal_hold import SignalHold
+from killpoint.engine.slots import Slots
 from killpoint.engine.state_copy import Copy
 from killpoint.judge.baseline import Baseline
 from killpoint.judge.groups import Accepted, Group, apply_accepted, group_findings, row_groups
@@ -271,7 +272,10 @@ class Campaign:
         hold = hold if hold is not None else SignalHold()
         cells_done = CellLog()
         result = CampaignResult(self.config, self.seed, cells_done, accepted=self.accepted)
-        pool = ThreadPoolExecutor(max_workers=self.config.workers, thread_name_prefix="cell")
+        # `workers` cells at work at once; the pool's further threads take a slot that a
+        # cell lends while it waits on the clock (killpoint.engine.slots).
+        slots = self.engine.slots = Slots(self.config.workers, self.engine.stopping)
+        pool = ThreadPoolExecutor(max_workers=slots.threads, thread_name_prefix="cell")
         # Each cell's thread records its own result: an interrupt is raised in the main
         # thread only, so between a cell's end and its record there is no moment where
         # it could be lost (or counted twice). The main thread only reports progress.
@@ -282,7 +286,7 @@ class Campaign:
 
         def run_one(cell: Cell, copy: Copy | None = None, note: str | None = None) -> None:
             try:
-                r = self.engine.run_cell(cell, copy, note)
+                r = slots.working(self.engine.run_cell)(cell, copy, note)
             finally:
                 if copy is not None:
                     copy.done_with(self.engine)
@@ -313,7 +317,9 @@ class Campaign:
         try:
             rows, result.skipped = self.rows()
             result.plan = dict.fromkeys(rows)
-            futures += [submit(pool, self.engine.baseline, r, inline=True) for r in rows]
+            futures += [
+                submit(pool, slots.working(self.engine.baseline), r, inline=True) for r in rows
+            ]
             baselines = [f.result() for f in futures]
             result.baselines = baselines
             by_row = [(b, self.cells_for(b)) for b in baselines]
@@ -378,7 +384,7 @@ class Campaign:
                 if len(fast) < 2:  # one cell: its own kill costs what a trace would
                     plain += row_cells
                     continue
-                f = submit(pool, trace, base, fast)
+                f = submit(pool, slots.working(trace), base, fast)
                 plain += [c for c in row_cells if c not in fast]
                 if f.cancelled():
                     plain += fast

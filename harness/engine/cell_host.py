@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from killpoint.adapters.protocol import RuntimeAdapter
+    from killpoint.engine.slots import Slots
     from killpoint.stores.backend import StoreBackend
     from killpoint.workers.worker import WorkerSpec
 
@@ -42,6 +43,7 @@ class CellHost(Protocol):
     config: EngineConfig
     stores: StoreBackend
     stopping: threading.Event  # set when the campaign is interrupted
+    slots: Slots  # cells at work at once
     session_id: str
 
     def adapter(self, runtime: str) -> RuntimeAdapter: ...

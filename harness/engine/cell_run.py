@@ -169,6 +169,9 @@ class CellRun:
             return None
         return float(checked("lease_deadline()", deadline, (int, float), "a time.time() or None"))
 
+    def sleep_until(self, when: float) -> None:
+        self.engine.slots.sleep_until(when)
+
     def confirm(self, predicate: Callable[[], bool]) -> bool:
         return poll(predicate, self.engine.config.confirm_timeout, self.engine.stopping)
 

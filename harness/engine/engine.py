@@ -22,6 +22,7 @@ from killpoint.engine.cell_host import EngineConfig, Row
 from killpoint.engine.cell_run import CellRun, log_tail
 from killpoint.engine.deadline import Caller, Overdue
 from killpoint.engine.row_trace import Trace, trace_row
+from killpoint.engine.slots import Slots
 from killpoint.engine.state_copy import Copy
 from killpoint.engine.work_root import default_parent, make_work_root, mark_kept, sweep_orphans
 from killpoint.judge import contract, expectations
@@ -74,6 +75,8 @@ class Engine:
         self._lock = threading.Lock()
         self._adapters: dict[str, RuntimeAdapter] = {}
         self.stopping = threading.Event()
+        # Unbounded until a campaign bounds it: a cell replayed alone waits for no slot.
+        self.slots = Slots(None, self.stopping)
         self._serial = 0
         # Folders work_dir made whose fate is not settled yet (kept, or removed for good):
         # what sweep() removes once no worker runs.

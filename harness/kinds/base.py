@@ -140,6 +140,11 @@ class CellContext(Protocol):
 
     def lease_deadline(self) -> float | None: ...
 
+    def sleep_until(self, when: float) -> None:
+        """Until time.time() reaches `when` (a lease the store holds running out), letting
+        another cell work meanwhile."""
+        ...
+
     def confirm(self, predicate: Callable[[], bool]) -> bool:
         """Poll the store until `predicate` holds (True) or the confirmation time passes."""
         ...

@@ -192,9 +192,8 @@ class LeaseOutlived:
         lease = cell.lease_deadline()
         until = (lease if lease is not None else time.time() + LEASE) + (HELD - 1) * LEASE
         cell.fault(f"the worker is held inside its tool for {HELD} lease periods, alive")
-        while time.time() < until:
-            # The fault is time itself: the owner must keep its lease while it passes.
-            time.sleep(until - time.time() + 0.001)
+        # The fault is time itself: the owner must keep its lease while it passes.
+        cell.sleep_until(until)
         held, session = cell.at_crash(f"{HELD} lease periods into the tool")
         step = cell.next_step(plan, session)
         if step is None:

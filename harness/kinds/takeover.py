@@ -71,9 +71,7 @@ def wait_for_lease(cell: CellContext) -> None:
     if deadline is None:
         return  # no run ownership: a takeover is possible at once
     cell.fault("waiting for the paused worker's lease to expire")
-    while time.time() < deadline:
-        # Waiting on the row's lease (a wall-clock time the store holds), not on a process.
-        time.sleep(max(0.0, deadline - time.time()) + 0.001)
+    cell.sleep_until(deadline)
 
 
 class _Pause:

@@ -1,0 +1,91 @@
+"""Cells at once, counted as cells at work: a cell takes a slot for as long as it works and
+gives it back while it only waits for a wall-clock time to pass (a paused worker's lease
+running out, a worker held past its lease). Those waits are a third of the default
+matrix's cell time and cost no CPU, so another cell works meanwhile; the number of cells
+competing for the cores (`--workers`) is the same as without them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+from killpoint.workers.processes import Interrupted
+
+T = TypeVar("T")
+
+# Threads per slot: one at work and up to this many less one asleep on the clock. A
+# row's sleepers are few at a time (a wait is 0.3 to 1.5 s of cells that last 0.5 to 2 s),
+# so two more per slot leaves a freed slot nearly always a cell to take it.
+THREADS_PER_SLOT = 3
+
+
+class Slots:
+    """`limit` slots (None: as many as are asked for: a cell run outside a campaign)."""
+
+    def __init__(self, limit: int | None, stopping: threading.Event | None = None) -> None:
+        self.limit = limit
+        self._free = threading.Semaphore(limit) if limit is not None else None
+        self._stopping = stopping or threading.Event()
+        self._mine = threading.local()
+
+    @property
+    def threads(self) -> int:
+        """How many threads a pool needs to keep every slot at work."""
+        return (self.limit or 1) * THREADS_PER_SLOT
+
+    def holding(self) -> bool:
+        return bool(getattr(self._mine, "held", False))
+
+    def working(self, fn: Callable[..., T]) -> Callable[..., T]:
+        """`fn` run in a slot of its own; once the campaign is stopping, not at all."""
+
+        @functools.wraps(fn)
+        def in_slot(*args: Any, **kwargs: Any) -> T:
+            with self._held():
+                if self._stopping.is_set():
+                    raise Interrupted()  # it waited for a slot while the campaign stopped
+                return fn(*args, **kwargs)
+
+        return in_slot
+
+    @contextlib.contextmanager
+    def _held(self) -> Iterator[None]:
+        if self._free is None or self.holding():
+            yield
+            return
+        self._free.acquire()
+        self._mine.held = True
+        try:
+            yield
+        finally:
+            self._mine.held = False
+            self._free.release()
+
+    def sleep_until(self, when: float) -> None:
+        """Until time.time() reaches `when`, with this thread's slot given back meanwhile
+        (and taken again before returning: what follows is work). A campaign that stops
+        ends the wait at once: the cell's workers are being killed under it."""
+        if time.time() >= when or self._stopping.is_set():
+            return
+        lent = self._free is not None and self.holding()
+        if lent:
+            assert self._free is not None
+            self._mine.held = False
+            self._free.release()
+        try:
+            # Waiting on a wall-clock time (a lease the store holds), not on a process.
+            while time.time() < when and not self._stopping.wait(when - time.time() + 0.001):
+                pass
+        finally:
+            if lent:
+                assert self._free is not None
+                self._free.acquire()
+                self._mine.held = True
+
+
+__all__ = ["THREADS_PER_SLOT", "Slots"]

@@ -1,0 +1,128 @@
+"""Slots: cells at work at once, a slot lent while a cell waits on the clock."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+import pytest
+
+from killpoint.engine.slots import Slots
+from killpoint.workers.processes import Interrupted
+
+WAIT = 10.0  # seconds an event may take on a loaded machine before the test gives up
+
+
+def started(fn: Callable[[], object]) -> threading.Thread:
+    t = threading.Thread(target=fn, daemon=True)
+    t.start()
+    return t
+
+
+def test_a_slot_is_held_until_its_cell_ends() -> None:
+    slots = Slots(1)
+    order: list[str] = []
+    a_in, a_go = threading.Event(), threading.Event()
+
+    def a() -> None:
+        order.append("a in")
+        a_in.set()
+        a_go.wait(WAIT)
+        order.append("a out")
+
+    started(lambda: slots.working(a)())
+    assert a_in.wait(WAIT)
+    b = started(lambda: slots.working(lambda: order.append("b in"))())
+    # Looking for what must not happen: b may not start while a works.
+    b.join(0.2)
+    assert order == ["a in"]
+    a_go.set()
+    b.join(WAIT)
+    assert order == ["a in", "a out", "b in"]
+
+
+def test_a_cell_asleep_on_the_clock_lends_its_slot() -> None:
+    stopping = threading.Event()
+    slots = Slots(1, stopping)
+    a_in, a_out, b_in = threading.Event(), threading.Event(), threading.Event()
+    woke: list[float] = []
+
+    def a() -> None:
+        a_in.set()
+        slots.sleep_until(time.time() + 600)  # ended below, by the campaign stopping
+        woke.append(time.time())
+        a_out.set()
+
+    started(lambda: slots.working(a)())
+    assert a_in.wait(WAIT)
+    started(lambda: slots.working(b_in.set)())
+    assert b_in.wait(WAIT), "the sleeping cell kept its slot"
+    assert not a_out.is_set()
+    stopping.set()
+    assert a_out.wait(WAIT), "a stopping campaign did not end the wait"
+
+
+def test_the_sleeper_takes_a_slot_again_before_it_goes_on() -> None:
+    stopping = threading.Event()
+    slots = Slots(1, stopping)
+    a_in, a_after, b_in, b_go = (threading.Event() for _ in range(4))
+    order: list[str] = []
+
+    def a() -> None:
+        a_in.set()
+        slots.sleep_until(time.time() + 600)  # ended below, by the campaign stopping
+        order.append("a after its sleep")
+        a_after.set()
+
+    def b() -> None:
+        b_in.set()
+        b_go.wait(WAIT)
+        order.append("b out")
+
+    done = started(lambda: slots.working(a)())
+    assert a_in.wait(WAIT)
+    started(lambda: slots.working(b)())
+    assert b_in.wait(WAIT)
+    stopping.set()  # a's sleep ends while b holds the slot: a must wait for it
+    done.join(0.3)
+    assert not a_after.is_set()
+    b_go.set()
+    done.join(WAIT)
+    assert order == ["b out", "a after its sleep"]
+
+
+def test_a_cell_that_waited_for_a_slot_while_the_campaign_stopped_does_not_run() -> None:
+    stopping = threading.Event()
+    slots = Slots(1, stopping)
+    a_in, a_go = threading.Event(), threading.Event()
+    ran: list[str] = []
+    raised: list[BaseException] = []
+
+    def b() -> None:
+        try:
+            slots.working(lambda: ran.append("b"))()
+        except Interrupted as exc:
+            raised.append(exc)
+
+    started(lambda: slots.working(lambda: (a_in.set(), a_go.wait(WAIT)))())
+    assert a_in.wait(WAIT)
+    waiting = started(b)
+    stopping.set()
+    a_go.set()
+    waiting.join(WAIT)
+    assert ran == [] and len(raised) == 1
+
+
+def test_outside_a_campaign_nothing_waits_for_a_slot() -> None:
+    slots = Slots(None)
+    inner = slots.working(lambda: slots.working(lambda: "nested")())
+    assert inner() == "nested"
+    t0 = time.time()
+    slots.sleep_until(t0 + 0.05)
+    assert time.time() >= t0 + 0.05
+
+
+@pytest.mark.parametrize("limit", [1, 3])
+def test_a_pool_has_threads_for_the_sleepers(limit: int) -> None:
+    assert Slots(limit).threads > limit
