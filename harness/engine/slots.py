@@ -29,7 +29,7 @@ class Slots:
 
     def __init__(self, limit: int | None, stopping: threading.Event | None = None) -> None:
         self.limit = limit
-        self._free = threading.Semaphore(limit) if limit is not None else None
+        self._free = _Places(limit) if limit is not None else None
         self._stopping = stopping or threading.Event()
         self._mine = threading.local()
 
@@ -84,8 +84,37 @@ class Slots:
         finally:
             if lent:
                 assert self._free is not None
-                self._free.acquire()
+                # Before any cell not yet begun: a cell half done holds processes and a
+                # folder, and ends sooner than one that starts.
+                self._free.acquire(first=True)
                 self._mine.held = True
+
+
+class _Places:
+    """A counting semaphore whose `first` takers go before the others waiting."""
+
+    def __init__(self, n: int) -> None:
+        self._free = n
+        self._first = 0  # `first` takers waiting
+        self.waiting = 0
+        self._changed = threading.Condition()
+
+    def acquire(self, first: bool = False) -> None:
+        with self._changed:
+            self._first += first
+            self.waiting += 1
+            try:
+                while self._free == 0 or (not first and self._first):
+                    self._changed.wait()
+            finally:
+                self._first -= first
+                self.waiting -= 1
+            self._free -= 1
+
+    def release(self) -> None:
+        with self._changed:
+            self._free += 1
+            self._changed.notify_all()
 
 
 __all__ = ["THREADS_PER_SLOT", "Slots"]

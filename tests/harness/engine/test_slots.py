@@ -8,7 +8,8 @@ from collections.abc import Callable
 
 import pytest
 
-from killpoint.engine.slots import Slots
+from killpoint.engine.polling import poll
+from killpoint.engine.slots import Slots, _Places
 from killpoint.workers.processes import Interrupted
 
 WAIT = 10.0  # seconds an event may take on a loaded machine before the test gives up
@@ -126,3 +127,23 @@ def test_outside_a_campaign_nothing_waits_for_a_slot() -> None:
 @pytest.mark.parametrize("limit", [1, 3])
 def test_a_pool_has_threads_for_the_sleepers(limit: int) -> None:
     assert Slots(limit).threads > limit
+
+
+def test_a_cell_back_from_its_sleep_goes_before_a_cell_not_yet_begun() -> None:
+    places = _Places(1)
+    places.acquire()  # every place taken
+    order: list[str] = []
+
+    def take(name: str, first: bool) -> None:
+        places.acquire(first=first)
+        order.append(name)
+        places.release()
+
+    new = started(lambda: take("new cell", first=False))
+    assert poll(lambda: places.waiting == 1, WAIT, threading.Event())
+    back = started(lambda: take("back from its sleep", first=True))
+    assert poll(lambda: places.waiting == 2, WAIT, threading.Event())
+    places.release()
+    new.join(WAIT)
+    back.join(WAIT)
+    assert order == ["back from its sleep", "new cell"]
