@@ -91,30 +91,42 @@ class Slots:
 
 
 class _Places:
-    """A counting semaphore whose `first` takers go before the others waiting."""
+    """A counting semaphore whose `first` takers go before the others waiting. Each free
+    place wakes one waiter, not all: a pool's threads are many, and every one woken
+    needs the engine's interpreter lock only to wait again."""
 
     def __init__(self, n: int) -> None:
         self._free = n
+        lock = threading.Lock()
+        self._for_first = threading.Condition(lock)
+        self._for_rest = threading.Condition(lock)
         self._first = 0  # `first` takers waiting
         self.waiting = 0
-        self._changed = threading.Condition()
 
     def acquire(self, first: bool = False) -> None:
-        with self._changed:
-            self._first += first
+        with self._for_first:
             self.waiting += 1
             try:
-                while self._free == 0 or (not first and self._first):
-                    self._changed.wait()
+                if first:
+                    self._first += 1
+                    try:
+                        while self._free == 0:
+                            self._for_first.wait()
+                    finally:
+                        self._first -= 1
+                else:
+                    while self._free == 0 or self._first:
+                        self._for_rest.wait()
             finally:
-                self._first -= first
                 self.waiting -= 1
             self._free -= 1
+            if self._free and not self._first:
+                self._for_rest.notify()  # a place a first taker was woken for is left
 
     def release(self) -> None:
-        with self._changed:
+        with self._for_first:
             self._free += 1
-            self._changed.notify_all()
+            (self._for_first if self._first else self._for_rest).notify()
 
 
 __all__ = ["THREADS_PER_SLOT", "Slots"]

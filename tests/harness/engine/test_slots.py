@@ -147,3 +147,48 @@ def test_a_cell_back_from_its_sleep_goes_before_a_cell_not_yet_begun() -> None:
     new.join(WAIT)
     back.join(WAIT)
     assert order == ["back from its sleep", "new cell"]
+
+
+@pytest.mark.parametrize("limit", [1, 2, 3])
+def test_many_takers_never_exceed_the_places_and_none_is_left_waiting(limit: int) -> None:
+    places = _Places(limit)
+    inside = [0]
+    most = [0]
+    count = threading.Lock()
+
+    def taker(n: int) -> None:
+        for i in range(200):
+            places.acquire(first=(n + i) % 3 == 0)
+            with count:
+                inside[0] += 1
+                most[0] = max(most[0], inside[0])
+            with count:
+                inside[0] -= 1
+            places.release()
+
+    threads = [started(lambda n=n: taker(n)) for n in range(8)]
+    for t in threads:
+        t.join(WAIT * 3)
+    assert not any(t.is_alive() for t in threads), "a taker was left waiting: a lost wake-up"
+    assert 1 <= most[0] <= limit
+
+
+def test_two_places_freed_at_once_reach_a_first_taker_and_another() -> None:
+    places = _Places(2)
+    places.acquire()
+    places.acquire()
+    took: list[str] = []
+
+    def take(name: str, first: bool) -> None:
+        places.acquire(first=first)
+        took.append(name)
+
+    rest = started(lambda: take("rest", first=False))
+    assert poll(lambda: places.waiting == 1, WAIT, threading.Event())
+    first = started(lambda: take("first", first=True))
+    assert poll(lambda: places.waiting == 2, WAIT, threading.Event())
+    places.release()
+    places.release()  # most often before the first taker runs: both wake-ups went to it
+    first.join(WAIT)
+    rest.join(WAIT)
+    assert sorted(took) == ["first", "rest"]
