@@ -25,10 +25,19 @@ THREADS_PER_SLOT = 3
 
 
 class Slots:
-    """`limit` slots (None: as many as are asked for: a cell run outside a campaign)."""
+    """`limit` slots (None: as many as are asked for: a cell run outside a campaign).
+    One slot is never lent unless `lend` says so: `--workers 1` means one cell at a time,
+    which is what keeps every other cell off a store server that a cell restarts."""
 
-    def __init__(self, limit: int | None, stopping: threading.Event | None = None) -> None:
+    def __init__(
+        self,
+        limit: int | None,
+        stopping: threading.Event | None = None,
+        *,
+        lend: bool | None = None,
+    ) -> None:
         self.limit = limit
+        self.lend = lend if lend is not None else (limit or 0) > 1
         self._free = _Places(limit) if limit is not None else None
         self._stopping = stopping or threading.Event()
         self._mine = threading.local()
@@ -72,7 +81,7 @@ class Slots:
         ends the wait at once: the cell's workers are being killed under it."""
         if time.time() >= when or self._stopping.is_set():
             return
-        lent = self._free is not None and self.holding()
+        lent = self.lend and self._free is not None and self.holding()
         if lent:
             assert self._free is not None
             self._mine.held = False

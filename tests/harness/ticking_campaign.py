@@ -9,10 +9,14 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import psutil
+
+from killpoint.engine.polling import poll
+from killpoint.report.journal import journal_path
 
 REPO = Path(__file__).resolve().parents[2]
 TICKING = "tests.harness.scenarios_for_tests:TICKING"
@@ -67,6 +71,20 @@ class TickingCampaign:
 
     def ticks(self, want: int, timeout: float = 120) -> int:
         return read_ticks(self.fd, want, timeout)
+
+    def finished(self, want: int = 1, timeout: float = 120) -> None:
+        """Until the campaign's journal holds `want` finished cells: ticks count tool
+        calls, and cells waiting on a lease may make many before any cell ends."""
+        journal = journal_path(self.json)
+
+        def enough() -> bool:
+            try:
+                lines = journal.read_text().splitlines()
+            except FileNotFoundError:
+                return False
+            return sum(line.startswith('{"cell":') for line in lines) >= want
+
+        assert poll(enough, timeout, threading.Event()), f"no {want} finished cells in {journal}"
 
     def family(self) -> list[psutil.Process]:
         return psutil.Process(self.proc.pid).children(recursive=True)

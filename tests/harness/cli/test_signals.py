@@ -62,6 +62,7 @@ def test_a_stopped_campaign_writes_what_finished_and_leaves_nothing(
     folder is named in the JSON, no traceback, and no process of the campaign is left."""
     run = campaign(tmp_path, short_tmp, "--points", "all", "--keep", "failed")
     run.ticks(2 * 3 + 10)
+    run.finished(1)
     family = run.family()
     if signum == signal.SIGINT:
         os.killpg(run.proc.pid, signum)
@@ -109,6 +110,7 @@ def test_an_interrupted_report_keeps_its_plan_and_draws_what_did_not_run(
     and the terminal's "not run" line and the report's hatched cells count the rest."""
     run = campaign(tmp_path, short_tmp, "--points", "all")
     run.ticks(2 * 3 + 10)
+    run.finished(1)
     os.killpg(run.proc.pid, signal.SIGINT)
     out, err = run.finish()
     assert 130 == run.proc.returncode, err
@@ -211,6 +213,7 @@ def test_two_ctrl_c_in_a_row_still_write_what_finished(tmp_path: Path, short_tmp
     interrupted, and the journal is gone (the reports hold all it did)."""
     run = campaign(tmp_path, short_tmp, "--points", "all")
     run.ticks(2 * 3 + 10)
+    run.finished(1)
     os.killpg(run.proc.pid, signal.SIGINT)
     time.sleep(0.05)  # the probe's own rhythm between two key presses, not a wait
     os.killpg(run.proc.pid, signal.SIGINT)

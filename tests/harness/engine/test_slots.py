@@ -45,7 +45,7 @@ def test_a_slot_is_held_until_its_cell_ends() -> None:
 
 def test_a_cell_asleep_on_the_clock_lends_its_slot() -> None:
     stopping = threading.Event()
-    slots = Slots(1, stopping)
+    slots = Slots(1, stopping, lend=True)
     a_in, a_out, b_in = threading.Event(), threading.Event(), threading.Event()
     woke: list[float] = []
 
@@ -66,7 +66,7 @@ def test_a_cell_asleep_on_the_clock_lends_its_slot() -> None:
 
 def test_the_sleeper_takes_a_slot_again_before_it_goes_on() -> None:
     stopping = threading.Event()
-    slots = Slots(1, stopping)
+    slots = Slots(1, stopping, lend=True)
     a_in, a_after, b_in, b_go = (threading.Event() for _ in range(4))
     order: list[str] = []
 
@@ -192,3 +192,22 @@ def test_two_places_freed_at_once_reach_a_first_taker_and_another() -> None:
     first.join(WAIT)
     rest.join(WAIT)
     assert sorted(took) == ["first", "rest"]
+
+
+def test_one_slot_is_one_cell_at_a_time_even_asleep() -> None:
+    slots = Slots(1)
+    a_in, a_out = threading.Event(), threading.Event()
+    order: list[str] = []
+
+    def a() -> None:
+        a_in.set()
+        slots.sleep_until(time.time() + 0.3)
+        order.append("a out")
+        a_out.set()
+
+    started(lambda: slots.working(a)())
+    assert a_in.wait(WAIT)
+    b = started(lambda: slots.working(lambda: order.append("b in"))())
+    assert a_out.wait(WAIT)
+    b.join(WAIT)
+    assert order == ["a out", "b in"]
