@@ -2,6 +2,7 @@
 prints figures, asserts nothing.
 
     python -m tests.benchmarks.against_rev REV [--scenarios a,b] [--points P] [--workers N]
+                                               [--rounds N]
 
 REV (a commit, tag or branch of this repository) is exported with `git archive` and
 installed without its dependencies into a throwaway folder, which goes first on the
@@ -11,7 +12,10 @@ when given), with its own defaults for everything else unless --workers is given
 user of each revision gets from the same command. For each: cells, wall time, cells per
 second, CPU per cell (the command and every process under it, reaped), and the median
 cell per point kind, side by side. The two plans may differ (a kind added since REV):
-the cells line says how many each ran.
+the cells line says how many each ran. With --rounds N each side runs N times, in the order
+ABBA... (REV first in odd rounds, this tree first in even ones), so that a machine whose
+speed drifts during the run favours neither; the figures are over all rounds, and the
+ratio of each round is printed too.
 Target (issue 32): this tree's cells per second >= 2x those of main when the issue was
 filed, measured in the same run.
 """
@@ -100,26 +104,41 @@ def main() -> None:
     parser.add_argument("--scenarios", default="", help="comma-separated (default: each's)")
     parser.add_argument("--points", default="", help="(default: each side's default)")
     parser.add_argument("--workers", default="", help="cells at once (default: each's)")
+    parser.add_argument("--rounds", type=int, default=1, help="runs of each side (ABBA order)")
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error(f"--rounds {args.rounds}: give 1 or more")
     options: list[str] = []
     for name in ("scenarios", "points", "workers"):
         if getattr(args, name):
             options += [f"--{name}", getattr(args, name)]
 
+    runs: dict[str, list[dict[str, Any]]] = defaultdict(list)
     with tempfile.TemporaryDirectory(prefix="killpoint-against-") as tmp:
         root = Path(tmp)
         (root / "rev").mkdir()
         short = export(args.rev, root / "rev")
-        (root / "rev" / "run").mkdir()
-        (root / "this" / "run").mkdir(parents=True)
-        sides = {
-            short: run_side(root / "rev" / "site", options, root / "rev" / "run" / "m"),
-            "this tree": run_side(None, options, root / "this" / "run" / "m"),
+        sites = {short: root / "rev" / "site", "this tree": None}
+        for n in range(args.rounds):
+            order = [short, "this tree"] if n % 2 == 0 else ["this tree", short]
+            for name in order:
+                out = root / f"run-{n}-{'rev' if name == short else 'this'}"
+                out.mkdir()
+                runs[name].append(run_side(sites[name], options, out / "m"))
+    sides = {
+        name: {
+            "wall": sum(r["wall"] for r in rs),
+            "cpu": sum(r["cpu"] for r in rs),
+            "cells": [c for r in rs for c in r["cells"]],
         }
+        for name, rs in runs.items()
+    }
 
     cores = os.cpu_count() or 1
     print(f"cores                       {cores}")
     print(f"options                     {' '.join(options) or '(each side its defaults)'}")
+    if args.rounds > 1:
+        print(f"rounds                      {args.rounds} (figures over all of them)")
     print("")
 
     def row(label: str, values: list[str]) -> None:
@@ -152,6 +171,12 @@ def main() -> None:
             ],
         )  # fmt: skip
     print(f"this tree / {short} cells per second {rate['this tree'] / rate[short]:.2f}x")
+    if args.rounds > 1:
+        each = [
+            (len(t["cells"]) / t["wall"]) / (len(r["cells"]) / r["wall"])
+            for r, t in zip(runs[short], runs["this tree"], strict=True)
+        ]
+        print(f"  by round: {', '.join(f'{x:.2f}x' for x in each)}")
     # A figure is only as good as its run: name what was unexpected, to replay it.
     for name, side in sides.items():
         for cell in [c for c in side["cells"] if not c["expected"]][:5]:

@@ -1,4 +1,5 @@
-"""against_rev runs on its smallest input (HEAD against this tree) and prints its figures."""
+"""against_rev runs on its smallest input (HEAD against this tree, two rounds) and prints
+its figures."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ def test_it_prints_a_revision_beside_this_tree() -> None:
         "against_rev",
         "HEAD",
         *("--scenarios", "research", "--points", "after-checkpoint", "--workers", "2"),
+        *("--rounds", "2"),
     )
     header = next(line for line in out.splitlines() if "this tree" in line)
     assert header.index(head) < header.index("this tree")
@@ -33,3 +35,5 @@ def test_it_prints_a_revision_beside_this_tree() -> None:
     assert all(float(v) > 0 for v in rows["CPU per cell, ms"])
     assert rows["after-checkpoint"][1] == f"({counts[0]})"
     assert figure(out, f"this tree / {head} cells per second") > 0
+    (by_round,) = [line for line in out.splitlines() if line.strip().startswith("by round:")]
+    assert len(by_round.split(":", 1)[1].split(",")) == 2
