@@ -64,24 +64,28 @@ def at_once(cell: CellContext, one: Worker, other: Worker) -> str | None:
 
     Both did something is not enough: a run one resumer leaves PAUSED is released, and the
     other may answer the pause and take it up (any caller may continue a PAUSED run), so
-    each drives in turn. Two drivers show as a step both took (the same model turn asked
-    for, the same tool call run) or as acts that interleave: in the model's log or in the
+    each drives in turn; so may a run one leaves ERROR (a model that failed past its
+    retries). Two drivers show as a step both took (the same model turn answered, the
+    same tool call run) or as acts that interleave: in the model's log or in the
     ledger one acts after the other has begun, then again, or the two logs disagree on
     which came first. A handover with neither repeats nothing and acts on nothing the
     other owns; a claim that ignores a live lease is held to `second-resumer`, where the
     owner is alive by construction."""
     pids = (one.pid, other.pid)
     turns = [(t, pid) for t, pid in cell.model_turns() if pid in pids]
+    # A step taken is a turn answered: a request the model failed (a 500 past the SDK's
+    # retries, which ends that driver's run ERROR for the other to continue) is not one.
+    answered = [(t, pid) for t, pid in cell.model_turns(served=True) if pid in pids]
     calls = [
         ((e.tool, e.arguments, e.key), e.pid)
         for e in cell.ledger()
         if e.pid in pids and e.phase == "started"
     ]
     shared_turns = sorted(
-        {t for t, p in turns if p == one.pid} & {t for t, p in turns if p != one.pid}
+        {t for t, p in answered if p == one.pid} & {t for t, p in answered if p != one.pid}
     )
     if shared_turns:
-        return f"both asked for model {numbers('turn', shared_turns)}"
+        return f"both were answered model {numbers('turn', shared_turns)}"
     theirs = {c for c, pid in calls if pid == other.pid}
     shared_calls = [c for c, pid in calls if pid == one.pid and c in theirs]
     if shared_calls:

@@ -112,12 +112,21 @@ class TestAtOnce:
     is a step both took or acts that interleave, never both having done something."""
 
     @staticmethod
-    def judge(turns: list[tuple[int, int]], started: list[tuple[str, int]]) -> str | None:
+    def judge(
+        turns: list[tuple[int, int]],
+        started: list[tuple[str, int]],
+        answered: list[tuple[int, int]] | None = None,
+    ) -> str | None:
+        """`turns` requested, `answered` of them (default: every one)."""
         ledger = [
             Entry("s", tool, "{}", None, "started", True, pid, float(n))
             for n, (tool, pid) in enumerate(started)
         ]
-        cell = SimpleNamespace(model_turns=lambda: turns, ledger=lambda: ledger)
+        replies = turns if answered is None else answered
+        cell = SimpleNamespace(
+            model_turns=lambda served=False: replies if served else turns,
+            ledger=lambda: ledger,
+        )
         a, b = SimpleNamespace(pid=1), SimpleNamespace(pid=2)
         return at_once(cell, a, b)  # type: ignore[arg-type]
 
@@ -126,8 +135,16 @@ class TestAtOnce:
         call and asks turn 4; the crashed worker's (pid 9) earlier acts do not count."""
         assert None is self.judge([(1, 9), (2, 9), (3, 1), (4, 2)], [("draft", 9), ("send", 2)])
 
-    def test_the_same_model_turn_asked_by_both_is(self) -> None:
-        assert "both asked for model turn 3" == self.judge([(3, 1), (3, 2)], [])
+    def test_the_same_model_turn_answered_to_both_is(self) -> None:
+        assert "both were answered model turn 3" == self.judge([(3, 1), (3, 2)], [])
+
+    def test_a_turn_the_model_failed_is_no_step_taken(self) -> None:
+        """flaky-model, seen in a whole matrix: the first resumer asks turn 3, which fails
+        twice (a 500 past the SDK's one retry) and ends its run ERROR; the second, claiming
+        late, continues the ERROR run and asks turn 3 again, answered this time."""
+        turns = [(2, 1), (3, 1), (3, 1), (3, 2), (4, 2)]
+        answered = [(2, 1), (3, 2), (4, 2)]
+        assert None is self.judge(turns, [("q", 1), ("q2", 2)], answered)
 
     def test_the_same_tool_call_run_by_both_is(self) -> None:
         assert "both ran fetch {}" == self.judge([(2, 1)], [("fetch", 1), ("fetch", 2)])
