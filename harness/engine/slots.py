@@ -1,8 +1,8 @@
 """Cells at once, counted as cells at work: a cell takes a slot for as long as it works and
 gives it back while it only waits for a wall-clock time to pass (a paused worker's lease
-running out, a worker held past its lease). Those waits are a third of the default
-matrix's cell time and cost no CPU, so another cell works meanwhile; the number of cells
-competing for the cores (`--workers`) is the same as without them.
+running out, a worker held past its lease). Those waits are about a quarter of the
+default matrix's cell time and cost no CPU, so another cell works meanwhile; the number of
+cells competing for the cores (`--workers`) is the same as without them.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from killpoint.workers.processes import Interrupted
 
 T = TypeVar("T")
 
-# Threads per slot: one at work and up to this many less one asleep on the clock. A
-# row's sleepers are few at a time (a wait is 0.3 to 1.5 s of cells that last 0.5 to 2 s),
-# so two more per slot leaves a freed slot nearly always a cell to take it.
+# Threads per slot: one for the cell at work, two for cells asleep on the clock. Sleepers
+# are few at a time (a wait is 0.3 to 1.5 s, in cells that last 0.5 to 2 s), so with two
+# more threads per slot a lent slot nearly always finds a cell to take it.
 THREADS_PER_SLOT = 3
 
 
