@@ -18,14 +18,16 @@ REPO = Path(__file__).resolve().parents[3]
 CELL = "reference/research/tool-batch/sqlite/after-checkpoint:1"
 
 
-def killpoint(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def killpoint(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "killpoint.cli.main", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
         timeout=120,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
+        env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})},
     )
 
 

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -135,10 +137,20 @@ def test_search_writes_json_and_html_and_keeps_its_database(tmp_path: Path) -> N
     from tests.harness.cli.test_rerun import killpoint
 
     runtime = "tests.harness.broken_runtimes:rerun_finished"
-    done = killpoint(
-        "search", "--runtime", runtime, "--max-examples", "5", "--seed", "3",
-        "--database", "db", "--json", "s.json", "--report", "s.html", cwd=tmp_path,
-    )  # fmt: skip
+    # The failing cell's folder is kept, where TMPDIR says: here, not the machine's /dev/shm
+    # (short: the forkserver's socket lives there too).
+    temp = Path(tempfile.mkdtemp(prefix="kps-", dir="/tmp"))
+    try:
+        done = killpoint(
+            "search", "--runtime", runtime, "--max-examples", "5", "--seed", "3",
+            "--database", "db", "--json", "s.json", "--report", "s.html", cwd=tmp_path,
+            env={"TMPDIR": str(temp)},
+        )  # fmt: skip
+        assert 1 == done.returncode, done.stdout + done.stderr
+        kept = [c["kept"] for c in json.loads((tmp_path / "s.json").read_text())["cells"]]
+        assert all(k is None or Path(k).is_relative_to(temp) for k in kept), kept
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
     assert 1 == done.returncode, done.stdout + done.stderr
     assert done.stdout.strip().splitlines()[-1].startswith("written: ")
     document = json.loads((tmp_path / "s.json").read_text())
