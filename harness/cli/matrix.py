@@ -397,7 +397,7 @@ def add_parser(sub: Any, work_dir_help: str, positive_int: Any) -> None:
     p.add_argument(
         "--workers",
         help=f"cells at work at once (default: twice the cores, here {default_workers()}); "
-        "a cell waiting for a lease to run out lets another work meanwhile",
+        "with 2 or more, a cell waiting for a lease to run out lets another work meanwhile",
     )
     p.add_argument("--timeout", help="seconds per worker before 'hung' (default: 30)")
     p.add_argument("--keep", help="keep work dirs: none, failed (default) or all")

@@ -85,7 +85,7 @@ def at_once(cell: CellContext, one: Worker, other: Worker) -> str | None:
         {t for t, p in answered if p == one.pid} & {t for t, p in answered if p != one.pid}
     )
     if shared_turns:
-        return f"both were answered model {numbers('turn', shared_turns)}"
+        return f"the model answered {numbers('turn', shared_turns)} to both"
     theirs = {c for c, pid in calls if pid == other.pid}
     shared_calls = [c for c, pid in calls if pid == one.pid and c in theirs]
     if shared_calls:

@@ -4,6 +4,7 @@ makes writes a byte to a FIFO, so a test waits on that pipe, never on a clock.""
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import signal
@@ -38,6 +39,14 @@ def read_ticks(fd: int, want: int, timeout: float) -> int:
         except BlockingIOError:
             continue
     return got
+
+
+def cell_lines(path: Path) -> list[dict[str, object]]:
+    """The finished cells of a journal another process is writing (its whole lines)."""
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_bytes().splitlines(keepends=True)
+            if line.endswith(b"\n") and b'"cell"' in line[:12]]  # fmt: skip
 
 
 class TickingCampaign:
@@ -76,15 +85,8 @@ class TickingCampaign:
         """Until the campaign's journal holds `want` finished cells: ticks count tool
         calls, and cells waiting on a lease may make many before any cell ends."""
         journal = journal_path(self.json)
-
-        def enough() -> bool:
-            try:
-                lines = journal.read_text().splitlines()
-            except FileNotFoundError:
-                return False
-            return sum(line.startswith('{"cell":') for line in lines) >= want
-
-        assert poll(enough, timeout, threading.Event()), f"no {want} finished cells in {journal}"
+        enough = poll(lambda: len(cell_lines(journal)) >= want, timeout, threading.Event())
+        assert enough, f"no {want} finished cells in {journal}"
 
     def family(self) -> list[psutil.Process]:
         return psutil.Process(self.proc.pid).children(recursive=True)

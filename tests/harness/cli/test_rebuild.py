@@ -22,6 +22,7 @@ from killpoint.report.journal import journal_path, read_journal
 from killpoint.report.targets import Target
 from tests.harness.cli.test_signals import campaign, short_tmp  # noqa: F401  (a fixture)
 from tests.harness.report.test_journal import journal_of, result_of
+from tests.harness.ticking_campaign import cell_lines
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -32,13 +33,6 @@ def wait_until(ready: Callable[[], bool], what: str, timeout: float = 120) -> No
     while not ready():
         assert time.monotonic() < end, f"never: {what}"
         time.sleep(0.01)
-
-
-def cell_lines(path: Path) -> list[dict[str, object]]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_bytes().splitlines(keepends=True)
-            if line.endswith(b"\n") and b'"cell"' in line[:12]]  # fmt: skip
 
 
 @pytest.mark.slow

@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -21,6 +19,7 @@ from killpoint.engine.search import database_at, database_key, find_failing, sch
 from killpoint.judge.baseline import Baseline
 from killpoint.report.document import read_json
 from killpoint.values.points import CrashPoint
+from tests.harness.cli.test_signals import short_tmp  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.slow
 
@@ -131,31 +130,28 @@ class TestExampleDatabase:
         assert 3 == len(keys)
 
 
-def test_search_writes_json_and_html_and_keeps_its_database(tmp_path: Path) -> None:
+def test_search_writes_json_and_html_and_keeps_its_database(
+    tmp_path: Path,
+    short_tmp: Path,  # noqa: F811
+) -> None:
     """`killpoint search` writes a matrix-like report of the schedules tried, and its
     failure lands in the database folder asked for."""
     from tests.harness.cli.test_rerun import killpoint
 
     runtime = "tests.harness.broken_runtimes:rerun_finished"
-    # The failing cell's folder is kept, where TMPDIR says: here, not the machine's /dev/shm
-    # (short: the forkserver's socket lives there too).
-    temp = Path(tempfile.mkdtemp(prefix="kps-", dir="/tmp"))
-    try:
-        done = killpoint(
-            "search", "--runtime", runtime, "--max-examples", "5", "--seed", "3",
-            "--database", "db", "--json", "s.json", "--report", "s.html", cwd=tmp_path,
-            env={"TMPDIR": str(temp)},
-        )  # fmt: skip
-        assert 1 == done.returncode, done.stdout + done.stderr
-        kept = [c["kept"] for c in json.loads((tmp_path / "s.json").read_text())["cells"]]
-        assert all(k is None or Path(k).is_relative_to(temp) for k in kept), kept
-    finally:
-        shutil.rmtree(temp, ignore_errors=True)
+    # The failing cell's folder is kept where TMPDIR says: here, not the machine's /dev/shm.
+    done = killpoint(
+        "search", "--runtime", runtime, "--max-examples", "5", "--seed", "3",
+        "--database", "db", "--json", "s.json", "--report", "s.html", cwd=tmp_path,
+        env={"TMPDIR": str(short_tmp)},
+    )  # fmt: skip
     assert 1 == done.returncode, done.stdout + done.stderr
     assert done.stdout.strip().splitlines()[-1].startswith("written: ")
     document = json.loads((tmp_path / "s.json").read_text())
     minimal = f"{runtime}/research/tool-batch/sqlite/after-checkpoint:1"
     assert minimal == document["search"]["minimal"]
+    kept = [c["kept"] for c in document["cells"]]
+    assert all(k is None or Path(k).is_relative_to(short_tmp) for k in kept), kept
     assert "db" == document["search"]["database"]
     assert minimal in [c["id"] for c in document["cells"]]
     assert not next(c for c in document["cells"] if c["id"] == minimal)["expected"]

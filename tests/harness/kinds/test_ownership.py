@@ -136,7 +136,7 @@ class TestAtOnce:
         assert None is self.judge([(1, 9), (2, 9), (3, 1), (4, 2)], [("draft", 9), ("send", 2)])
 
     def test_the_same_model_turn_answered_to_both_is(self) -> None:
-        assert "both were answered model turn 3" == self.judge([(3, 1), (3, 2)], [])
+        assert "the model answered turn 3 to both" == self.judge([(3, 1), (3, 2)], [])
 
     def test_a_turn_the_model_failed_is_no_step_taken(self) -> None:
         """flaky-model, seen in a whole matrix: the first resumer asks turn 3, which fails
