@@ -25,9 +25,12 @@ difference to a process crash: the page cache is what the next reader sees). A p
 is a different state (what was synced, not what was written): power-loss points keep
 real kills, as do points needing a live process (a SIGSTOPped worker woken later, two
 resumers, a lock or a server restart under a worker, a model fault) and stores outside
-the cell's folder (a PostgreSQL schema: a copy would need the server's own snapshot of
-the uncommitted transaction a mid-commit worker holds), and modes whose writes lag the run
-(what has landed at a point is a race of each run, not one state to copy).
+the cell's folder (a PostgreSQL schema: what another connection reads there while the
+worker is stopped is what its kill would leave, since the server rolls back whatever a
+dropped connection had not committed, but a copy would have to rebuild the runtime's own
+tables and sequences, at their positions, in every cell's schema: not built), and modes
+whose writes lag the run (what has landed at a point is a race of each run, not one state
+to copy).
 """
 
 from __future__ import annotations
