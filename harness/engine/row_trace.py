@@ -28,7 +28,8 @@ resumers, a lock or a server restart under a worker, a model fault) and stores o
 the cell's folder (a PostgreSQL schema: what another connection reads there while the
 worker is stopped is what its kill would leave, since the server rolls back whatever a
 dropped connection had not committed, but a copy would have to rebuild the runtime's own
-tables and sequences, at their positions, in every cell's schema: not built), and modes
+tables, their keys and its sequences at their positions in every cell's schema: not
+built), and modes
 whose writes lag the run (what has landed at a point is a race of each run, not one state
 to copy).
 """
