@@ -9,9 +9,9 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from killpoint import kinds, scenarios
 from killpoint.adapters.protocol import RuntimeAdapter, declined_kinds
@@ -35,6 +35,7 @@ from killpoint.workers.processes import kill_all
 
 # The reference runtime's modes come first in reports, in this order; others by name.
 MODES = ("runs", "tool-batch", "tool")
+T = TypeVar("T")
 
 
 @dataclass
@@ -394,17 +395,27 @@ class Campaign:
             for c in plain:
                 start(c)
 
+            # Each future tells this thread when it is done: waiting on the whole pending
+            # set instead (concurrent.futures.wait) locks and unlocks every future in it at
+            # each cell's end, which over a matrix's thousands of cells costs the engine
+            # seconds of CPU, all of it holding the GIL its cells' threads need.
+            finished: queue.SimpleQueue[Future[Any]] = queue.SimpleQueue()
+
             def merge() -> None:
                 while True:
                     try:
-                        pending.add(spawned.get_nowait())
+                        f = spawned.get_nowait()
                     except queue.Empty:
                         return
+                    pending.add(f)
+                    f.add_done_callback(finished.put)  # at once if it is done already
 
+            for f in pending:
+                f.add_done_callback(finished.put)
             merge()
             while pending:
-                done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
-                for f in done:
+                for f in drain(finished, timeout=0.5):
+                    pending.discard(f)
                     with contextlib.suppress(Interrupted):
                         f.result()
                 merge()
@@ -444,6 +455,19 @@ class Campaign:
 
 
 NO_THREAD = "can't start new thread"
+
+
+def drain(items: queue.SimpleQueue[T], timeout: float) -> list[T]:
+    """What `items` holds, waiting up to `timeout` seconds for the first of it."""
+    try:
+        got = [items.get(timeout=timeout)]
+    except queue.Empty:
+        return []
+    while True:
+        try:
+            got.append(items.get_nowait())
+        except queue.Empty:
+            return got
 
 
 def submit(

@@ -26,6 +26,7 @@ import psutil
 
 from killpoint.errors import KillpointError
 from killpoint.values.timeline import Event, gate_event
+from killpoint.workers.children import children
 from killpoint.workers.limits import NoProcess
 from killpoint.workers.worker import WorkerSpec, worker_main
 
@@ -405,10 +406,15 @@ def kill_left_behind(timeout: float = 5.0) -> int:
     with _status_lock:
         with _live_lock:
             workers = {w.pid for w in _live}
-        try:
-            adopted = [p for p in psutil.Process(pid).children() if p.pid not in workers]
-        except psutil.Error:
-            return 0
+        adopted: list[psutil.Process] = []
+        for child in children(pid):
+            if child not in workers:
+                with contextlib.suppress(psutil.Error):
+                    # Asked once the pid is held (psutil then signals only that process):
+                    # a child that ended since the list was read may have lent its pid.
+                    proc = psutil.Process(child)
+                    if proc.ppid() == pid:
+                        adopted.append(proc)
         doomed: list[psutil.Process] = []
         for orphan in adopted:
             with contextlib.suppress(psutil.Error):
