@@ -26,7 +26,7 @@ import psutil
 
 from killpoint.errors import KillpointError
 from killpoint.values.timeline import Event, gate_event
-from killpoint.workers.children import children
+from killpoint.workers.children import descendants, held_children
 from killpoint.workers.limits import NoProcess
 from killpoint.workers.worker import WorkerSpec, worker_main
 
@@ -278,10 +278,7 @@ class Worker:
         its pid; descendants that left the group are found through psutil first, while
         the parent still exists to list them.
         """
-        try:
-            children = psutil.Process(self.pid).children(recursive=True)
-        except psutil.NoSuchProcess:
-            children = []
+        children = descendants(self.pid)
         try:
             os.killpg(self.pid, signal.SIGKILL)
         except ProcessLookupError:
@@ -406,19 +403,8 @@ def kill_left_behind(timeout: float = 5.0) -> int:
     with _status_lock:
         with _live_lock:
             workers = {w.pid for w in _live}
-        adopted: list[psutil.Process] = []
-        for child in children(pid):
-            if child not in workers:
-                with contextlib.suppress(psutil.Error):
-                    # Asked once the pid is held (psutil then signals only that process):
-                    # a child that ended since the list was read may have lent its pid.
-                    proc = psutil.Process(child)
-                    if proc.ppid() == pid:
-                        adopted.append(proc)
-        doomed: list[psutil.Process] = []
-        for orphan in adopted:
-            with contextlib.suppress(psutil.Error):
-                doomed += [orphan, *orphan.children(recursive=True)]
+        adopted = [p for p in held_children(pid) if p.pid not in workers]
+        doomed = [p for orphan in adopted for p in (orphan, *descendants(orphan.pid))]
         for proc in doomed:
             with contextlib.suppress(psutil.Error):
                 proc.kill()

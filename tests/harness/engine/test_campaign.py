@@ -129,7 +129,7 @@ def test_drain_takes_everything_waiting_and_waits_only_for_the_first() -> None:
     for n in (1, 2, 3):
         items.put(n)
     assert campaign.drain(items, timeout=0.01) == [1, 2, 3]
-    # One put from another thread while drain waits: it is taken as soon as it lands.
+    # A put from another thread, landing before or during the wait: taken either way.
     ready = threading.Event()
 
     def later() -> None:

@@ -10,9 +10,14 @@ from pathlib import Path
 
 import psutil
 
-from killpoint.workers.children import children
+from killpoint.workers.children import children, descendants, held_children
 
 SLEEPER = [sys.executable, "-c", "import sys; sys.stdin.read()"]
+# Starts a sleeper of its own, says so on stdout, then waits for it.
+PARENT = (
+    "import subprocess, sys; child = subprocess.Popen(sys.argv[1:]); "
+    "print(child.pid, flush=True); child.wait()"
+)
 
 
 def _sleeper() -> subprocess.Popen[bytes]:
@@ -39,14 +44,16 @@ def test_lists_the_children_of_every_thread_and_only_those() -> None:
     thread.start()
     forked.wait()
     nested = subprocess.Popen(
-        [sys.executable, "-c", "import subprocess, sys; subprocess.run(sys.argv[1:])", *SLEEPER],
-        stdin=subprocess.PIPE,
+        [sys.executable, "-c", PARENT, *SLEEPER], stdin=subprocess.PIPE, stdout=subprocess.PIPE
     )
+    assert nested.stdout is not None
+    grandchild = int(nested.stdout.readline())
     try:
         found = children(os.getpid())
         assert main.pid in found
         assert started[0].pid in found
         assert nested.pid in found
+        assert grandchild not in found
         assert sorted(found) == sorted(p.pid for p in psutil.Process().children())
     finally:
         checked.set()
@@ -70,3 +77,19 @@ def test_without_the_kernels_lists_it_scans(tmp_path: Path) -> None:
         assert proc.pid in children(os.getpid(), proc=tmp_path)
     finally:
         _end(proc)
+
+
+def test_descendants_are_every_process_below_parents_first() -> None:
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT, *SLEEPER], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    try:
+        assert parent.stdout is not None
+        grandchild = int(parent.stdout.readline())  # started once this line is read
+        below = [p.pid for p in descendants(os.getpid())]
+        assert below.index(parent.pid) < below.index(grandchild)
+        assert [p.pid for p in held_children(parent.pid)] == [grandchild]
+        assert [p.pid for p in descendants(parent.pid)] == [grandchild]
+    finally:
+        _end(parent)
+    assert descendants(parent.pid) == []
