@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from killpoint.cli.main import build_parser
+from killpoint.engine.option_table import PYTEST, on
 from killpoint.plugin.corpus_items import OPTIONS as CORPUS_OPTIONS
 from killpoint.plugin.keys import MATRIX_MARKER
-from killpoint.plugin.settings import OPTIONS
 
 REPO = Path(__file__).resolve().parents[1]
 PAGES = ("README.md", "docs/plugin.md")
@@ -48,7 +48,7 @@ def test_each_command_names_what_exists(page: str, command: str) -> None:
         except SystemExit:
             pytest.fail(f"{page}: `{command}` is refused by killpoint's parser")
     elif words[0] == "pytest":
-        known = {option for option, *_ in OPTIONS} | set(CORPUS_OPTIONS)
+        known = {o.pytest_flag for o in on(PYTEST)} | set(CORPUS_OPTIONS)
         for word in words[1:]:
             if word.startswith("--crash-"):
                 assert word.partition("=")[0] in known, f"{page}: {word} in `{command}`"

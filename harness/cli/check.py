@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
             modes=(args.mode,) if args.mode else None,
             store=args.store,
             timeout=args.timeout,
-            work_parent=args.work_dir,
+            work_dir=args.work_dir,
         )
         config.check()
         adapter = runtime_adapter(config.runtime)

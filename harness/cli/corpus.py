@@ -41,7 +41,7 @@ def _config(args: argparse.Namespace, runtime: str, scenarios: str | None) -> An
         seed=args.seed,
         workers=args.workers,
         timeout=args.timeout,
-        work_parent=args.work_dir,
+        work_dir=args.work_dir,
         keep="none",
         store=args.store or "sqlite",
     )

@@ -6,9 +6,8 @@ from killpoint.adapters.registry import load_adapter
 from killpoint.cli import output as cli_output
 from killpoint.cli import verbosity
 from killpoint.engine.campaign import CampaignConfig, ConfigError
-from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.engine import SESSION_ID, Engine
-from killpoint.engine.options import OptionError
+from killpoint.engine.options import EngineConfig, OptionError
 from killpoint.redaction import redact
 from killpoint.report.text import visible
 from killpoint.values.cell import Cell

@@ -26,11 +26,9 @@ from killpoint.cli import merge as cli_merge
 from killpoint.cli import output as cli_output
 from killpoint.cli import replay as cli_replay
 from killpoint.cli.exit_codes import EXIT_USAGE, interrupted_status
+from killpoint.engine.option_table import option
 
-WORK_DIR_HELP = (
-    "where to make this run's folder for the cells' stores, ledgers and logs "
-    "(default: /dev/shm, or TMPDIR when set or /dev/shm is small)"
-)
+WORK_DIR_HELP = option("work_dir").described()
 
 
 class Stopped(KeyboardInterrupt):
@@ -68,9 +66,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
-    from killpoint.engine.cell_host import EngineConfig
     from killpoint.engine.engine import Engine
-    from killpoint.engine.options import CampaignConfig, ConfigError, OptionError
+    from killpoint.engine.options import CampaignConfig, ConfigError, EngineConfig, OptionError
     from killpoint.engine.search import database_at, search
     from killpoint.report.targets import TargetError
 
@@ -211,7 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("scenarios", help="list the built-in scenarios, one line each")
     p.set_defaults(func=_cmd_scenarios)
 
-    cli_matrix.add_parser(sub, WORK_DIR_HELP, _positive_int)
+    cli_matrix.add_parser(sub)
     cli_replay.add_parser(sub, WORK_DIR_HELP)
     cli_check.add_parser(sub, WORK_DIR_HELP)
     cli_corpus.add_parser(sub, WORK_DIR_HELP)

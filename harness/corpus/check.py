@@ -24,8 +24,8 @@ from killpoint.adapters.blame import AdapterFault, charged, checked, checked_pro
 from killpoint.corpus import groups, snapshot
 from killpoint.corpus import manifest as mf
 from killpoint.corpus.manifest import CorpusError
-from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.engine import SESSION_ID, Engine
+from killpoint.engine.options import EngineConfig
 from killpoint.judge.baseline import Baseline, durable_results, effects
 from killpoint.judge.oracle import Sides, comparable, compare_sessions
 from killpoint.scenarios import ledger as ledger_mod

@@ -29,10 +29,11 @@ from typing import Any
 
 from killpoint import kinds
 from killpoint.adapters.blame import AdapterFault, charged, checked_problems
-from killpoint.engine.cell_host import EngineConfig, Row
+from killpoint.engine.cell_host import Row
 from killpoint.engine.cell_run import log_tail
 from killpoint.engine.deadline import Caller, Overdue
 from killpoint.engine.engine import SESSION_ID, Engine
+from killpoint.engine.options import EngineConfig
 from killpoint.judge import contract
 from killpoint.judge.baseline import Baseline, effects
 from killpoint.judge.mode_check import check_mode, mid_run_checkpoints

@@ -18,9 +18,10 @@ from killpoint.adapters.blame import AdapterFault, charged, checked_session
 from killpoint.adapters.factory import agent_adapter
 from killpoint.adapters.protocol import RuntimeAdapter
 from killpoint.adapters.registry import load_adapter
-from killpoint.engine.cell_host import EngineConfig, Row
+from killpoint.engine.cell_host import Row
 from killpoint.engine.cell_run import CellRun, log_tail
 from killpoint.engine.deadline import Caller, Overdue
+from killpoint.engine.options import EngineConfig
 from killpoint.engine.row_trace import Trace, trace_row
 from killpoint.engine.slots import Slots
 from killpoint.engine.state_copy import Copy

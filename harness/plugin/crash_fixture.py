@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from killpoint.engine.options import split_list
+from killpoint.engine import option_table as table
+from killpoint.engine.option_values import split_list
 from killpoint.plugin.failure_messages import finding_lines
 from killpoint.plugin.keys import MARKER, RESULTS_KEY, SESSION_KEY
 
@@ -23,7 +24,9 @@ if TYPE_CHECKING:
     from killpoint.engine.campaign import CampaignConfig
     from killpoint.values.cell import CellResult
 
-_CHECK_KEYS = ("modes", "points", "depth", "store", "keep", "timeout", "seed", "scenarios")
+# The keywords check() and run() take beside `runtime` and `scenario`: every option the
+# table gives this front.
+CHECK_KEYS = tuple(o.name for o in table.on(table.CHECK) if o.name != "runtime")
 
 
 @dataclass
@@ -201,13 +204,17 @@ class Crash:
             merged["runtime"] = runtime
         if scenario is not None:
             merged["scenario"] = scenario
-        unknown = sorted(set(merged) - {"runtime", "scenario", *_CHECK_KEYS})
+        unknown = sorted(set(merged) - {"runtime", "scenario", *CHECK_KEYS})
         if unknown:
             raise ConfigError(
                 f"killpoint: crash.check got unknown option(s) {', '.join(unknown)}; "
-                f"choose from runtime, scenario, {', '.join(_CHECK_KEYS)}"
+                f"choose from runtime, scenario, {', '.join(CHECK_KEYS)}"
             )
-        overrides: dict[str, Any] = {}
+        overrides: dict[str, Any] = {
+            # This process's share of the cores (the table says why no front sets it).
+            "workers": self.state.parallel(),
+            **{k: v for k, v in merged.items() if k in CHECK_KEYS},
+        }
         if "runtime" in merged:
             overrides["runtime"] = self._reference(merged["runtime"], "runtime")
         names: list[Any] = []
@@ -218,14 +225,10 @@ class Crash:
             names += split_list(given) if isinstance(given, str) else list(given)
         if names:
             overrides["scenarios"] = tuple(self._reference(n, "scenario") for n in names)
-        for key in ("modes", "points", "depth", "keep", "timeout", "seed"):
-            if key in merged:
-                overrides[key] = merged[key]
-        store = merged.get("store")
-        overrides["store"] = self.state.store_url() if store is None else store
+        if merged.get("store") is None:
+            overrides["store"] = self.state.store_url()
         self._runs += 1
         overrides["work_root"] = self.tmp_path / f"killpoint-{self._runs}"
-        overrides["workers"] = self.state.parallel()
         return self.state.campaign_config(**overrides)
 
     def _reference(self, obj: Any, kind: str) -> str:
@@ -247,4 +250,4 @@ class Crash:
         )
 
 
-__all__ = ["Crash", "CrashResults"]
+__all__ = ["CHECK_KEYS", "Crash", "CrashResults"]

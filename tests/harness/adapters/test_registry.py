@@ -59,9 +59,9 @@ def test_the_help_texts_name_every_builtin() -> None:
         text = " ".join(out.stdout.split())
         for name in registry.BUILTINS:
             assert name in text, (argv, name)
-    from killpoint.plugin.settings import OPTIONS
+    from killpoint.engine.option_table import PYTEST, option
 
-    runtime_help = next(h for option, *_, h in OPTIONS if option == "--crash-runtime")
+    runtime_help = option("runtime").described(PYTEST)
     assert all(name in runtime_help for name in registry.BUILTINS)
 
 

@@ -15,7 +15,7 @@ from killpoint.engine.options import OptionError
 
 def parse(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
-    cli_matrix.add_parser(parser.add_subparsers(dest="command"), "work dir", int)
+    cli_matrix.add_parser(parser.add_subparsers(dest="command"))
     return parser.parse_args(["matrix", *argv])
 
 

@@ -139,3 +139,20 @@ class TestTheMatrixReadsIt:
         assert [c["id"] for c in cells] == [
             "reference/research/tool-batch/sqlite/after-checkpoint:2"
         ]
+
+    def test_the_file_sets_how_cells_are_killed(self, tmp_path: Path) -> None:
+        """One run of the front: [tool.killpoint] takes every option the table gives it,
+        kills, cut, fs-ops and model-behaviour included; with kills = 'real' no cell
+        resumes from a traced copy (two kill cells of a row would, by default)."""
+        project(
+            tmp_path,
+            "[tool.killpoint]\nscenarios = 'research'\nmodes = 'tool-batch'\n"
+            "points = 'after-checkpoint:1,after-checkpoint:2'\nkills = 'real'\ncut = 'torn-seq'\n"
+            "fs-ops = 2\nmodel-behaviour = 'respell'\njson = 'm.json'\nreport = 'm.html'\n",
+        )
+        result = killpoint(tmp_path, "matrix", "--quiet")
+        assert result.returncode == 0, result.stderr
+        cells = json.loads((tmp_path / "m.json").read_text())["cells"]
+        assert len(cells) == 2
+        for cell in cells:
+            assert not any("traced worker (pid" in text for _, text, *_ in cell["timeline"])

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from killpoint.engine.campaign import Campaign, CampaignConfig
-from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.cell_run import CellRun
 from killpoint.engine.engine import Engine
+from killpoint.engine.options import EngineConfig
 from killpoint.engine.state_copy import Copy
 from killpoint.values.cell import Cell
 from killpoint.values.points import CrashPoint

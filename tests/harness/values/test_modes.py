@@ -10,8 +10,8 @@ import pytest
 from killpoint.adapters.protocol import AdapterError
 from killpoint.adapters.reference import ReferenceAdapter
 from killpoint.adapters.registry import check_declarations, load_adapter
-from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.engine import Engine
+from killpoint.engine.options import EngineConfig
 from killpoint.values.modes import FLAGS, REFERENCE_MODES, Mode, runnable
 
 
