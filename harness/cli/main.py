@@ -227,11 +227,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runtime", default="reference", help=RUNTIME_HELP)
     p.add_argument("--scenario", default="research")
     p.add_argument("--mode", default="tool-batch", help="a checkpoint mode of the runtime")
-    p.add_argument("--store", default="sqlite")
+    p.add_argument("--store", help=option("store").described())
     p.add_argument("--depth", type=_positive_int, default=2, help="most crashes per schedule")
     p.add_argument("--max-examples", type=_positive_int, default=30)
     p.add_argument("--seed", default="0")
-    p.add_argument("--timeout", default="30")
+    p.add_argument("--timeout", help=option("timeout").described())
     search_report.add_options(p)
     p.set_defaults(func=_cmd_search)
 
