@@ -9,7 +9,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -19,10 +19,13 @@ from killpoint.engine.cell_log import CellLog, heads, select
 from killpoint.engine.engine import Engine, Interrupted
 from killpoint.engine.heap_trim import HeapTrimmer
 from killpoint.engine.options import CampaignConfig, ConfigError, OptionError, default_workers
+from killpoint.engine.priority_pool import PriorityPool
 from killpoint.engine.row_trace import Trace, copyable
+from killpoint.engine.run_order import Key, RunOrder
 from killpoint.engine.signal_hold import SignalHold
 from killpoint.engine.slots import Slots
 from killpoint.engine.state_copy import Copy
+from killpoint.engine.stop_rule import Stopped, StopRule, coverage
 from killpoint.judge.baseline import Baseline
 from killpoint.judge.groups import Accepted, Group, apply_accepted, group_findings, row_groups
 from killpoint.values.cell import Cell, CellResult
@@ -63,6 +66,9 @@ class CampaignResult:
     # order; None: the campaign stopped before the row's cells were planned (its baseline
     # had not finished). What the reports tell "not run" from "not applicable" by.
     plan: dict[tuple[str, str, str, str], list[str] | None] = field(default_factory=dict)
+
+    # Stopped before its plan was done (--fail-fast, --budget): why, and what it covered.
+    stopped: Stopped | None = None
 
     accepted: dict[str, Accepted] = field(default_factory=dict)  # --accept
     # Stores that could not be dropped, even when retried at the end (StoreLeftover.to_json).
@@ -136,7 +142,9 @@ class Recorder(Protocol):
 
 class Campaign:
     """One campaign. `accepted`: finding groups that do not fail it; `cells`: only these
-    cell ids (a rerun of failed cells), else every cell the configuration plans."""
+    cell ids (a rerun of failed cells), else every cell the configuration plans; `failed`:
+    ids of cells that failed before (the last report's), which run early
+    (killpoint.engine.run_order)."""
 
     def __init__(
         self,
@@ -144,6 +152,7 @@ class Campaign:
         *,
         accepted: dict[str, Accepted] | None = None,
         cells: list[str] | None = None,
+        failed: Iterable[str] = (),
     ) -> None:
         self.config = config
         self.accepted = accepted or {}
@@ -153,6 +162,7 @@ class Campaign:
             # Known up front (a rerun): the rows no cell of this shard is in are never run.
             self.only = [c for c in self.only if config.shard.owns(c.id)]
         self.seed = config.seed if config.seed is not None else secrets.randbelow(2**31)
+        self.order = RunOrder(self.seed, frozenset(failed), config.order)
         self.engine = Engine(config.engine_config())
         self.store_kind = self.engine.stores.kind
         self.point_skips: list[Skipped] = []  # explicit points a row's baseline lacks
@@ -176,9 +186,17 @@ class Campaign:
 
     def cells_for(self, base: Baseline) -> list[Cell]:
         """The cells of the row this campaign runs: its shard's only, when sharded."""
+        return self.ordered_cells(base)[0]
+
+    def ordered_cells(self, base: Baseline, row: int = 0) -> tuple[list[Cell], dict[str, Key]]:
+        """The row's cells this campaign runs (its shard's, when sharded), and the key of
+        each in the order cells run in. The keys are of the whole row's cells, so that a
+        shard runs its cells in the order the whole campaign would; `row`: the row's place
+        in the plan."""
         cells = self._row_cells(base)
+        keys = self.order.keys(cells, row)
         shard = self.config.shard
-        return cells if shard is None else [c for c in cells if shard.owns(c.id)]
+        return (cells if shard is None else [c for c in cells if shard.owns(c.id)]), keys
 
     def _row_cells(self, base: Baseline) -> list[Cell]:
         row = (base.runtime, base.scenario, base.mode, base.store)
@@ -264,19 +282,23 @@ class Campaign:
         recorder: Recorder | None = None,
         hold: SignalHold | None = None,
     ) -> CampaignResult:
-        """Run every cell. `recorder` is told the plan and each finished cell as it is
-        recorded (a journal); `hold` is engaged from the first interrupt, or the last
-        cell's end, and left engaged: the caller releases it once the reports are
-        written, so that no signal cuts them off half-way."""
+        """Run every cell, the most informative first (killpoint.engine.run_order), each
+        row's as soon as its own baseline is done. `recorder` is told the plan and each
+        finished cell as it is recorded (a journal); `hold` is engaged from the first
+        interrupt, or the last cell's end, and left engaged: the caller releases it once
+        the reports are written, so that no signal cuts them off half-way. With
+        --fail-fast or --budget the campaign may stop early (`result.stopped`)."""
         t0 = time.monotonic()
         own_hold = hold is None
         hold = hold if hold is not None else SignalHold()
         cells_done = CellLog()
         result = CampaignResult(self.config, self.seed, cells_done, accepted=self.accepted)
+        stop = StopRule(budget=self.config.budget, fail_fast=self.config.fail_fast, started=t0)
         # `workers` cells at work at once; the pool's further threads take a slot that a
-        # cell lends while it waits on the clock (killpoint.engine.slots).
+        # cell lends while it waits on the clock (killpoint.engine.slots). The pool runs
+        # the queued job of the smallest key first: baselines, then cells in their order.
         slots = self.engine.slots = Slots(self.config.workers, self.engine.stopping)
-        pool = ThreadPoolExecutor(max_workers=slots.threads, thread_name_prefix="cell")
+        pool = PriorityPool(slots.threads, thread_name_prefix="cell")
         # Each cell's thread records its own result: an interrupt is raised in the main
         # thread only, so between a cell's end and its record there is no moment where
         # it could be lost (or counted twice). The main thread only reports progress.
@@ -285,6 +307,16 @@ class Campaign:
         news: queue.SimpleQueue[CellResult] = queue.SimpleQueue()
         futures: list[Future[Any]] = []
 
+        def record(r: CellResult) -> None:
+            with recorded:
+                if closed:
+                    return
+                cells_done.append(r)
+                if recorder is not None:
+                    recorder.finished(r)
+            stop.after(r)
+            news.put(r)
+
         def run_one(cell: Cell, copy: Copy | None = None, note: str | None = None) -> None:
             try:
                 r = slots.working(self.engine.run_cell)(cell, copy, note)
@@ -292,21 +324,7 @@ class Campaign:
                 if copy is not None:
                     copy.done_with(self.engine)
             apply_accepted([r], self.accepted)
-            with recorded:
-                if closed:
-                    return
-                cells_done.append(r)
-                if recorder is not None:
-                    recorder.finished(r)
-            news.put(r)
-
-        def without_thread(cell: Cell) -> None:
-            r = no_thread_result(cell)
-            with recorded:
-                cells_done.append(r)
-                if recorder is not None:
-                    recorder.finished(r)
-            news.put(r)
+            record(r)
 
         def report_news() -> None:
             while True:
@@ -315,86 +333,99 @@ class Campaign:
                 except queue.Empty:
                     return
 
+        # Cells and traces started from other threads (a row's baseline, a row's trace)
+        # as they become ready: merged into `pending` by this thread (only it waits on it).
+        spawned: queue.SimpleQueue[Future[Any]] = queue.SimpleQueue()
+
+        def start(c: Cell, key: Key, copy: Copy | None = None, note: str | None = None) -> None:
+            f = submit(pool, run_one, c, copy, note, key=key)
+            if f.cancelled():  # no thread to run it: the cell is killpoint's failure
+                if copy is not None:
+                    copy.done_with(self.engine)
+                record(no_thread_result(c))
+            else:
+                futures.append(f)
+                spawned.put(f)
+
+        def trace(base: Baseline, fast: list[Cell], keys: dict[str, Key]) -> None:
+            """The row's traced worker, then its cells: each from its point's copy, or,
+            where the trace did not reach that point, with a kill of its own. None starts
+            before the trace has ended and its worker is dead: a runtime that asks whether
+            the process holding a run's lease is alive (the reference runtime does) must
+            find it dead, as after a kill."""
+            try:
+                trace = self.engine.trace(base, [c.schedule.first for c in fast])
+            except Interrupted:
+                raise
+            except Exception as exc:  # killpoint's own failure: the cells run for real
+                trace = Trace(stopped=f"the trace failed: {type(exc).__name__}: {exc}")
+            chosen = [(c, trace.copies.get(c.schedule.first)) for c in fast]
+            for _, copy in chosen:
+                if copy is not None:
+                    copy.users += 1  # all counted before any cell can end
+            for copy in {id(c): c for c in trace.copies.values()}.values():
+                if copy.users == 0:
+                    copy.done_with(self.engine)
+            for c, copy in chosen:
+                why = trace.missed.get(c.schedule.first, trace.stopped)
+                note = (
+                    f"its row's traced worker did not reach this point ({why}): a worker "
+                    "of its own is killed"
+                )
+                start(c, keys[c.id], copy, None if copy else note)
+
+        def schedule(base: Baseline, row_cells: list[Cell], keys: dict[str, Key]) -> None:
+            """A row's cells, into the pool as their baseline is done: the rows' traced
+            workers as early as their first cell, so that their cells can follow them
+            while the cells that need a worker of their own run."""
+            fast = [c for c in row_cells if self._traced(base, c)]
+            plain = row_cells
+            if len(fast) >= 2:  # one cell: its own kill costs what a trace would
+                key = min(keys[c.id] for c in fast)
+                f = submit(pool, slots.working(trace), base, fast, keys, key=key)
+                if not f.cancelled():
+                    futures.append(f)
+                    spawned.put(f)
+                    plain = [c for c in row_cells if c not in fast]
+            for c in plain:
+                start(c, keys[c.id])
+
+        planned_rows: dict[int, tuple[Baseline, list[Cell]]] = {}
+
+        def baseline(n: int, row: tuple[str, str, str, str]) -> Baseline:
+            """The row's baseline; then, no other row waited for, its cells are planned
+            and started."""
+            base: Baseline = slots.working(self.engine.baseline)(row)
+            row_cells, keys = self.ordered_cells(base, n)
+            with recorded:
+                planned_rows[n] = (base, row_cells)
+            if not self.engine.stopping.is_set():
+                schedule(base, row_cells, keys)
+            return base
+
+        rows: list[tuple[str, str, str, str]] = []
+        announced = False
+
+        def announce() -> None:
+            """Every baseline is done: the plan is whole, and said."""
+            nonlocal announced
+            announced = True
+            settle_plan(result, rows, planned_rows, self.point_skips + self.skipped_points)
+            if recorder is not None:
+                recorder.planned(result)
+            on_planned(result.planned)
+
+        pending: set[Future[Any]] = set()
         try:
             rows, result.skipped = self.rows()
             result.plan = dict.fromkeys(rows)
-            futures += [
-                submit(pool, slots.working(self.engine.baseline), r, inline=True) for r in rows
+            # Before any cell: a baseline plans its row (its key goes before every cell's).
+            bases = [
+                submit(pool, baseline, n, r, inline=True, key=(-1, n, 0))
+                for n, r in enumerate(rows)
             ]
-            baselines = [f.result() for f in futures]
-            result.baselines = baselines
-            by_row = [(b, self.cells_for(b)) for b in baselines]
-            cells = [c for _, row_cells in by_row for c in row_cells]
-            plan: dict[tuple[str, str, str, str], list[str]] = {row: [] for row in rows}
-            for c in cells:
-                plan.setdefault(c.row, []).append(str(c.schedule))
-            result.plan = dict(plan)
-            result.skipped += self.point_skips
-            result.skipped += self.skipped_points
-            result.planned = len(cells)
-            if recorder is not None:
-                recorder.planned(result)
-            on_planned(len(cells))
-            pending: set[Future[Any]] = set()
-            # Cells a row's trace starts from its thread as each copy is taken: merged into
-            # `pending` here (only this thread waits on it).
-            spawned: queue.SimpleQueue[Future[Any]] = queue.SimpleQueue()
-
-            def start(c: Cell, copy: Copy | None = None, note: str | None = None) -> None:
-                f = submit(pool, run_one, c, copy, note)
-                if f.cancelled():  # no thread to run it: the cell is killpoint's failure
-                    if copy is not None:
-                        copy.done_with(self.engine)
-                    without_thread(c)
-                else:
-                    futures.append(f)
-                    spawned.put(f)
-
-            def trace(base: Baseline, fast: list[Cell]) -> None:
-                """The row's traced worker, then its cells: each from its point's copy, or,
-                where the trace did not reach that point, with a kill of its own. None
-                starts before the trace has ended and its worker is dead: a runtime that
-                asks whether the process holding a run's lease is alive (the reference
-                runtime does) must find it dead, as after a kill."""
-                try:
-                    trace = self.engine.trace(base, [c.schedule.first for c in fast])
-                except Interrupted:
-                    raise
-                except Exception as exc:  # killpoint's own failure: the cells run for real
-                    trace = Trace(stopped=f"the trace failed: {type(exc).__name__}: {exc}")
-                chosen = [(c, trace.copies.get(c.schedule.first)) for c in fast]
-                for _, copy in chosen:
-                    if copy is not None:
-                        copy.users += 1  # all counted before any cell can end
-                for copy in {id(c): c for c in trace.copies.values()}.values():
-                    if copy.users == 0:
-                        copy.done_with(self.engine)
-                for c, copy in chosen:
-                    why = trace.missed.get(c.schedule.first, trace.stopped)
-                    note = (
-                        f"its row's traced worker did not reach this point ({why}): a worker "
-                        "of its own is killed"
-                    )
-                    start(c, copy, None if copy else note)
-
-            # The rows' traced workers first, so that their cells can follow them while
-            # the cells that need a worker of their own run.
-            plain: list[Cell] = []
-            for base, row_cells in by_row:
-                fast = [c for c in row_cells if self._traced(base, c)]
-                if len(fast) < 2:  # one cell: its own kill costs what a trace would
-                    plain += row_cells
-                    continue
-                f = submit(pool, slots.working(trace), base, fast)
-                plain += [c for c in row_cells if c not in fast]
-                if f.cancelled():
-                    plain += fast
-                else:
-                    pending.add(f)
-                    futures.append(f)
-            for c in plain:
-                start(c)
-
+            futures += bases
+            pending.update(bases)
             # Each future tells this thread when it is done: waiting on the whole pending
             # set instead (concurrent.futures.wait) locks and unlocks every future in it at
             # each cell's end, which over a matrix's thousands of cells costs the engine
@@ -410,34 +441,34 @@ class Campaign:
                     pending.add(f)
                     f.add_done_callback(finished.put)  # at once if it is done already
 
-            for f in pending:
+            for f in bases:
                 f.add_done_callback(finished.put)
-            merge()
             while pending:
-                for f in drain(finished, timeout=0.5):
+                left = stop.left()
+                wait_at_most = 0.5 if left is None else max(0.0, min(0.5, left))
+                for f in drain(finished, timeout=wait_at_most):
                     pending.discard(f)
+                    if f in bases:
+                        f.result()  # a baseline that raised ends the campaign, as before
+                        continue
                     with contextlib.suppress(Interrupted):
                         f.result()
                 merge()
-                report_news()
+                if not announced and all(b.done() for b in bases):
+                    announce()
+                if announced:
+                    report_news()
+                if stop.due():
+                    break
                 self.trimmer.maybe_trim()
+            if stop.reason is not None:
+                self.halt(futures, hold)
             hold.engage()
         except KeyboardInterrupt as exc:
             hold.engage()
             result.interrupted = True
             result.signal = getattr(exc, "signum", None)
-            self.engine.stopping.set()
-            kill_all()
-            for f in futures:
-                f.cancel()  # queued: never starts
-            # The cells in flight end as their workers die (none is a result); a second
-            # signal gives them up at once.
-            running = [f for f in futures if not f.done()]
-            while running and not hold.received:
-                _, undone = wait(running, timeout=0.05)
-                running = list(undone)
-                kill_all()
-            if running:
+            if self.halt(futures, hold):
                 with recorded:
                     closed = True
         finally:
@@ -446,12 +477,57 @@ class Campaign:
             # kept or removed goes now.
             self.engine.sweep()
             result.leftover_stores = [x.to_json() for x in self.engine.retry_leftovers()]
-        report_news()
+        if not announced:  # stopped during the baselines: the rows planned so far
+            settle_plan(result, rows, planned_rows, self.point_skips + self.skipped_points)
+        else:
+            report_news()
         cells_done.sort(key=cell_order)
         result.seconds = time.monotonic() - t0
+        if stop.reason is not None and not result.interrupted:
+            result.stopped = Stopped(
+                stop.reason,
+                stop.fired_at or result.seconds,
+                stop.budget,
+                coverage(result.plan, cells_done.heads()),
+            )
         if own_hold:
             hold.release()  # nobody else writes a report of this run: signals are live again
         return result
+
+    def halt(self, futures: list[Future[Any]], hold: SignalHold) -> bool:
+        """Stop every cell: none queued starts, the workers of those at work are killed
+        and they end (none is a result). A second signal gives them up at once: True
+        when some were given up."""
+        self.engine.stopping.set()
+        kill_all()
+        for f in futures:
+            f.cancel()  # queued: never starts
+        running = [f for f in futures if not f.done()]
+        while running and not hold.received:
+            _, undone = wait(running, timeout=0.05)
+            running = list(undone)
+            kill_all()
+        return bool(running)
+
+
+def settle_plan(
+    result: CampaignResult,
+    rows: list[tuple[str, str, str, str]],
+    planned: dict[int, tuple[Baseline, list[Cell]]],
+    skips: list[Skipped],
+) -> None:
+    """The plan as the rows planned so far make it, in the rows' order whichever baseline
+    finished first: their baselines, the schedules of their cells, what was skipped."""
+    done = sorted(planned)
+    result.baselines = [planned[n][0] for n in done]
+    for n in done:
+        result.plan[rows[n]] = [str(c.schedule) for c in planned[n][1]]
+    result.planned = sum(len(planned[n][1]) for n in done)
+    place = {row[:3]: n for n, row in enumerate(rows)}
+    # Stable: a row's own skips stay in the order its thread found them.
+    result.skipped += sorted(
+        skips, key=lambda s: place.get((s.runtime, s.scenario, s.mode), len(rows))
+    )
 
 
 NO_THREAD = "can't start new thread"
@@ -471,7 +547,11 @@ def drain(items: queue.SimpleQueue[T], timeout: float) -> list[T]:
 
 
 def submit(
-    pool: ThreadPoolExecutor, fn: Callable[..., Any], *args: Any, inline: bool = False
+    pool: PriorityPool,
+    fn: Callable[..., Any],
+    *args: Any,
+    inline: bool = False,
+    key: Key = (0, 0, 0),
 ) -> Future[Any]:
     """pool.submit, when the pool's next thread may not start (RuntimeError: can't start
     new thread, under `ulimit -v` or `-u`). The pool queues the work before it starts a
@@ -488,7 +568,7 @@ def submit(
             mine.set_exception(exc)
 
     try:
-        pool.submit(job)
+        pool.submit(job, key=key)
     except RuntimeError as exc:
         if NO_THREAD not in str(exc):
             raise

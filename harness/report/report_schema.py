@@ -46,6 +46,7 @@ TOP: dict[str, Spec] = {
     "merged_from": LIST,
     "rerun_of": (dict, type(None)),
     "search": (dict, type(None)),
+    "stopped": (dict, type(None)),
 }
 # `shard`: which shard of a campaign the report holds (killpoint.values.shard).
 SHARD: dict[str, Spec] = {"index": WHOLE, "count": WHOLE}
