@@ -25,7 +25,6 @@ import argparse
 import tempfile
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from killpoint.engine.campaign import Campaign, CampaignConfig, CampaignResult

@@ -17,5 +17,5 @@ def test_it_times_the_first_unexpected_cell_in_both_orders_and_under_a_budget() 
     old, new, share, budget = line.split()[1:]
     assert float(old) > 0 and float(new) > 0  # each order found it, and says when
     assert share.endswith("%")
-    assert "caught" == budget
+    assert budget == "caught"
     assert "first (new order): tests.harness.broken_runtimes:early_checkpoint/" in out
