@@ -59,7 +59,7 @@ class Journal:
         self._line({"plan": plan(result, self._store), "planned": result.planned})
 
     def finished(self, cell: CellResult) -> None:
-        self._line({"cell": cell.to_json(), "t": round(time.monotonic() - self._t0, 3)})
+        self._line({"cell": cell.json_view(), "t": round(time.monotonic() - self._t0, 3)})
 
     def ended(self, result: CampaignResult) -> None:
         self._line(
