@@ -4,8 +4,9 @@ Names (built and parsed here, nowhere else):
   run:{i}:start                run i of the session begins (1-based)
   run:{i}:resume               run i is continued after a crash
   model:{turn}:received        the scripted model got the request for model turn `turn`
-  model:{turn}:chunk:{n}       its streamed reply has sent chunk n, not yet chunk n+1 (only
-                               chunk 1 is traced; later chunks pass only when armed)
+  model:{turn}:chunk:{n}       its streamed reply is about to send chunk n: n-1 are sent (the
+                               first and last chunks are traced; the others pass only when
+                               armed)
   tool:{name}:{sig}:started    a tool call began (sig = call_signature of its arguments)
   tool:{name}:{sig}:finished   a tool call returned, before its result goes back to the runtime
   checkpoint:{n}:writing       (adapters) the n-th checkpoint's durable write is about to begin
@@ -56,7 +57,8 @@ def model_gate(turn: int) -> str:
 
 
 def chunk_gate(turn: int, n: int) -> str:
-    """`model:{turn}:chunk:{n}`: model turn `turn`'s streamed reply has sent chunk n."""
+    """`model:{turn}:chunk:{n}`: model turn `turn`'s streamed reply is about to send chunk
+    n (n-1 chunks are sent)."""
     return f"model:{turn}:chunk:{n}"
 
 

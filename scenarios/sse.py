@@ -1,11 +1,11 @@
-"""Server-sent events, and a response body sent chunk by chunk with a gate between chunks.
+"""Server-sent events, and a response body sent chunk by chunk with a gate before each chunk.
 
 A streamed reply is a list of events, each one chunk on the wire. The body passes the gate
-`model:{turn}:chunk:{n}` once chunk n has gone out and before chunk n+1 does, so the
-engine can hold a stream (or kill the worker) after any number of chunks: in the worker
-(the openai SDK through the HTTP mock: the client has read chunk n) and at the local
-address (chunk n is written and flushed to the socket) alike. A stream cut mid-way drops
-the connection after a chunk instead of sending the next one.
+`model:{turn}:chunk:{n}` before it sends chunk n, when n-1 chunks have gone out: in the
+worker (the openai SDK through the HTTP mock) the client has read them; at the local
+address they are written and flushed to the socket. So the engine can hold a stream, or
+kill the worker, after any number of chunks (arm chunk n+1 to hold it after n). A stream
+cut mid-way drops the connection after a chunk instead of sending the next one.
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ def event(data: Any, name: str | None = None) -> bytes:
 
 
 class Chunks(httpx.SyncByteStream, httpx.AsyncByteStream):
-    """A body sent one chunk at a time. With `turn`, chunk n is followed by the gate
-    `model:{turn}:chunk:{n}` (the first traced, later ones only when armed); with
+    """A body sent one chunk at a time. With `turn`, chunk n is preceded by the gate
+    `model:{turn}:chunk:{n}` (the first and the last traced, the others only when
+    armed); with
     `cut_after=n`, the connection drops right after chunk n."""
 
     def __init__(
@@ -41,12 +42,15 @@ class Chunks(httpx.SyncByteStream, httpx.AsyncByteStream):
         self.cut_after = cut_after
 
     def __iter__(self) -> Iterator[bytes]:
+        last = len(self.chunks)
         for n, chunk in enumerate(self.chunks, 1):
-            yield chunk
             if self.turn is not None:
-                # The first chunk of every stream is traced: a baseline shows which turns
-                # stream (the mid-stream points); later ones cost one lookup unless armed.
-                gates.hit(gates.chunk_gate(self.turn, n), trace=n == 1)
+                # Before chunk n, not after it: a client that stops reading at the stream's
+                # last event still passes the last gate. The first and the last are traced
+                # (a baseline shows which turns stream, and how long: the mid-stream
+                # points); the others cost one lookup unless armed.
+                gates.hit(gates.chunk_gate(self.turn, n), trace=n in (1, last))
+            yield chunk
             if n == self.cut_after:
                 raise httpx.RemoteProtocolError(CUT_MESSAGE)
 
