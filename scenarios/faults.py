@@ -49,7 +49,7 @@ class Fault:
     times: int = 1
     retry_after_ms: int = 1
     # At the local address: how long a `timeout` holds an unanswered request at most.
-    hold_seconds: float = 30.0
+    hold_seconds: float = 5.0
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:

@@ -9,13 +9,17 @@ finds it through the environment, as a runtime built for a real provider would:
   asked for);
 - `litellm_stream` / `litellm_whole`: LiteLLM's `acompletion`, streamed or not;
 - `anthropic_whole` / `anthropic_stream`: the anthropic SDK's Messages API;
-- `responses_stream`: the openai SDK's Responses API, streamed.
+- `responses_stream`: the openai SDK's Responses API, streamed;
+- `not_local` (broken): the plain httpx client without asking for the local address;
+- `hanging` (broken): lists the models (a request the scripted model does not serve),
+  then waits for ever.
 
 `--runtime tests.harness.chat_runtime:adapter` (and the others).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from pathlib import Path
@@ -127,6 +131,12 @@ class ChatAgent(Agent):
                 if response.status_code not in RETRYABLE:
                     break
             raise ModelFailed(f"after {attempts} attempt(s): {failure}")
+
+    async def _hang(self, messages: list[dict[str, Any]]) -> tuple[str | None, list[Any]]:
+        async with httpx.AsyncClient(timeout=30) as client:
+            await client.get(f"{os.environ['OPENAI_BASE_URL']}/models")
+        await asyncio.Event().wait()  # a client stuck on what it did not expect
+        raise AssertionError("unreachable")
 
     async def _openai_stream(self, messages: list[dict[str, Any]]) -> tuple[str | None, list[Any]]:
         import openai
@@ -278,3 +288,6 @@ litellm_whole = _variant("litellm-whole", "litellm")
 anthropic_whole = _variant("anthropic-whole", "anthropic")
 anthropic_stream = _variant("anthropic-stream", "anthropic")
 responses_stream = _variant("responses-stream")
+hanging = _variant("hang")
+not_local = _variant("httpx")
+not_local.local_model = False

@@ -19,6 +19,7 @@ import httpx
 import openai
 import pytest
 
+import killpoint
 from killpoint.scenarios import ScriptedModel
 from killpoint.scenarios.builtin import research
 from killpoint.scenarios.model import requests_seen
@@ -120,7 +121,7 @@ def test_any_process_is_served_through_the_environment(tmp_path: Path) -> None:
         """
     )
     with serve(ScriptedModel(research.script, tmp_path)) as server:
-        assert server.url == model_url() == os.environ[URL_VARIABLE]
+        assert server.url == killpoint.model_url() == os.environ[URL_VARIABLE]
         assert (f"{server.url}/v1", SCRIPTED_API_KEY) == (
             os.environ["OPENAI_BASE_URL"],
             os.environ["OPENAI_API_KEY"],

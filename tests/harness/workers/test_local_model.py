@@ -11,8 +11,12 @@ import pytest
 
 from killpoint.adapters.protocol import local_model
 from killpoint.engine.adapter_check import NAMES, PASS, engine_for, run_checks
+from killpoint.engine.cell_host import EngineConfig
+from killpoint.engine.engine import Engine
 from killpoint.engine.options import runtime_adapter
+from killpoint.values.cell import Cell
 from killpoint.values.modes import find
+from killpoint.values.points import CrashPoint
 from killpoint.values.scenario_refs import resolve_scenario
 
 pytestmark = pytest.mark.slow
@@ -28,13 +32,43 @@ def checks(runtime: str, tmp_path: Path) -> dict[str, tuple[str, str]]:
     return {c.name: (c.status, c.detail) for c in found}
 
 
-def test_plain_httpx_chat_completions_at_the_local_address_passes_check_adapter(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    ("name", "client"),
+    [("adapter", None), ("litellm_whole", "litellm"), ("anthropic_whole", "anthropic")],
+)
+def test_a_client_at_the_local_address_passes_check_adapter(
+    name: str, client: str | None, tmp_path: Path
 ) -> None:
-    """Chat Completions over plain httpx (which the HTTP mock in the worker does not see):
-    two baselines, the checkpoints, and a kill after checkpoint 1 resumed to the end."""
-    found = checks("tests.harness.chat_runtime:adapter", tmp_path)
+    """Chat Completions over plain httpx (which the HTTP mock in the worker does not see),
+    through LiteLLM, and the Anthropic Messages API through the anthropic SDK, none of
+    them streamed: two baselines, the checkpoints, and a kill after checkpoint 1 resumed
+    to the end."""
+    if client is not None:
+        pytest.importorskip(client)
+    found = checks(f"tests.harness.chat_runtime:{name}", tmp_path)
     assert {n: PASS for n in NAMES} == {n: s for n, (s, _) in found.items()}, found
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [("adapter", "model-500"), ("adapter", "model-timeout"), ("litellm_stream", "model-500")],
+)
+def test_model_faults_at_the_local_address_end_the_run_in_error_and_it_continues(
+    name: str, kind: str, tmp_path: Path
+) -> None:
+    """The fault kinds on a runtime served at the local address: the run ends ERROR (a 500
+    in Chat Completions' shape; a request held unanswered until the connection closes),
+    and a fresh worker continues it to the baseline's end."""
+    if "litellm" in name:
+        pytest.importorskip("litellm")
+    engine = Engine(EngineConfig(work_root=tmp_path, keep="none"))
+    row = (f"tests.harness.chat_runtime:{name}", "research", "every-batch", "sqlite")
+    result = engine.run_cell(Cell(*row, schedule=(CrashPoint(kind, 2),)))
+    engine.sweep()
+    texts = [event[1] for event in result.timeline]
+    assert ("ok", True) == (result.verdict, result.expected), result.detail
+    assert "acknowledged killpoint-session-run1 ERROR" in texts
+    assert texts.index("resumer done") > texts.index("acknowledged killpoint-session-run1 ERROR")
 
 
 def test_local_model_is_asked_for_only_by_true() -> None:
