@@ -162,20 +162,23 @@ class ScriptedModel:
         """Answer one request in its wire format (or 404 for one no format serves). A
         transport fault raises httpx's error (ReadTimeout, RemoteProtocolError)."""
         wire = format_for(request.method, request.url.path)
-        self._log_request(request, wire, via)
         if wire is None:
+            self._log_request(request, None, via)
             return openai_error(404, not_served(request.method, request.url.path))
-        response = self._answer(wire, request)
+        response = self._answer(wire, request, via)
         if self.record_traffic:
             stream = response.stream
             body = stream.joined() if isinstance(stream, Chunks) else response.content
             self.traffic.append((request.content.decode(), response.status_code, body.decode()))
         return response
 
-    def _answer(self, wire: WireFormat, request: httpx.Request) -> httpx.Response:
+    def _answer(self, wire: WireFormat, request: httpx.Request, via: str) -> httpx.Response:
         try:
             body = json.loads(request.content)
         except ValueError:
+            body = None
+        self._log_request(request, wire, via, stream=isinstance(body, dict) and body.get("stream"))
+        if body is None:
             return wire.error(
                 400, f"scripted model: request body is not JSON: {request.content[:200]!r}"
             )
@@ -293,18 +296,14 @@ class ScriptedModel:
             forgotten += 1
         return forgotten
 
-    def _log_request(self, request: httpx.Request, wire: WireFormat | None, via: str) -> None:
-        stream = False
-        if wire is not None and b'"stream"' in request.content:
-            try:
-                stream = bool(json.loads(request.content).get("stream"))
-            except (ValueError, AttributeError):
-                stream = False
+    def _log_request(
+        self, request: httpx.Request, wire: WireFormat | None, via: str, *, stream: Any = False
+    ) -> None:
         line = {
             "method": request.method,
             "path": request.url.path,
             "format": wire.name if wire is not None else None,
-            "stream": stream,
+            "stream": bool(stream),
             "pid": os.getpid(),
             "via": via,
         }
