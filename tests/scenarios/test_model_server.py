@@ -188,3 +188,57 @@ def test_stop_leaves_no_thread_and_no_listening_port(tmp_path: Path) -> None:
     port = int(server.url.rsplit(":", 1)[1])
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection(("127.0.0.1", port), timeout=5)
+
+
+@pytest.mark.parametrize("via", ["mock", "local"])
+def test_a_stream_is_held_after_n_chunks_and_goes_on_when_released(
+    via: str, tmp_path: Path
+) -> None:
+    """Arming model:1:chunk:3 holds the stream once two chunks are out: the client (the
+    openai SDK in this process, or plain httpx at the local address) reads two events and
+    no more until the gate is released; then the stream goes on to its end."""
+    from killpoint.scenarios import gates
+
+    held, release = threading.Event(), threading.Event()
+    announced: list[str] = []
+
+    def announce(name: str) -> None:
+        announced.append(name)
+        held.set()
+
+    gates.configure([gates.chunk_gate(1, 3)], announce=announce, wait=lambda _n: release.wait())
+    read: list[str] = []
+    progress = threading.Condition()
+    model = ScriptedModel(research.script, tmp_path)
+
+    def got(event: str) -> None:
+        with progress:
+            read.append(event)
+            progress.notify_all()
+
+    def client(url: str) -> None:
+        if via == "mock":
+            stream = openai.OpenAI(api_key="k", max_retries=0).chat.completions.create(
+                model="m", messages=USER, stream=True
+            )
+            for chunk in stream:
+                got(chunk.model_dump_json())
+        else:
+            body = {"model": "m", "messages": USER, "stream": True}
+            with httpx.stream("POST", f"{url}/v1/chat/completions", json=body) as response:
+                for line in response.iter_lines():
+                    if line.startswith("data:"):
+                        got(line)
+
+    with ModelServer(model) as server, model:
+        reader = threading.Thread(target=client, args=(server.url,))
+        reader.start()
+        assert held.wait(30)
+        with progress:  # the two chunks sent before the gate reach the client
+            assert progress.wait_for(lambda: len(read) >= 2, 30)
+            during = len(read)
+        release.set()
+        reader.join(30)
+    gates.disarm()
+    assert (["model:1:chunk:3"], 2) == (announced, during)
+    assert not reader.is_alive() and len(read) > 3

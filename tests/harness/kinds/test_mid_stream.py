@@ -24,6 +24,8 @@ from killpoint.values.points import CrashPoint, PointError
 from killpoint.workers.worker import MODEL_STATE
 
 ROW = ("research", "every-batch", "sqlite")
+# A limit, not a measure: a forkserver that imports LiteLLM (seconds) on a loaded machine.
+TIMEOUT = 120.0
 RUNTIMES = {
     # runtime -> (the format its requests speak, how they reached the scripted model)
     "openai_stream": ("chat-completions", "mock"),
@@ -44,7 +46,7 @@ def test_a_kill_mid_stream_resumes_to_the_baseline(name: str, tmp_path: Path) ->
         pytest.importorskip("litellm")
     if "anthropic" in name:
         pytest.importorskip("anthropic")
-    engine = Engine(EngineConfig(work_root=tmp_path, keep="all"))
+    engine = Engine(EngineConfig(work_root=tmp_path, keep="all", timeout=TIMEOUT))
     row = (_client(name), *ROW)
     base = engine.baseline(row)
     assert base.problem is None, base.problem

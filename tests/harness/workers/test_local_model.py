@@ -20,10 +20,12 @@ from killpoint.values.points import CrashPoint
 from killpoint.values.scenario_refs import resolve_scenario
 
 pytestmark = pytest.mark.slow
+# A limit, not a measure: a forkserver that imports LiteLLM (seconds) on a loaded machine.
+TIMEOUT = 120.0
 
 
 def checks(runtime: str, tmp_path: Path) -> dict[str, tuple[str, str]]:
-    engine = engine_for("sqlite", 60.0, tmp_path)
+    engine = engine_for("sqlite", TIMEOUT, tmp_path)
     adapter = runtime_adapter(runtime)
     row = (runtime, "research", "every-batch", "sqlite")
     found = run_checks(
@@ -61,7 +63,7 @@ def test_model_faults_at_the_local_address_end_the_run_in_error_and_it_continues
     and a fresh worker continues it to the baseline's end."""
     if "litellm" in name:
         pytest.importorskip("litellm")
-    engine = Engine(EngineConfig(work_root=tmp_path, keep="none"))
+    engine = Engine(EngineConfig(work_root=tmp_path, keep="none", timeout=TIMEOUT))
     row = (f"tests.harness.chat_runtime:{name}", "research", "every-batch", "sqlite")
     result = engine.run_cell(Cell(*row, schedule=(CrashPoint(kind, 2),)))
     engine.sweep()
