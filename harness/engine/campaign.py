@@ -419,9 +419,10 @@ class Campaign:
         try:
             rows, result.skipped = self.rows()
             result.plan = dict.fromkeys(rows)
-            # Before any cell: a baseline plans its row (its key goes before every cell's).
+            # A baseline plans its row: it goes before every cell but the first of each
+            # kind of the rows whose baselines are done (run_order.baseline_key).
             bases = [
-                submit(pool, baseline, n, r, inline=True, key=(-1, n, 0))
+                submit(pool, baseline, n, r, inline=True, key=self.order.baseline_key(n))
                 for n, r in enumerate(rows)
             ]
             futures += bases

@@ -13,7 +13,9 @@ that row comes up. Run in this order instead, a campaign reaches every (row, kin
 The order is a key of each cell alone (its tier, then a draw from the seed and its id),
 so it needs no other row: a row's cells can start as soon as its own baseline is done,
 each in its place, and a shard, whose cells are a subset, runs them in the same order as
-the whole campaign would. `--order plan` keeps the plan's order (row after row).
+the whole campaign would. A row's baseline goes after the first cells of the rows already
+planned and before the rest (`baseline_key`). `--order plan` keeps the plan's order (every
+baseline, then row after row).
 """
 
 from __future__ import annotations
@@ -67,6 +69,15 @@ class RunOrder:
             return FAILED_BEFORE if cell_id in self.failed else REST
 
         return {c.id: (tier(c.id), 0, draws[c.id]) for c in row_cells}
+
+    def baseline_key(self, row: int) -> Key:
+        """A row's baseline's key: after the first cell of each kind of the rows whose
+        baselines are done, before everything else. A broken runtime shows in most rows,
+        so a failure comes from the first rows' first cells, while the other baselines
+        wait a little; under `plan`, before every cell (row after row)."""
+        if self.order == "plan":
+            return (-1, row, 0)
+        return (FIRST_OF_KIND, 1, row)  # a cell of the tier has 0 there
 
     def ordered(self, rows: Iterable[Sequence[Cell]]) -> list[Cell]:
         """Every cell of these rows (in the plan's row order), in the order a campaign

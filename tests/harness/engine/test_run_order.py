@@ -72,3 +72,17 @@ class TestInformative:
 
 def test_plan_runs_row_after_row_in_the_plans_order() -> None:
     assert [c for r in ROWS for c in r] == RunOrder(7, order="plan").ordered(ROWS)
+
+
+def test_a_baseline_goes_after_the_first_cells_of_planned_rows_and_before_the_rest() -> None:
+    """A broken runtime shows in most rows: the first cells of the rows already planned
+    run before the next baseline; every other cell waits for the baselines."""
+    order = RunOrder(7)
+    keys = order.keys(ROWS[0])
+    firsts = [k for k in keys.values() if k[0] == FIRST_OF_KIND]
+    others = [k for k in keys.values() if k[0] != FIRST_OF_KIND]
+    baseline = order.baseline_key(1)
+    assert all(k < baseline for k in firsts)
+    assert all(baseline < k for k in others)
+    plan = RunOrder(7, order="plan")
+    assert all(plan.baseline_key(5) < k for k in plan.keys(ROWS[0], 0).values())
