@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from killpoint import kinds
 from killpoint.adapters.blame import AdapterFault, charged, checked, checked_problems
+from killpoint.adapters.protocol import bounded_reads
 from killpoint.engine.deadline import Caller, Overdue
 from killpoint.engine.polling import poll
 from killpoint.engine.stall import holds_commit_lock, pause_unlocked, paused_lock
@@ -52,7 +53,7 @@ from killpoint.values.findings import Finding, headline, ranked, verdict_of
 from killpoint.values.scenario_refs import resolve_scenario
 from killpoint.values.sentences import count, times
 from killpoint.values.timeline import Event
-from killpoint.workers.processes import Worker, kill_left_behind
+from killpoint.workers.processes import Interrupted, Worker, kill_left_behind
 from killpoint.workers.worker import LEDGER, MODEL_STATE
 
 if TYPE_CHECKING:
@@ -130,6 +131,8 @@ class CellRun:
         `hung` for the runtime's adapter, `unavailable` for a `dependency` (the store
         server)."""
         try:
+            if self._keeps_own_deadline(dependency):
+                return self._inline(what, fn, *args)
             return self.caller.call(what, self.engine.config.timeout, fn, *args)
         except Overdue as exc:
             self.fault(str(exc))
@@ -143,6 +146,28 @@ class CellRun:
             if stall is not None:
                 self.end(stall)
             raise
+
+    def _keeps_own_deadline(self, dependency: bool) -> bool:
+        """Whether the call keeps a deadline without a thread of its own: an embedded
+        store's backend (a file here: no server to wait for), and an adapter that declares
+        its reads bounded (`bounded_reads`: SQLite's busy timeout bounds every wait for a
+        lock) on that store. Any other call is handed to the cell's caller thread, which
+        gives up on it at the deadline (killpoint.engine.deadline)."""
+        if not getattr(self.engine.stores, "embedded", False):
+            return False
+        return dependency or bounded_reads(self.adapter)
+
+    def _inline(self, what: str, fn: Callable[..., T], *args: Any) -> T:
+        """The call in this thread; one that returned past the cell's time limit is
+        overdue all the same."""
+        if self.engine.stopping.is_set():
+            raise Interrupted()
+        limit = self.engine.config.timeout
+        t0 = time.monotonic()
+        value = fn(*args)
+        if time.monotonic() - t0 > limit:
+            raise Overdue(what, limit)
+        return value
 
     def read(self) -> dict[str, Any] | None:
         return self.call(
