@@ -1,4 +1,4 @@
-"""Every command README.md and docs/plugin.md show in their `sh` blocks names what exists:
+"""Every command README.md, docs/plugin.md and docs/speed.md show in their `sh` blocks names what exists:
 a `killpoint` command line that the command's own parser accepts, `--crash-*` options the
 pytest plugin declares, `-m` markers it registers, benchmark modules that import.
 (docs/adapters.md's commands are run for real by tests/test_adapters_guide.py.)"""
@@ -18,7 +18,7 @@ from killpoint.plugin.corpus_items import OPTIONS as CORPUS_OPTIONS
 from killpoint.plugin.keys import MATRIX_MARKER
 
 REPO = Path(__file__).resolve().parents[1]
-PAGES = ("README.md", "docs/plugin.md")
+PAGES = ("README.md", "docs/plugin.md", "docs/speed.md")
 SH_BLOCK = re.compile(r"^```sh\n(.*?)^```", re.S | re.M)
 
 
