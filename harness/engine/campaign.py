@@ -15,9 +15,9 @@ from killpoint import kinds, scenarios
 from killpoint.adapters.protocol import RuntimeAdapter, declined_kinds
 from killpoint.engine.cell_host import Row
 from killpoint.engine.cell_log import CellLog, heads, select
-from killpoint.engine.engine import Engine, Interrupted
+from killpoint.engine.engine import Engine
 from killpoint.engine.heap_trim import HeapTrimmer
-from killpoint.engine.options import CampaignConfig, ConfigError, OptionError, default_workers
+from killpoint.engine.options import CampaignConfig, default_workers
 from killpoint.engine.row_trace import Trace, copyable
 from killpoint.engine.scheduler import (
     NO_THREAD,
@@ -29,12 +29,13 @@ from killpoint.engine.scheduler import (
 )
 from killpoint.engine.signal_hold import SignalHold
 from killpoint.engine.state_copy import Copy
+from killpoint.errors import ConfigError, Interrupted, OptionError, PointError
 from killpoint.judge.baseline import Baseline
 from killpoint.judge.groups import Accepted, Group, apply_accepted, group_findings, row_groups
 from killpoint.values.cell import Cell, CellResult
 from killpoint.values.findings import Finding, verdict_of
 from killpoint.values.modes import find
-from killpoint.values.points import CrashPoint, PointError, Schedule
+from killpoint.values.points import CrashPoint, Schedule
 from killpoint.values.scenario_refs import resolve_scenario
 from killpoint.values.sentences import count
 from killpoint.workers.processes import kill_all

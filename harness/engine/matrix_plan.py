@@ -113,8 +113,8 @@ def make_plan(config: CampaignConfig, *, cells: list[str] | None = None) -> Matr
 def lost_cell(cell_id: str, why: str) -> CellResult | None:
     """The verdict of a cell whose pytest worker died before it could report one."""
     from killpoint import kinds
+    from killpoint.errors import PointError
     from killpoint.values.cell import CellResult
-    from killpoint.values.points import PointError
 
     try:
         cell = kinds.parse_cell(cell_id)

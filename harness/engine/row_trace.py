@@ -46,8 +46,9 @@ from typing import TYPE_CHECKING, Any
 from killpoint import kinds
 from killpoint.engine.cell_run import CellOver, CellRun
 from killpoint.engine.state_copy import Copy
+from killpoint.errors import PointError
 from killpoint.values.cell import Cell
-from killpoint.values.points import CrashPoint, PointError, Schedule
+from killpoint.values.points import CrashPoint, Schedule
 from killpoint.workers.processes import Outcome
 
 if TYPE_CHECKING:

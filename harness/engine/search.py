@@ -22,9 +22,10 @@ from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
 from killpoint import kinds
 from killpoint.engine.engine import Engine
+from killpoint.errors import PointError
 from killpoint.judge.baseline import Baseline
 from killpoint.values.cell import Cell, CellResult
-from killpoint.values.points import PointError, Schedule
+from killpoint.values.points import Schedule
 
 DEFAULT_DATABASE = Path(".killpoint") / "search"
 

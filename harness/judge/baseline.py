@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from killpoint.errors import PointError
 from killpoint.scenarios import gates
 from killpoint.scenarios.conversation import canonical_arguments
 from killpoint.scenarios.ledger import Entry
-from killpoint.values.points import PointError
 
 
 def _is(event: str, kind: str, phase: str | None = None) -> gates.Gate | None:

@@ -23,14 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from killpoint.errors import KillpointError
+from killpoint.errors import AcceptError, InputError
 from killpoint.values.cell import row_command
 from killpoint.values.findings import BY_TOOL, KINDS, RANK, SEVERITIES, Finding, path_pattern
-from killpoint.values.input_files import InputError, load_toml
-
-
-class AcceptError(KillpointError, ValueError):
-    """An accepted-findings file that cannot be read; names the file and the fix."""
+from killpoint.values.input_files import load_toml
 
 
 @dataclass(frozen=True)

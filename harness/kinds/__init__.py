@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from killpoint.errors import KillpointError
+from killpoint.errors import KindError, PointError, UnknownKind
 from killpoint.judge.baseline import Baseline
 from killpoint.kinds.base import CellContext, Plan, PointKind
 from killpoint.kinds.double_resume import DoubleResume
@@ -26,12 +26,7 @@ from killpoint.kinds.store_restart import StoreRestart
 from killpoint.kinds.takeover import Sigstop, SigstopWriting
 from killpoint.scenarios.behaviours import BEHAVIOURS
 from killpoint.values.cell import Cell
-from killpoint.values.points import CrashPoint, PointError, Schedule
-
-
-class UnknownKind(KillpointError, LookupError):
-    """No registered kind has this name."""
-
+from killpoint.values.points import CrashPoint, Schedule
 
 # Column order in reports: boundaries first, then in-step points, then other faults.
 REGISTRY: dict[str, PointKind] = {}
@@ -40,7 +35,7 @@ REGISTRY: dict[str, PointKind] = {}
 def register(kind: PointKind) -> PointKind:
     """Add a kind (once; its name must be new)."""
     if kind.name in REGISTRY:
-        raise ValueError(f"killpoint: a crash-point kind named {kind.name!r} is registered")
+        raise KindError(f"killpoint: a crash-point kind named {kind.name!r} is registered")
     REGISTRY[kind.name] = kind
     return kind
 

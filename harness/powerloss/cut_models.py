@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from killpoint.errors import KillpointError
+from killpoint.errors import CutModelError
 
 SECTOR = 512
 
@@ -84,14 +84,6 @@ class CutModel(Protocol):
     def describe(self) -> str: ...
 
     def to_json(self) -> dict[str, Any]: ...
-
-
-class CutModelError(KillpointError, ValueError):
-    """A cut model named wrong; the message names the value, why, and the choices."""
-
-    def __init__(self, text: str, why: str) -> None:
-        self.why = why
-        super().__init__(f"killpoint: cut model {text!r}: {why}")
 
 
 def _groups(ops: Sequence[Op], content: bool) -> list[list[Op]]:
