@@ -1,7 +1,8 @@
 """The `killpoint` command: its parser, the small commands, and how the process ends.
 
-`matrix` lives in cli_matrix.py, `replay` in cli_replay.py, `check-adapter` in cli_check.py, what is printed in
-cli_output.py; the exit statuses in exit_codes.py.
+`matrix` lives in matrix.py, `replay` in replay.py, `check-adapter` in check.py, `corpus` in
+corpus.py, `merge` in merge.py, `diff` in diff.py, what is printed in output.py; the exit
+statuses in exit_codes.py; the options a campaign takes in killpoint.engine.option_table.
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ from killpoint.judge.baseline import Baseline, durable_results, effects
 from killpoint.judge.oracle import Sides, comparable, compare_sessions
 from killpoint.scenarios import ledger as ledger_mod
 from killpoint.scenarios import versions
+from killpoint.values.cell import Row
 from killpoint.values.findings import Finding
 from killpoint.values.scenario_refs import resolve_scenario
 from killpoint.values.sentences import count
@@ -286,7 +287,7 @@ class Checker:
         self,
         folder: Path,
         info: mf.StateInfo,
-        row: tuple[str, str, str, str],
+        row: Row,
         base: Baseline,
         work: Path,
         url: str,

@@ -29,7 +29,6 @@ from typing import Any
 
 from killpoint import kinds
 from killpoint.adapters.blame import charged, checked_problems
-from killpoint.engine.cell_host import Row
 from killpoint.engine.cell_run import log_tail
 from killpoint.engine.deadline import Caller
 from killpoint.engine.engine import SESSION_ID, Engine
@@ -41,7 +40,7 @@ from killpoint.judge.mode_check import check_mode, mid_run_checkpoints
 from killpoint.judge.oracle import comparable, first_difference
 from killpoint.scenarios import Scenario, gates
 from killpoint.scenarios import ledger as ledger_mod
-from killpoint.values.cell import Cell
+from killpoint.values.cell import Cell, Row
 from killpoint.values.findings import Finding
 from killpoint.values.modes import Mode, find
 from killpoint.values.normal_form import exclude, validate_session

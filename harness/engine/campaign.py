@@ -13,7 +13,6 @@ from typing import Any, Protocol
 
 from killpoint import kinds, scenarios
 from killpoint.adapters.protocol import RuntimeAdapter, declined_kinds
-from killpoint.engine.cell_host import Row
 from killpoint.engine.cell_log import CellLog, heads, select
 from killpoint.engine.engine import Engine
 from killpoint.engine.heap_trim import HeapTrimmer
@@ -32,7 +31,7 @@ from killpoint.engine.state_copy import Copy
 from killpoint.errors import ConfigError, Interrupted, OptionError, PointError
 from killpoint.judge.baseline import Baseline
 from killpoint.judge.groups import Accepted, Group, apply_accepted, group_findings, row_groups
-from killpoint.values.cell import Cell, CellResult
+from killpoint.values.cell import Cell, CellResult, Row
 from killpoint.values.findings import Finding, verdict_of
 from killpoint.values.modes import find
 from killpoint.values.points import CrashPoint, Schedule
@@ -68,7 +67,7 @@ class CampaignResult:
     # Each planned row (runtime, scenario, mode, store) and the schedules of its cells, in
     # order; None: the campaign stopped before the row's cells were planned (its baseline
     # had not finished). What the reports tell "not run" from "not applicable" by.
-    plan: dict[tuple[str, str, str, str], list[str] | None] = field(default_factory=dict)
+    plan: dict[Row, list[str] | None] = field(default_factory=dict)
 
     accepted: dict[str, Accepted] = field(default_factory=dict)  # --accept
     # Stores that could not be dropped, even when retried at the end (StoreLeftover.to_json).
@@ -171,7 +170,7 @@ class Campaign:
         # Points of kinds that cannot run here (no FUSE for power loss): one per row and kind.
         self.skipped_points: list[Skipped] = []
 
-    def rows(self) -> tuple[list[tuple[str, str, str, str]], list[Skipped]]:
+    def rows(self) -> tuple[list[Row], list[Skipped]]:
         if self.only is not None:
             return list(dict.fromkeys(c.row for c in self.only)), []
         adapter = self.engine.adapter(self.config.runtime)
@@ -193,7 +192,7 @@ class Campaign:
         return cells if shard is None else [c for c in cells if shard.owns(c.id)]
 
     def _row_cells(self, base: Baseline) -> list[Cell]:
-        row = (base.runtime, base.scenario, base.mode, base.store)
+        row = base.row
         if self.only is not None:
             only = [c for c in self.only if c.row == row]
             skip = self.skip_kinds(base, [p.kind for c in only for p in c.schedule])

@@ -19,7 +19,7 @@ from killpoint.adapters.blame import charged, checked_session
 from killpoint.adapters.factory import agent_adapter
 from killpoint.adapters.protocol import RuntimeAdapter
 from killpoint.adapters.registry import load_adapter
-from killpoint.engine.cell_host import CrashWatcher, Row
+from killpoint.engine.cell_host import CrashWatcher
 from killpoint.engine.cell_run import CellRun, log_tail
 from killpoint.engine.deadline import Caller
 from killpoint.engine.options import EngineConfig
@@ -47,7 +47,7 @@ from killpoint.scenarios.model import SERVED_LOG, requested_turns, turn_log
 from killpoint.stores import backend_for, per_url, store_kind
 from killpoint.stores.outage import FULL_BELOW, Watch
 from killpoint.stores.sampling import Sampler
-from killpoint.values.cell import Cell, CellResult
+from killpoint.values.cell import Cell, CellResult, Row
 from killpoint.values.findings import Finding
 from killpoint.values.modes import find
 from killpoint.values.normal_form import exclude
@@ -239,9 +239,8 @@ class Engine:
 
     def adopt_baseline(self, base: Baseline) -> None:
         """Use a baseline made by another process (the pytest-xdist controller) for its row."""
-        row = (base.runtime, base.scenario, base.mode, base.store)
         with self._lock:
-            self._baselines[row] = base
+            self._baselines[base.row] = base
 
     def _make_baseline(self, row: Row) -> Baseline:
         t0 = time.monotonic()

@@ -95,7 +95,7 @@ def make_plan(config: CampaignConfig, *, cells: list[str] | None = None) -> Matr
             ("/".join((s.runtime, s.scenario, s.mode, campaign.store_kind)), s.reason)
         )
     for base in baselines:
-        row = "/".join((base.runtime, base.scenario, base.mode, base.store))
+        row = "/".join(base.row)
         if base.problem:
             plan.broken.append((row, base.problem))
         plan.cells += [c.id for c in campaign.cells_for(base)]

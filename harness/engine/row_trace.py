@@ -108,7 +108,7 @@ def trace_row(host: CellHost, base: Baseline, points: Sequence[CrashPoint]) -> T
     )
     if not plans:
         return trace
-    row = (base.runtime, base.scenario, base.mode, base.store)
+    row = base.row
     tracer = CellRun(host, Cell(*row, schedule=Schedule((plans[0].point,))), base)
     tracer.work = host.work_dir(f"trace-{'-'.join(row)}")
     armed = frozenset(g for plan in plans for g in plan.arm)

@@ -175,7 +175,7 @@ def row_groups(baselines: Iterable[Any], accepted: Mapping[str, Accepted]) -> li
     cause across rows: each happens without a crash, so it is the row's, reported once."""
     groups: dict[str, Group] = {}
     for base in baselines:
-        row = "/".join((base.runtime, base.scenario, base.mode, base.store))
+        row = "/".join(base.row)
         for data in base.findings:
             finding = Finding.from_json(data)
             key = str(data.get("group") or finding.group_key)
@@ -190,7 +190,7 @@ def row_groups(baselines: Iterable[Any], accepted: Mapping[str, Accepted]) -> li
                     verdict=finding.verdict,
                     example=finding.sentence,
                     example_cell=row,
-                    replay=row_command(base.runtime, base.scenario, base.mode, base.store),
+                    replay=row_command(*base.row),
                     accepted=accepted[key].reason if key in accepted else None,
                     without_crash=True,
                 )

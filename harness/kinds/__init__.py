@@ -88,10 +88,6 @@ def point_order(point: CrashPoint) -> tuple[int, int, int]:
     return (order(point.kind), point.k, point.i or 0)
 
 
-def schedule_order(schedule: Schedule) -> tuple[tuple[int, int, int], ...]:
-    return tuple(point_order(p) for p in schedule)
-
-
 def is_kill(point: CrashPoint) -> bool:
     """The worker is SIGKILLed at this point."""
     return bool(get(point.kind).kills)
@@ -213,11 +209,6 @@ def kills() -> tuple[str, ...]:
     return tuple(k.name for k in REGISTRY.values() if k.kills)
 
 
-def followers() -> tuple[str, ...]:
-    """Kinds that may crash the resumed run of a depth-2 schedule."""
-    return tuple(k.name for k in REGISTRY.values() if k.follows)
-
-
 def groups() -> dict[str, tuple[str, ...]]:
     """`--points` groups: each group's kinds, in column order ("all": the default set)."""
     found: dict[str, list[str]] = {}
@@ -236,7 +227,6 @@ __all__ = [
     "UnknownKind",
     "boundaries",
     "boundary",
-    "followers",
     "get",
     "groups",
     "is_kill",
@@ -252,7 +242,6 @@ __all__ = [
     "point_order",
     "points_of",
     "register",
-    "schedule_order",
     "stand_in",
     "unavailable",
 ]

@@ -30,10 +30,9 @@ from killpoint.errors import CutModelError
 
 SECTOR = 512
 
-# What an operation changed: a file's content, or a directory's entries.
+# The operations that change a file's content (the others change a directory's entries).
 WRITE, TRUNCATE, ALLOCATE = "write", "truncate", "allocate"
 CONTENT_OPS = (WRITE, TRUNCATE, ALLOCATE)
-ENTRY_OPS = ("create", "mkdir", "symlink", "link", "unlink", "rmdir", "rename")
 
 
 @dataclass(frozen=True)

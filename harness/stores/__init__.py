@@ -15,8 +15,6 @@ from killpoint.errors import StoreError, StoreUnavailable
 from killpoint.redaction import remember_url
 from killpoint.stores.backend import StoreBackend
 
-STORE_KINDS = ("sqlite", "postgresql")
-
 
 def store_kind(option: str) -> str:
     """'sqlite' for the embedded store, 'postgresql' for a server URL; StoreError otherwise."""
@@ -78,7 +76,6 @@ def shown(option: str) -> str:
 # Until every caller asks for a backend by name.
 
 __all__ = [
-    "STORE_KINDS",
     "StoreBackend",
     "StoreError",
     "StoreUnavailable",

@@ -15,6 +15,9 @@ from killpoint.errors import ReportError
 from killpoint.values.points import Schedule
 from killpoint.values.timeline import Event, event_from_json
 
+# A row of the matrix: its cells differ only by their schedule.
+Row = tuple[str, str, str, str]  # runtime, scenario, mode, store kind
+
 
 @dataclass(frozen=True)
 class Cell:
@@ -33,7 +36,7 @@ class Cell:
         return "/".join((self.runtime, self.scenario, self.mode, self.store, str(self.schedule)))
 
     @property
-    def row(self) -> tuple[str, str, str, str]:
+    def row(self) -> Row:
         return (self.runtime, self.scenario, self.mode, self.store)
 
     def replay_command(self, options: tuple[str, ...] = ()) -> str:
