@@ -2,43 +2,41 @@
 
 from __future__ import annotations
 
-import contextlib
 import queue
 import random
 import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future, wait
+from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 from killpoint import kinds, scenarios
 from killpoint.adapters.protocol import RuntimeAdapter, declined_kinds
 from killpoint.engine.cell_log import CellLog, heads, select
-from killpoint.engine.engine import Engine, Interrupted
+from killpoint.engine.engine import Engine
 from killpoint.engine.heap_trim import HeapTrimmer
-from killpoint.engine.options import CampaignConfig, ConfigError, OptionError, default_workers
-from killpoint.engine.priority_pool import PriorityPool
+from killpoint.engine.options import CampaignConfig, default_workers
 from killpoint.engine.row_trace import Trace, copyable
-from killpoint.engine.run_order import Key, RunOrder
+from killpoint.engine.run_order import CellOrder, Key, RunOrder
+from killpoint.engine.scheduler import NO_THREAD, Scheduler, StopCondition, never
 from killpoint.engine.signal_hold import SignalHold
-from killpoint.engine.slots import Slots
 from killpoint.engine.state_copy import Copy
 from killpoint.engine.stop_rule import Stopped, StopRule, coverage
+from killpoint.errors import ConfigError, Interrupted, OptionError, PointError
 from killpoint.judge.baseline import Baseline
 from killpoint.judge.groups import Accepted, Group, apply_accepted, group_findings, row_groups
-from killpoint.values.cell import Cell, CellResult
+from killpoint.values.cell import Cell, CellResult, Row
 from killpoint.values.findings import Finding, verdict_of
 from killpoint.values.modes import find
-from killpoint.values.points import CrashPoint, PointError, Schedule
+from killpoint.values.points import CrashPoint, Schedule
 from killpoint.values.scenario_refs import resolve_scenario
 from killpoint.values.sentences import count
 from killpoint.workers.processes import kill_all
 
 # The reference runtime's modes come first in reports, in this order; others by name.
 MODES = ("runs", "tool-batch", "tool")
-T = TypeVar("T")
 
 
 @dataclass
@@ -65,7 +63,7 @@ class CampaignResult:
     # Each planned row (runtime, scenario, mode, store) and the schedules of its cells, in
     # order; None: the campaign stopped before the row's cells were planned (its baseline
     # had not finished). What the reports tell "not run" from "not applicable" by.
-    plan: dict[tuple[str, str, str, str], list[str] | None] = field(default_factory=dict)
+    plan: dict[Row, list[str] | None] = field(default_factory=dict)
 
     # Stopped before its plan was done (--fail-fast, --budget): why, and what it covered.
     stopped: Stopped | None = None
@@ -143,8 +141,9 @@ class Recorder(Protocol):
 class Campaign:
     """One campaign. `accepted`: finding groups that do not fail it; `cells`: only these
     cell ids (a rerun of failed cells), else every cell the configuration plans; `failed`:
-    ids of cells that failed before (the last report's), which run early
-    (killpoint.engine.run_order)."""
+    ids of cells that failed before (the last report's), which run early; `order`: which
+    cells start first (by default the configuration's: killpoint.engine.run_order); `stop`:
+    when to start no more, besides --fail-fast and --budget (killpoint.engine.stop_rule)."""
 
     def __init__(
         self,
@@ -153,8 +152,11 @@ class Campaign:
         accepted: dict[str, Accepted] | None = None,
         cells: list[str] | None = None,
         failed: Iterable[str] = (),
+        order: CellOrder | None = None,
+        stop: StopCondition = never,
     ) -> None:
         self.config = config
+        self.stop = stop
         self.accepted = accepted or {}
         self.trimmer = HeapTrimmer()
         self.only = None if cells is None else [kinds.parse_cell(c) for c in cells]
@@ -162,14 +164,16 @@ class Campaign:
             # Known up front (a rerun): the rows no cell of this shard is in are never run.
             self.only = [c for c in self.only if config.shard.owns(c.id)]
         self.seed = config.seed if config.seed is not None else secrets.randbelow(2**31)
-        self.order = RunOrder(self.seed, frozenset(failed), config.order)
+        self.order: CellOrder = (
+            RunOrder(self.seed, frozenset(failed), config.order) if order is None else order
+        )
         self.engine = Engine(config.engine_config())
         self.store_kind = self.engine.stores.kind
         self.point_skips: list[Skipped] = []  # explicit points a row's baseline lacks
         # Points of kinds that cannot run here (no FUSE for power loss): one per row and kind.
         self.skipped_points: list[Skipped] = []
 
-    def rows(self) -> tuple[list[tuple[str, str, str, str]], list[Skipped]]:
+    def rows(self) -> tuple[list[Row], list[Skipped]]:
         if self.only is not None:
             return list(dict.fromkeys(c.row for c in self.only)), []
         adapter = self.engine.adapter(self.config.runtime)
@@ -199,7 +203,7 @@ class Campaign:
         return (cells if shard is None else [c for c in cells if shard.owns(c.id)]), keys
 
     def _row_cells(self, base: Baseline) -> list[Cell]:
-        row = (base.runtime, base.scenario, base.mode, base.store)
+        row = base.row
         if self.only is not None:
             only = [c for c in self.only if c.row == row]
             skip = self.skip_kinds(base, [p.kind for c in only for p in c.schedule])
@@ -211,7 +215,7 @@ class Campaign:
         explicit = [p for p in explicit if p.kind not in skip]
         if base.problem or base.nondeterministic:
             # The row cannot be planned; one cell carries its failure into the matrix.
-            return [Cell(*row, schedule=Schedule((explicit or [CrashPoint("mid-model", 1)])[:1]))]
+            return [Cell(*row, schedule=Schedule((explicit or [kinds.stand_in()])[:1]))]
         offered = [p for p in explicit if self._offered(base, p)]
         points = offered + kinds.points_of(base, chosen)
         if sample is not None:
@@ -226,10 +230,7 @@ class Campaign:
                     held = kinds.plan(base, p).checkpoints
                 except PointError:
                     continue
-                schedules += [
-                    (p, CrashPoint("after-checkpoint", j))
-                    for j in range(held + 1, base.checkpoints)
-                ]
+                schedules += [(p, kinds.boundary(j)) for j in range(held + 1, base.checkpoints)]
         return [Cell(*row, schedule=Schedule(s)) for s in schedules]
 
     def _traced(self, base: Baseline, cell: Cell) -> bool:
@@ -287,299 +288,273 @@ class Campaign:
         finished cell as it is recorded (a journal); `hold` is engaged from the first
         interrupt, or the last cell's end, and left engaged: the caller releases it once
         the reports are written, so that no signal cuts them off half-way. With
-        --fail-fast or --budget the campaign may stop early (`result.stopped`)."""
+        --fail-fast or --budget (or a `stop` of its own) the campaign may stop early: the
+        cells at work are stopped as at an interrupt, and `result.stopped` says what ran."""
         t0 = time.monotonic()
         own_hold = hold is None
         hold = hold if hold is not None else SignalHold()
-        cells_done = CellLog()
-        result = CampaignResult(self.config, self.seed, cells_done, accepted=self.accepted)
-        stop = StopRule(budget=self.config.budget, fail_fast=self.config.fail_fast, started=t0)
-        # `workers` cells at work at once; the pool's further threads take a slot that a
-        # cell lends while it waits on the clock (killpoint.engine.slots). The pool runs
-        # the queued job of the smallest key first: baselines, then cells in their order.
-        slots = self.engine.slots = Slots(self.config.workers, self.engine.stopping)
-        pool = PriorityPool(slots.threads, thread_name_prefix="cell")
-        # Each cell's thread records its own result: an interrupt is raised in the main
-        # thread only, so between a cell's end and its record there is no moment where
-        # it could be lost (or counted twice). The main thread only reports progress.
-        recorded = threading.Lock()
-        closed = False  # given up: what still finishes is in no report
-        news: queue.SimpleQueue[CellResult] = queue.SimpleQueue()
-        futures: list[Future[Any]] = []
+        rule = StopRule(budget=self.config.budget, fail_fast=self.config.fail_fast, started=t0)
+        books = Books(
+            CampaignResult(self.config, self.seed, accepted=self.accepted), recorder, rule.after
+        )
 
-        def record(r: CellResult) -> None:
-            with recorded:
-                if closed:
-                    return
-                cells_done.append(r)
-                if recorder is not None:
-                    recorder.finished(r)
-            stop.after(r)
-            news.put(r)
+        def stop() -> str | None:
+            return rule.reason if rule.due() else self.stop()
 
-        def run_one(cell: Cell, copy: Copy | None = None, note: str | None = None) -> None:
-            try:
-                r = slots.working(self.engine.run_cell)(cell, copy, note)
-            finally:
-                if copy is not None:
-                    copy.done_with(self.engine)
-            apply_accepted([r], self.accepted)
-            record(r)
-
-        def report_news() -> None:
-            while True:
-                try:
-                    on_cell(news.get_nowait())
-                except queue.Empty:
-                    return
-
-        # Cells and traces started from other threads (a row's baseline, a row's trace)
-        # as they become ready: merged into `pending` by this thread (only it waits on it).
-        spawned: queue.SimpleQueue[Future[Any]] = queue.SimpleQueue()
-
-        def start(c: Cell, key: Key, copy: Copy | None = None, note: str | None = None) -> None:
-            f = submit(pool, run_one, c, copy, note, key=key)
-            if f.cancelled():  # no thread to run it: the cell is killpoint's failure
-                if copy is not None:
-                    copy.done_with(self.engine)
-                record(no_thread_result(c))
-            else:
-                futures.append(f)
-                spawned.put(f)
-
-        def trace(base: Baseline, fast: list[Cell], keys: dict[str, Key]) -> None:
-            """The row's traced worker, then its cells: each from its point's copy, or,
-            where the trace did not reach that point, with a kill of its own. None starts
-            before the trace has ended and its worker is dead: a runtime that asks whether
-            the process holding a run's lease is alive (the reference runtime does) must
-            find it dead, as after a kill."""
-            try:
-                trace = self.engine.trace(base, [c.schedule.first for c in fast])
-            except Interrupted:
-                raise
-            except Exception as exc:  # killpoint's own failure: the cells run for real
-                trace = Trace(stopped=f"the trace failed: {type(exc).__name__}: {exc}")
-            chosen = [(c, trace.copies.get(c.schedule.first)) for c in fast]
-            for _, copy in chosen:
-                if copy is not None:
-                    copy.users += 1  # all counted before any cell can end
-            for copy in {id(c): c for c in trace.copies.values()}.values():
-                if copy.users == 0:
-                    copy.done_with(self.engine)
-            for c, copy in chosen:
-                why = trace.missed.get(c.schedule.first, trace.stopped)
-                note = (
-                    f"its row's traced worker did not reach this point ({why}): a worker "
-                    "of its own is killed"
-                )
-                start(c, keys[c.id], copy, None if copy else note)
-
-        def schedule(base: Baseline, row_cells: list[Cell], keys: dict[str, Key]) -> None:
-            """A row's cells, into the pool as their baseline is done: the rows' traced
-            workers as early as their first cell, so that their cells can follow them
-            while the cells that need a worker of their own run."""
-            fast = [c for c in row_cells if self._traced(base, c)]
-            plain = row_cells
-            if len(fast) >= 2:  # one cell: its own kill costs what a trace would
-                key = min(keys[c.id] for c in fast)
-                f = submit(pool, slots.working(trace), base, fast, keys, key=key)
-                if not f.cancelled():
-                    futures.append(f)
-                    spawned.put(f)
-                    plain = [c for c in row_cells if c not in fast]
-            for c in plain:
-                start(c, keys[c.id])
-
-        planned_rows: dict[int, tuple[Baseline, list[Cell]]] = {}
-
-        def baseline(n: int, row: tuple[str, str, str, str]) -> Baseline:
-            """The row's baseline; then, no other row waited for, its cells are planned
-            and started."""
-            base: Baseline = slots.working(self.engine.baseline)(row)
-            row_cells, keys = self.ordered_cells(base, n)
-            with recorded:
-                planned_rows[n] = (base, row_cells)
-            if not self.engine.stopping.is_set():
-                schedule(base, row_cells, keys)
-            return base
-
-        rows: list[tuple[str, str, str, str]] = []
-        announced = False
-
-        def announce() -> None:
-            """Every baseline is done: the plan is whole, and said."""
-            nonlocal announced
-            announced = True
-            settle_plan(result, rows, planned_rows, self.point_skips + self.skipped_points)
-            if recorder is not None:
-                recorder.planned(result)
-            on_planned(result.planned)
-
-        pending: set[Future[Any]] = set()
+        scheduler = Scheduler(self.engine.slots, stop=stop, left=rule.left)
         try:
-            rows, result.skipped = self.rows()
-            result.plan = dict.fromkeys(rows)
-            # A baseline plans its row: it goes before every cell but the first of each
-            # kind of the rows whose baselines are done (run_order.baseline_key).
-            bases = [
-                submit(pool, baseline, n, r, inline=True, key=self.order.baseline_key(n))
-                for n, r in enumerate(rows)
-            ]
-            futures += bases
-            pending.update(bases)
-            # Each future tells this thread when it is done: waiting on the whole pending
-            # set instead (concurrent.futures.wait) locks and unlocks every future in it at
-            # each cell's end, which over a matrix's thousands of cells costs the engine
-            # seconds of CPU, all of it holding the GIL its cells' threads need.
-            finished: queue.SimpleQueue[Future[Any]] = queue.SimpleQueue()
-
-            def merge() -> None:
-                while True:
-                    try:
-                        f = spawned.get_nowait()
-                    except queue.Empty:
-                        return
-                    pending.add(f)
-                    f.add_done_callback(finished.put)  # at once if it is done already
-
-            for f in bases:
-                f.add_done_callback(finished.put)
-            while pending:
-                left = stop.left()
-                wait_at_most = 0.5 if left is None else max(0.0, min(0.5, left))
-                for f in drain(finished, timeout=wait_at_most):
-                    pending.discard(f)
-                    if f in bases:
-                        f.result()  # a baseline that raised ends the campaign, as before
-                        continue
-                    with contextlib.suppress(Interrupted):
-                        f.result()
-                merge()
-                if not announced and all(b.done() for b in bases):
-                    announce()
-                if announced:
-                    report_news()
-                if stop.due():
-                    break
-                self.trimmer.maybe_trim()
-            if stop.reason is not None:
-                self.halt(futures, hold)
+            self._plan(books, scheduler)
+            scheduler.wait(
+                lambda: books.announce_when_planned(on_planned),
+                lambda: books.report(on_cell),
+                self.trimmer.maybe_trim,
+            )
+            if scheduler.stopped is not None:
+                self.engine.stopping.set()
+                kill_all()
+                if not scheduler.wind_down(kill_all, lambda: bool(hold.received)):
+                    books.close()
             hold.engage()
         except KeyboardInterrupt as exc:
             hold.engage()
-            result.interrupted = True
-            result.signal = getattr(exc, "signum", None)
-            if self.halt(futures, hold):
-                with recorded:
-                    closed = True
+            books.result.interrupted = True
+            books.result.signal = getattr(exc, "signum", None)
+            self.engine.stopping.set()
+            kill_all()
+            # The cells in flight end as their workers die (none is a result); a second
+            # signal gives them up at once.
+            if not scheduler.wind_down(kill_all, lambda: bool(hold.received)):
+                books.close()
         finally:
-            pool.shutdown(wait=not closed, cancel_futures=True)
+            scheduler.shutdown(wait=not books.closed)
             # Every cell has ended and killed its workers: whatever folder none of them
             # kept or removed goes now.
             self.engine.sweep()
-            result.leftover_stores = [x.to_json() for x in self.engine.retry_leftovers()]
-        if not announced:  # stopped during the baselines: the rows planned so far
-            settle_plan(result, rows, planned_rows, self.point_skips + self.skipped_points)
+            books.result.leftover_stores = [x.to_json() for x in self.engine.retry_leftovers()]
+        if not books.announced:  # stopped during the baselines: the rows planned so far
+            books.settle_plan()
         else:
-            report_news()
-        cells_done.sort(key=cell_order)
+            books.report(on_cell)
+        books.cells.sort(key=cell_order)
+        result = books.result
         result.seconds = time.monotonic() - t0
-        if stop.reason is not None and not result.interrupted:
+        if scheduler.stopped is not None and not result.interrupted:
             result.stopped = Stopped(
-                stop.reason,
-                stop.fired_at or result.seconds,
-                stop.budget,
-                coverage(result.plan, cells_done.heads()),
+                scheduler.stopped,
+                rule.fired_at or result.seconds,
+                rule.budget,
+                coverage(result.plan, books.cells.heads()),
             )
         if own_hold:
             hold.release()  # nobody else writes a report of this run: signals are live again
         return result
 
-    def halt(self, futures: list[Future[Any]], hold: SignalHold) -> bool:
-        """Stop every cell: none queued starts, the workers of those at work are killed
-        and they end (none is a result). A second signal gives them up at once: True
-        when some were given up."""
-        self.engine.stopping.set()
-        kill_all()
-        for f in futures:
-            f.cancel()  # queued: never starts
-        running = [f for f in futures if not f.done()]
-        while running and not hold.received:
-            _, undone = wait(running, timeout=0.05)
-            running = list(undone)
-            kill_all()
-        return bool(running)
+    def _plan(self, books: Books, scheduler: Scheduler) -> None:
+        """Each row's baseline, started in parallel: each plans its row's cells and starts
+        them when it is done, no other row waited for (a row's baseline goes after the
+        first cells of the rows already planned: run_order.baseline_key)."""
+        result = books.result
+        rows, result.skipped = self.rows()
+        result.plan = dict.fromkeys(rows)
+        books.rows = rows
+        books.skips = self.point_skips + self.skipped_points  # filled in as rows are planned
+        for n, row in enumerate(rows):
+            key = self.order.baseline_key(n)
+            # Run here when no thread can be started: every cell of the row needs it.
+            future = scheduler.start(self._baseline, n, row, books, scheduler, key=key, inline=True)
+            if future is not None:
+                books.baselines.append(future)
 
+    def _baseline(self, n: int, row: Row, books: Books, scheduler: Scheduler) -> Baseline:
+        """The row's baseline (in a slot); then its cells, planned and started."""
+        base: Baseline = scheduler.slots.working(self.engine.baseline)(row)
+        row_cells, keys = self.ordered_cells(base, n)
+        books.plan_row(n, base, row_cells)
+        if not self.engine.stopping.is_set():
+            self._start(base, row_cells, keys, books, scheduler)
+        return base
 
-def settle_plan(
-    result: CampaignResult,
-    rows: list[tuple[str, str, str, str]],
-    planned: dict[int, tuple[Baseline, list[Cell]]],
-    skips: list[Skipped],
-) -> None:
-    """The plan as the rows planned so far make it, in the rows' order whichever baseline
-    finished first: their baselines, the schedules of their cells, what was skipped."""
-    done = sorted(planned)
-    result.baselines = [planned[n][0] for n in done]
-    for n in done:
-        result.plan[rows[n]] = [str(c.schedule) for c in planned[n][1]]
-    result.planned = sum(len(planned[n][1]) for n in done)
-    place = {row[:3]: n for n, row in enumerate(rows)}
-    # Stable: a row's own skips stay in the order its thread found them.
-    result.skipped += sorted(
-        skips, key=lambda s: place.get((s.runtime, s.scenario, s.mode), len(rows))
-    )
+    def _start(
+        self,
+        base: Baseline,
+        row_cells: list[Cell],
+        keys: dict[str, Key],
+        books: Books,
+        scheduler: Scheduler,
+    ) -> None:
+        """A row's cells, into the pool as its baseline is done: its traced worker as early
+        as its first cell, so that its cells can follow it while the cells that need a
+        worker of their own run."""
+        fast = [c for c in row_cells if self._traced(base, c)]
+        plain = row_cells
+        if len(fast) >= 2:  # one cell: its own kill costs what a trace would
+            traced = scheduler.slots.working(self._trace_row)
+            key = min(keys[c.id] for c in fast)
+            if scheduler.start(traced, base, fast, keys, books, scheduler, key=key) is not None:
+                plain = [c for c in row_cells if c not in fast]
+        for c in plain:
+            self._start_cell(c, keys[c.id], books, scheduler)
 
-
-NO_THREAD = "can't start new thread"
-
-
-def drain(items: queue.SimpleQueue[T], timeout: float) -> list[T]:
-    """What `items` holds, waiting up to `timeout` seconds for the first of it."""
-    try:
-        got = [items.get(timeout=timeout)]
-    except queue.Empty:
-        return []
-    while True:
+    def _trace_row(
+        self,
+        base: Baseline,
+        fast: list[Cell],
+        keys: dict[str, Key],
+        books: Books,
+        scheduler: Scheduler,
+    ) -> None:
+        """The row's traced worker, then its cells: each from its point's copy, or, where
+        the trace did not reach that point, with a kill of its own. None starts before the
+        trace has ended and its worker is dead: a runtime that asks whether the process
+        holding a run's lease is alive (the reference runtime does) must find it dead, as
+        after a kill."""
         try:
-            got.append(items.get_nowait())
-        except queue.Empty:
-            return got
-
-
-def submit(
-    pool: PriorityPool,
-    fn: Callable[..., Any],
-    *args: Any,
-    inline: bool = False,
-    key: Key = (0, 0, 0),
-) -> Future[Any]:
-    """pool.submit, when the pool's next thread may not start (RuntimeError: can't start
-    new thread, under `ulimit -v` or `-u`). The pool queues the work before it starts a
-    thread, so a pool that has one runs it later; a pool with none returns it cancelled,
-    or, `inline`, runs it here (a baseline every cell of its row needs)."""
-    mine: Future[Any] = Future()
-
-    def job() -> None:
-        if mine.done() or mine.running() or not mine.set_running_or_notify_cancel():
-            return  # cancelled, or run already by the caller
-        try:
-            mine.set_result(fn(*args))
-        except BaseException as exc:
-            mine.set_exception(exc)
-
-    try:
-        pool.submit(job, key=key)
-    except RuntimeError as exc:
-        if NO_THREAD not in str(exc):
+            trace = self.engine.trace(base, [c.schedule.first for c in fast])
+        except Interrupted:
             raise
-        if getattr(pool, "_threads", None):
-            return mine  # queued: a thread the pool has takes it
-        if inline:
-            job()
-        else:
-            mine.cancel()
-    return mine
+        except Exception as exc:  # killpoint's own failure: the cells run for real
+            trace = Trace(stopped=f"the trace failed: {type(exc).__name__}: {exc}")
+        chosen = [(c, trace.copies.get(c.schedule.first)) for c in fast]
+        for _, copy in chosen:
+            if copy is not None:
+                copy.users += 1  # all counted before any cell can end
+        for copy in {id(c): c for c in trace.copies.values()}.values():
+            if copy.users == 0:
+                copy.done_with(self.engine)
+        for c, copy in chosen:
+            why = trace.missed.get(c.schedule.first, trace.stopped)
+            note = (
+                f"its row's traced worker did not reach this point ({why}): a worker of its "
+                "own is killed"
+            )
+            self._start_cell(c, keys[c.id], books, scheduler, copy, None if copy else note)
+
+    def _start_cell(
+        self,
+        cell: Cell,
+        key: Key,
+        books: Books,
+        scheduler: Scheduler,
+        copy: Copy | None = None,
+        note: str | None = None,
+    ) -> None:
+        started = scheduler.start(self._run_cell, cell, books, scheduler, copy, note, key=key)
+        if started is not None:
+            return
+        if copy is not None:
+            copy.done_with(self.engine)
+        if scheduler.stopped is None:  # no thread to run it: the cell is killpoint's failure
+            books.record(no_thread_result(cell))
+
+    def _run_cell(
+        self,
+        cell: Cell,
+        books: Books,
+        scheduler: Scheduler,
+        copy: Copy | None = None,
+        note: str | None = None,
+    ) -> None:
+        """One cell in a slot (none once the scheduler has stopped starting cells),
+        recorded by its own thread: an interrupt is raised in the main thread only, so
+        between a cell's end and its record there is no moment where it could be lost (or
+        counted twice)."""
+
+        def judged() -> CellResult | None:
+            return None if scheduler.stopped else self.engine.run_cell(cell, copy, note)
+
+        try:
+            r = self.engine.slots.working(judged)()
+        finally:
+            if copy is not None:
+                copy.done_with(self.engine)
+        if r is not None:
+            apply_accepted([r], self.accepted)
+            books.record(r)
+
+
+class Books:
+    """What one run of a campaign records: its plan, row by row as each baseline is done
+    (in the baseline's thread), each cell as it ends (in the cell's thread), and the news
+    of them for the main thread to report. `after`: told each cell recorded (the stop
+    rule)."""
+
+    def __init__(
+        self,
+        result: CampaignResult,
+        recorder: Recorder | None,
+        after: Callable[[CellResult], object] = lambda cell: None,
+    ) -> None:
+        self.result = result
+        self.cells = CellLog()
+        result.cells = self.cells
+        self.recorder = recorder
+        self.after = after
+        self.closed = False  # given up: what still finishes is in no report
+        self.rows: list[Row] = []  # the rows planned, in the plan's order
+        self.skips: list[Skipped] = []  # points the rows skip, as their baselines find them
+        self.baselines: list[Future[Baseline]] = []
+        self.announced = False  # every baseline is done, and the plan was said
+        self._planned: dict[int, tuple[Baseline, list[Cell]]] = {}  # by the row's place
+        self._lock = threading.Lock()
+        self._news: queue.SimpleQueue[CellResult] = queue.SimpleQueue()
+
+    def plan_row(self, n: int, base: Baseline, cells: list[Cell]) -> None:
+        with self._lock:
+            self._planned[n] = (base, cells)
+
+    def announce_when_planned(self, on_planned: Callable[[int], None]) -> None:
+        """Once every baseline is done: the plan is whole, and said (to the recorder,
+        then `on_planned`); the cells recorded before it are reported after it."""
+        if self.announced or not all(f.done() for f in self.baselines):
+            return
+        self.announced = True
+        self.settle_plan()
+        if self.recorder is not None:
+            self.recorder.planned(self.result)
+        on_planned(self.result.planned)
+
+    def settle_plan(self) -> None:
+        """The plan as the rows planned so far make it, in the rows' order whichever
+        baseline finished first: their baselines, the schedules of their cells, what was
+        skipped."""
+        result, rows = self.result, self.rows
+        with self._lock:
+            planned = dict(self._planned)
+        done = sorted(planned)
+        result.baselines = [planned[n][0] for n in done]
+        for n in done:
+            result.plan[rows[n]] = [str(c.schedule) for c in planned[n][1]]
+        result.planned = sum(len(planned[n][1]) for n in done)
+        place = {row[:3]: n for n, row in enumerate(rows)}
+        # Stable: a row's own skips stay in the order its thread found them.
+        result.skipped += sorted(
+            self.skips, key=lambda s: place.get((s.runtime, s.scenario, s.mode), len(rows))
+        )
+
+    def record(self, cell: CellResult) -> None:
+        with self._lock:
+            if self.closed:
+                return
+            self.cells.append(cell)
+            if self.recorder is not None:
+                self.recorder.finished(cell)
+        self.after(cell)
+        self._news.put(cell)
+
+    def close(self) -> None:
+        with self._lock:
+            self.closed = True
+
+    def report(self, on_cell: Callable[[CellResult], None]) -> None:
+        """Each cell recorded since the last report, to `on_cell` (in the main thread),
+        once the plan was said."""
+        if not self.announced:
+            return
+        while True:
+            try:
+                on_cell(self._news.get_nowait())
+            except queue.Empty:
+                return
 
 
 def no_thread_result(cell: Cell) -> CellResult:

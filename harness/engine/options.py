@@ -52,6 +52,9 @@ class EngineConfig:
     # how many per checkpoint the points take (--fs-ops: all, syncs or a number).
     fs_trace: bool = False
     fs_ops: str = default_of("fs_ops")
+    # Cells at work at once (killpoint.engine.slots); None: as many as ask (a cell replayed
+    # alone waits for no slot).
+    workers: int | None = None
 
 
 @dataclass
@@ -145,7 +148,8 @@ class CampaignConfig:
             for name in self.scenarios:
                 scenario_ref(name)
         if "store" in wanted:
-            from killpoint.stores import StoreError, backend_for
+            from killpoint.errors import StoreError
+            from killpoint.stores import backend_for
 
             try:
                 backend_for(self.store).check()
@@ -210,8 +214,8 @@ def declined_unknown(spec: str, adapter: Any) -> None:
 
 def runtime_adapter(spec: str) -> Any:
     """The adapter for `spec`, or OptionError with what failed and the fix."""
-    from killpoint.adapters.protocol import AdapterError
     from killpoint.adapters.registry import load_adapter
+    from killpoint.errors import AdapterError
 
     try:
         return load_adapter(spec)
@@ -232,7 +236,8 @@ def runtime_adapter(spec: str) -> Any:
 
 def scenario_ref(name: str) -> Any:
     """The scenario `name` names, or OptionError."""
-    from killpoint.values.scenario_refs import ScenarioRefError, resolve_scenario
+    from killpoint.errors import ScenarioRefError
+    from killpoint.values.scenario_refs import resolve_scenario
 
     try:
         return resolve_scenario(name)

@@ -8,7 +8,7 @@ another row's more informative ones. Jobs of one key run in the order they came.
 The surface is concurrent.futures.ThreadPoolExecutor's, as far as a campaign uses it:
 `submit` queues the job before it starts a thread, so a pool that has a thread runs it
 later when the next thread cannot start (RuntimeError: can't start new thread), and
-`_threads` says whether it has one (killpoint.engine.campaign.submit).
+`_threads` says whether it has one (killpoint.engine.scheduler.submit).
 """
 
 from __future__ import annotations

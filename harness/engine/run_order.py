@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from killpoint.values.cell import Cell
 
@@ -40,6 +41,20 @@ def draw(seed: int, cell_id: str) -> int:
 def kind_of(cell: Cell) -> str:
     """The kind a cell stands for: its first point's (a second crash is a later one)."""
     return cell.schedule.first.kind
+
+
+class CellOrder(Protocol):
+    """Which cells start first, as a key of each (smaller runs first): a campaign's seam
+    (killpoint.engine.campaign.Campaign's `order`). Keys of one row's cells come as soon
+    as its baseline is done, so a key says where a cell goes among every row's."""
+
+    def keys(self, row_cells: Sequence[Cell], row: int = 0) -> dict[str, Key]:
+        """The key of each cell of one row, by cell id; `row`: its place in the plan."""
+        ...
+
+    def baseline_key(self, row: int) -> Key:
+        """The key of a row's baseline (the job that plans the row's cells)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -90,4 +105,14 @@ class RunOrder:
         return [c for _, c in keyed]
 
 
-__all__ = ["FAILED_BEFORE", "FIRST_OF_KIND", "ORDERS", "REST", "Key", "RunOrder", "draw", "kind_of"]
+__all__ = [
+    "FAILED_BEFORE",
+    "FIRST_OF_KIND",
+    "ORDERS",
+    "REST",
+    "CellOrder",
+    "Key",
+    "RunOrder",
+    "draw",
+    "kind_of",
+]

@@ -17,11 +17,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from killpoint.values.cell import CellResult
+from killpoint.values.cell import CellResult, Row
 from killpoint.values.sentences import count
 
 FAIL_FAST, BUDGET = "fail-fast", "budget"
-Row = tuple[str, str, str, str]
 
 
 class StopRule:
@@ -83,7 +82,7 @@ class RowCoverage:
 class Stopped:
     """Why and when a campaign stopped before its plan was done, and what it covered."""
 
-    reason: str  # FAIL_FAST or BUDGET
+    reason: str  # FAIL_FAST, BUDGET, or what a caller's stop condition said
     seconds: float  # after the campaign began
     budget: float | None
     rows: list[RowCoverage] = field(default_factory=list)
@@ -97,11 +96,12 @@ class Stopped:
         return sum(r.cells for r in self.rows)
 
     def sentence(self) -> str:
-        why = (
-            "it stopped at its first unexpected cell (--fail-fast)"
-            if self.reason == FAIL_FAST
-            else f"it stopped at its time budget ({self.budget:g} s)"
-        )
+        if self.reason == FAIL_FAST:
+            why = "it stopped at its first unexpected cell (--fail-fast)"
+        elif self.reason == BUDGET:
+            why = f"it stopped at its time budget ({self.budget or 0:g} s)"
+        else:  # a stop condition of its caller's (Campaign's `stop`)
+            why = f"it stopped early ({self.reason})"
         whole = sum(1 for r in self.rows if r.whole)
         return (
             f"{why}: {self.ran} of {count(self.planned, 'cell')} ran; every kind of point "

@@ -29,6 +29,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
+from killpoint.errors import PointError
 from killpoint.judge.baseline import Baseline
 from killpoint.kinds.base import CellContext, Plan
 from killpoint.kinds.power_loss import BACKING, MOUNTPOINT, fuse_unavailable
@@ -37,7 +38,7 @@ from killpoint.scenarios import gates
 from killpoint.stores import per_url
 from killpoint.stores.sqlite import FILE, path_of
 from killpoint.values.findings import Finding
-from killpoint.values.points import CrashPoint, PointError
+from killpoint.values.points import CrashPoint
 
 BUDGETS = ("all", "syncs")  # or a whole number of operations per checkpoint
 KINDS = ("fs-op", "fs-op-after")  # a campaign with either traces its baselines' operations
@@ -101,6 +102,9 @@ class FsOp:
     arity = 2
     groups: tuple[str, ...] = ("fs-ops",)  # opt-in: every cell mounts a filesystem
     follows = False  # the resumed run's store is a plain folder, not a mount
+    copyable = False
+    kept = False
+    cuts = False
     after = False
 
     def points(self, base: Baseline) -> list[CrashPoint]:

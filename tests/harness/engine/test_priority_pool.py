@@ -53,7 +53,7 @@ def test_a_thread_that_cannot_start_leaves_the_job_queued(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The next thread refused (out of threads or memory): the job stays queued, and a
-    thread the pool has runs it (killpoint.engine.campaign.submit relies on this)."""
+    thread the pool has runs it (killpoint.engine.scheduler.submit relies on this)."""
     pool, _, release = busy_pool()
 
     def refuse(self: threading.Thread) -> None:

@@ -1,0 +1,164 @@
+"""The scheduler: jobs started by key, waited for to the last (those a job starts from its
+own thread too), and its seam, a stop condition; a campaign's seams, a cell order and a
+stop condition."""
+
+# ruff: noqa: SIM300
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from killpoint.engine import scheduler as sched
+from killpoint.engine.campaign import Campaign, CampaignConfig
+from killpoint.engine.priority_pool import PriorityPool
+from killpoint.engine.run_order import Key
+from killpoint.engine.scheduler import Scheduler
+from killpoint.engine.slots import Slots
+from killpoint.values.cell import Cell
+
+
+def test_drain_takes_everything_waiting_and_waits_only_for_the_first() -> None:
+    items: queue.SimpleQueue[int] = queue.SimpleQueue()
+    assert sched.drain(items, timeout=0.01) == []
+    for n in (1, 2, 3):
+        items.put(n)
+    assert sched.drain(items, timeout=0.01) == [1, 2, 3]
+    # A put from another thread, landing before or during the wait: taken either way.
+    ready = threading.Event()
+
+    def later() -> None:
+        ready.wait()
+        items.put(4)
+
+    thread = threading.Thread(target=later)
+    thread.start()
+    ready.set()
+    assert sched.drain(items, timeout=60) == [4]
+    thread.join()
+
+
+def test_wait_ends_after_every_job_and_the_jobs_they_started() -> None:
+    scheduler = Scheduler(Slots(2))
+    done: list[str] = []
+    lock = threading.Lock()
+
+    def job(name: str, then: list[str]) -> None:
+        for child in then:
+            scheduler.start(job, child, [])
+        with lock:
+            done.append(name)
+
+    scheduler.start(job, "a", ["a1", "a2"])
+    scheduler.start(job, "b", [])
+    scheduler.wait()
+    scheduler.shutdown(wait=True)
+    assert ["a", "a1", "a2", "b"] == sorted(done)
+
+
+def test_a_stop_condition_cancels_what_has_not_begun_and_refuses_the_rest() -> None:
+    """One slot; the first job holds it until the condition has stopped the scheduler:
+    the jobs queued behind it never run, and a job started afterwards is refused."""
+    stopped = threading.Event()
+    ran: list[int] = []
+    scheduler = Scheduler(Slots(1), stop=lambda: "enough" if ran else None)
+    release = threading.Event()
+
+    def first() -> None:
+        ran.append(0)
+        release.wait(timeout=60)
+
+    def later(n: int) -> None:
+        ran.append(n)
+
+    scheduler.start(scheduler.slots.working(first))
+    for n in range(1, 40):  # more than the pool's threads: most wait in its queue
+        scheduler.start(scheduler.slots.working(later), n)
+
+    def tick() -> None:
+        if scheduler.stopped is not None and not stopped.is_set():
+            stopped.set()
+            release.set()
+
+    scheduler.wait(tick)
+    scheduler.shutdown(wait=True)
+    assert "enough" == scheduler.stopped
+    assert len(ran) < 40 - 1  # what had not begun was cancelled
+    assert None is scheduler.start(later, 99)
+
+
+def test_queued_jobs_run_smallest_key_first() -> None:
+    """A pool of one thread held by a first job while others queue: they run by the key
+    start() was given, not by arrival."""
+    scheduler = Scheduler(Slots(1))
+    scheduler.pool.shutdown(wait=True)
+    scheduler.pool = PriorityPool(1, thread_name_prefix="test")
+    held, release = threading.Event(), threading.Event()
+    ran: list[int] = []
+
+    def first() -> None:
+        held.set()
+        release.wait(timeout=60)
+
+    scheduler.start(first, key=-1)
+    assert held.wait(60)
+    for key in (5, 3, 9, 1):
+        scheduler.start(ran.append, key, key=key)
+    release.set()
+    scheduler.wait()
+    scheduler.shutdown(wait=True)
+    assert [1, 3, 5, 9] == ran
+
+
+def test_the_wait_looks_at_the_stop_condition_when_the_budget_says() -> None:
+    """Nothing ends while a job holds its thread; a condition whose deadline has come is
+    looked at then (`left`), and the wait returns without waiting for the job at work."""
+    release = threading.Event()
+    scheduler = Scheduler(Slots(1), stop=lambda: "spent", left=lambda: 0.0)
+    scheduler.start(release.wait, 60)
+    scheduler.wait()
+    try:
+        assert "spent" == scheduler.stopped
+    finally:
+        release.set()
+        scheduler.shutdown(wait=True)
+
+
+def test_a_campaign_orders_its_cells_and_starts_none_once_stopped(tmp_path: Path) -> None:
+    """The campaign's seams: every planned cell gets a key from `order` once; once `stop`
+    names a reason no further cell begins, and what ran is recorded once."""
+    given: list[Cell] = []
+
+    class Backwards:
+        def keys(self, row_cells: Sequence[Cell], row: int = 0) -> dict[str, Key]:
+            given.extend(row_cells)
+            return {c.id: (1, row, -n) for n, c in enumerate(row_cells)}
+
+        def baseline_key(self, row: int) -> Key:
+            return (0, row, 0)
+
+    recorded: list[str] = []
+    config = CampaignConfig.from_options(
+        scenarios="research", modes="tool-batch", points="kills", workers=1, kills="real",
+        keep="none", work_root=str(tmp_path / "work"),
+    )  # fmt: skip
+    campaign = Campaign(
+        config, order=Backwards(), stop=lambda: "one is enough" if recorded else None
+    )
+    result = campaign.run(on_cell=lambda r: recorded.append(r.id))
+    assert sorted(c.id for c in given) == sorted(set(c.id for c in given))
+    assert len(given) == result.planned > 8
+    assert 1 <= len(result.cells) < result.planned
+    assert len({c.id for c in result.cells}) == len(result.cells)
+    assert not result.interrupted
+    assert result.stopped is not None and "one is enough" == result.stopped.reason
+    assert "(one is enough)" in result.stopped.sentence()
+
+
+@pytest.mark.parametrize("stop", [sched.never])
+def test_by_default_nothing_stops(stop: sched.StopCondition) -> None:
+    assert None is stop()
+    assert None is sched.no_deadline()
