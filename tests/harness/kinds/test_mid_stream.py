@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from killpoint import kinds
-from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.engine import Engine
+from killpoint.engine.options import EngineConfig
 from killpoint.judge.baseline import Baseline
 from killpoint.kinds.kills import MidStream, stream_chunks
 from killpoint.scenarios import gates
