@@ -357,7 +357,7 @@ class Campaign:
         rows, result.skipped = self.rows()
         result.plan = dict.fromkeys(rows)
         books.rows = rows
-        books.skips = self.point_skips + self.skipped_points  # filled in as rows are planned
+        books.skips = (self.point_skips, self.skipped_points)  # filled as rows are planned
         for n, row in enumerate(rows):
             key = self.order.baseline_key(n)
             # Run here when no thread can be started: every cell of the row needs it.
@@ -491,7 +491,8 @@ class Books:
         self.after = after
         self.closed = False  # given up: what still finishes is in no report
         self.rows: list[Row] = []  # the rows planned, in the plan's order
-        self.skips: list[Skipped] = []  # points the rows skip, as their baselines find them
+        # Lists of points the rows skip, filled in as their baselines are done.
+        self.skips: tuple[list[Skipped], ...] = ()
         self.baselines: list[Future[Baseline]] = []
         self.announced = False  # every baseline is done, and the plan was said
         self._planned: dict[int, tuple[Baseline, list[Cell]]] = {}  # by the row's place
@@ -528,7 +529,8 @@ class Books:
         place = {row[:3]: n for n, row in enumerate(rows)}
         # Stable: a row's own skips stay in the order its thread found them.
         result.skipped += sorted(
-            self.skips, key=lambda s: place.get((s.runtime, s.scenario, s.mode), len(rows))
+            [s for found in self.skips for s in found],
+            key=lambda s: place.get((s.runtime, s.scenario, s.mode), len(rows)),
         )
 
     def record(self, cell: CellResult) -> None:
