@@ -113,18 +113,41 @@ def test_queued_jobs_run_smallest_key_first() -> None:
     assert [1, 3, 5, 9] == ran
 
 
-def test_the_wait_looks_at_the_stop_condition_when_the_budget_says() -> None:
-    """Nothing ends while a job holds its thread; a condition whose deadline has come is
-    looked at then (`left`), and the wait returns without waiting for the job at work."""
+def test_the_wait_looks_at_the_stop_condition_when_the_budget_says(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A budget's deadline bounds each wait for a job's end (`left`), so the condition is
+    asked on time; once it names a reason the wait returns without waiting for the job at
+    work (the caller stops it). Without a deadline the wait is WAKE at most."""
+    waits: list[float] = []
+    drain = sched.drain
+
+    def noted(items: queue.SimpleQueue[object], timeout: float) -> list[object]:
+        waits.append(timeout)
+        return drain(items, timeout)
+
+    monkeypatch.setattr(sched, "drain", noted)
     release = threading.Event()
-    scheduler = Scheduler(Slots(1), stop=lambda: "spent", left=lambda: 0.0)
+    due = [False]
+    scheduler = Scheduler(Slots(1), stop=lambda: "spent" if due[0] else None, left=lambda: 0.0)
+
+    def tick() -> None:
+        due[0] = True  # the budget is spent once the first wait has ended
+
     scheduler.start(release.wait, 60)
-    scheduler.wait()
+    scheduler.wait(tick)
     try:
         assert "spent" == scheduler.stopped
+        assert [0.0, 0.0] == waits
     finally:
         release.set()
         scheduler.shutdown(wait=True)
+    waits.clear()
+    plain = Scheduler(Slots(1))
+    plain.start(lambda: None)
+    plain.wait()
+    plain.shutdown(wait=True)
+    assert waits and all(sched.WAKE == w for w in waits)
 
 
 def test_a_campaign_orders_its_cells_and_starts_none_once_stopped(tmp_path: Path) -> None:
