@@ -47,7 +47,9 @@ def table(head: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
 
 
 def code(text: str) -> str:
-    return f"`{text}`"
+    """Inline code; text with a `|` stays plain, since a table cell must escape it and
+    inside backticks GitHub and Python-Markdown read the escape differently."""
+    return text if "|" in text else f"`{text}`"
 
 
 # -- crash points -------------------------------------------------------------------------
