@@ -273,7 +273,9 @@ def report_schema() -> str:
                 f"docs/generate.py: report_schema.{name}: say what {sorted(missing)} mean "
                 f"in FIELDS, and drop {sorted(extra)}"
             )
-        rows = [(code(k), report_schema._type_names(spec), meaning[k]) for k, spec in fields.items()]
+        rows = [
+            (code(k), report_schema._type_names(spec), meaning[k]) for k, spec in fields.items()
+        ]
         parts += [f"#### {title}", table(("field", "type", "meaning"), rows)]
     return "\n\n".join(parts)
 
@@ -484,7 +486,15 @@ def campaign() -> str:
         for o in campaign_options()
     ]  # fmt: skip
     return table(
-        ("option", "killpoint matrix", "pytest", "ini", "[tool.killpoint]", "crash.check", "meaning"),
+        (
+            "option",
+            "killpoint matrix",
+            "pytest",
+            "ini",
+            "[tool.killpoint]",
+            "crash.check",
+            "meaning",
+        ),
         rows,
     )
 

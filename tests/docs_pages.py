@@ -14,6 +14,7 @@ A page marks what a test runs:
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
 import os
 import re
 import shutil
@@ -22,6 +23,7 @@ import sys
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 REPO = Path(__file__).resolve().parents[1]
 FENCE = re.compile(
@@ -74,6 +76,16 @@ def write_files(text: str, project: Path) -> list[Path]:
         path.write_text(body)
         written.append(path)
     return written
+
+
+def generator() -> ModuleType:
+    """docs/generate.py, the reference pages' generator (a script, not a package)."""
+    spec = importlib.util.spec_from_file_location("docs_generate", REPO / "docs" / "generate.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("docs_generate", module)  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
 
 
 def purelib(python: Path) -> Path:
