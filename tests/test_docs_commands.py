@@ -37,7 +37,10 @@ from tests.docs_pages import Command, commands, environment, run, write_files
 REPO = Path(__file__).resolve().parents[1]
 PAGES = ["README.md", *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").rglob("*.md"))]
 TUTORIALS = ("docs/tutorials/your-agent.md", "docs/tutorials/failing-report.md")
-HOW_TO = ("docs/how-to/ci.md", "docs/how-to/accept.md", "docs/upgrades.md", "docs/plugin.md")
+HOW_TO = ("docs/how-to/ci.md", "docs/how-to/accept.md", "docs/upgrades.md")
+# A page whose commands stand alone (each a pytest session of its own): one item per
+# command, so xdist spreads them.
+ONE_BY_ONE = "docs/plugin.md"
 # What the installed virtualenv stands for: a reader's own install steps.
 INSTALL = (
     "python -m venv .venv",
@@ -122,12 +125,15 @@ def shell(installed: Path, tmp_path: Path) -> Iterator[dict[str, str]]:
         subprocess.run(["rm", "-rf", str(tmp)], check=False)
 
 
-def run_page(page: str, project: Path, env: dict[str, str]) -> list[str]:
-    """The page's files written into `project`, then its commands run there, in order."""
+def run_page(page: str, project: Path, env: dict[str, str], only: int | None = None) -> list[str]:
+    """The page's files written into `project`, then its commands run there, in order
+    (`only`: its command of that index alone)."""
     text = (REPO / page).read_text()
     write_files(text, project)
     outputs = []
-    for command in commands(text, runnable_only=True):
+    for n, command in enumerate(commands(text, runnable_only=True)):
+        if only is not None and n != only:
+            continue
         if command.line in INSTALL:
             continue
         line = command.line.replace(OLD, str(project / "old"))
@@ -191,6 +197,16 @@ def test_each_how_to_runs(page: str, shell: dict[str, str], tmp_path: Path) -> N
     narrow(tmp_path, shell)
     outputs = run_page(page, tmp_path, shell)
     assert outputs, page
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "index", range(len(commands((REPO / ONE_BY_ONE).read_text(), runnable_only=True)))
+)
+def test_each_plugin_command_runs(index: int, shell: dict[str, str], tmp_path: Path) -> None:
+    narrow(tmp_path, shell)
+    (output,) = run_page(ONE_BY_ONE, tmp_path, shell, only=index)
+    assert re.search(r"\d+ passed", output), output
 
 
 @pytest.mark.slow
