@@ -211,7 +211,7 @@ def folder_name(state_id: str) -> str:
     return "".join(c if c.isalnum() or c in "-_.@" else "_" for c in state_id.replace("/", "--"))
 
 
-# The manifest's JSON schema (draft 2020-12), as the README documents it.
+# The manifest's JSON schema (draft 2020-12), as docs/reference/corpus.md shows it.
 MANIFEST_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "killpoint crash-state corpus manifest (corpus.json)",

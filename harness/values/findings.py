@@ -115,7 +115,7 @@ class Harm:
 
 
 # The one severity table: a kind's severity is its harm's (tests/harness/values hold every
-# kind to it, and the README states it). By what a user loses, not by where it was found.
+# kind to it, and docs/reference/findings.md states it). By what a user loses, not by where it was found.
 HARMS: tuple[Harm, ...] = (
     Harm("lost", "high", "what was durable (a run, its tool executions, an effect) is lost"),
     Harm("acknowledged", "high", "a status the runtime acknowledged is not stored"),

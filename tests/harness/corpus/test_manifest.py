@@ -1,4 +1,4 @@
-"""A corpus's manifest and states: written as the README's schema says, refused in one
+"""A corpus's manifest and states: written as docs/reference/corpus.md's schema says, refused in one
 line when this killpoint cannot read them."""
 
 from __future__ import annotations
