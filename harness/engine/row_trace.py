@@ -58,7 +58,8 @@ if TYPE_CHECKING:
 
 # The kinds whose cell begins with CellContext.crash_at(plan): a worker armed at the
 # point, reached and SIGKILLed, whatever comes after the kill (two resumers, a provider
-# that forgot): all that survives the kill is in files.
+# that forgot): all that survives the kill is in files. Not mid-stream: its gate (a chunk
+# half-way through a stream) is not in the baseline's trace to order the points by.
 COPYABLE = frozenset(
     {
         "after-checkpoint",

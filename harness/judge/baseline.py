@@ -141,7 +141,9 @@ class Baseline:
 
     @property
     def turns(self) -> list[int]:
-        return sorted({g.number for e in self.trace if (g := _is(e, "model")) and g.number})
+        return sorted(
+            {g.number for e in self.trace if (g := _is(e, "model", "received")) and g.number}
+        )
 
     def run_at(self, index: int) -> tuple[int, int]:
         """(0-based run in flight at trace position `index`, checkpoints when it started)."""
@@ -166,7 +168,7 @@ class Baseline:
         # A segment: the tool calls that started after one model request, before the next.
         segments: list[tuple[int, list[str], int]] = []
         for n, e in enumerate(self.trace):
-            model = _is(e, "model")
+            model = _is(e, "model", "received")
             if model is not None and model.number is not None:
                 segments.append((model.number, [], -1))
             elif _is(e, "tool", "started") and segments:
