@@ -78,7 +78,7 @@ def import_problem() -> str | None:
         import aiosqlite  # noqa: F401
         import google.adk.models.lite_llm
         import google.adk.runners
-        import google.adk.sessions.database_session_service
+        import google.adk.sessions.database_session_service  # noqa: F401
         import greenlet  # noqa: F401  (SQLAlchemy's asyncio extension needs it)
         import litellm  # noqa: F401
     except ImportError as exc:

@@ -151,9 +151,17 @@ class AdkDriver:
         """ADK's cancel: the invocation's `abort_signal` set (from any thread: the scripted
         model calls this from the thread that received the request)."""
         found = self._aborts.get(run_id)
-        if found is not None:
-            loop, signal = found
-            loop.call_soon_threadsafe(signal.set)
+        if found is None:
+            return
+        loop, signal = found
+
+        async def abort() -> None:
+            signal.set()
+
+        # Set in the invocation's loop before the request is answered: the cancel comes
+        # before the reply (a signal still in flight when the reply lands races it, and
+        # ADK records the reply or not as that race goes).
+        asyncio.run_coroutine_threadsafe(abort(), loop).result()
 
     async def _run(self, run_id: str, session_id: str, message: Any) -> RunResult:
         import openai

@@ -144,7 +144,9 @@ def run_of(events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                     "turn": place[0] if place else 0,
                     "call_index": place[1] if place else len(executions),
                     "result": result,
-                    "status": "error" if isinstance(result, Mapping) and "error" in result else "ok",
+                    "status": "error"
+                    if isinstance(result, Mapping) and "error" in result
+                    else "ok",
                 }
             )
         if answered:
@@ -195,7 +197,9 @@ def invariants(rows: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str]:
                     f"invocation {invocation}: the model was asked again while calls "
                     f"{open_} had no response"
                 )
-            open_[:] = [str(c["function_call"].get("id")) for c in _parts(event) if c.get("function_call")]
+            open_[:] = [
+                str(c["function_call"].get("id")) for c in _parts(event) if c.get("function_call")
+            ]
     for call_id, n in sorted(asked.items()):
         if n > 1:
             problems.append(f"function call {call_id} appears in {n} events")
