@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import threading
 import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -34,6 +35,8 @@ MODEL = "openai/gpt-4.1-mini"
 # Seconds LiteLLM waits for a reply: the scripted model answers at once, so this only
 # decides how long a `model-timeout` cell waits for the request it holds unanswered.
 MODEL_TIMEOUT = 10.0
+# Seconds a cancel waits for the invocation to come to rest (see AdkDriver.cancel).
+CANCEL_WAIT = 30.0
 
 
 def async_url(store_url: str) -> str:
@@ -94,6 +97,11 @@ def adk_tool(fn: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
+def tool_error(tool: Any, args: dict[str, Any], context: Any, error: Exception) -> dict[str, Any]:
+    """ADK's on_tool_error_callback: a tool's exception as its response."""
+    return {"error": f"{type(error).__name__}: {error}"}
+
+
 def _copy(value: Any) -> Any:
     import copy
 
@@ -123,6 +131,9 @@ class AdkDriver:
             model=model,
             instruction=scenario.instructions or "",
             tools=[adk_tool(fn) for fn in scenario.build_tools(ToolEnv(ledger))],
+            # Without it ADK fails the whole invocation on a tool's exception; with it the
+            # model reads the error as the call's response, as a user who wants that writes.
+            on_tool_error_callback=tool_error,
         )
         app = App(
             name=APP,
@@ -131,7 +142,10 @@ class AdkDriver:
         )
         self.service = DatabaseSessionService(async_url(store_url))
         self.runner = Runner(app=app, session_service=self.service)
-        self._aborts: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Event]] = {}
+        # run id -> (its loop, its abort_signal, set once its run_async has returned)
+        self._aborts: dict[
+            str, tuple[asyncio.AbstractEventLoop, asyncio.Event, threading.Event]
+        ] = {}
 
     async def start(self, input: str, *, session_id: str, run_id: str) -> RunResult:
         from google.genai import types
@@ -148,26 +162,22 @@ class AdkDriver:
         return await self._run(run_id, session_id, None)
 
     def cancel(self, run_id: str) -> None:
-        """ADK's cancel: the invocation's `abort_signal` set (from any thread: the scripted
-        model calls this from the thread that received the request)."""
+        """ADK's cancel: the invocation's `abort_signal` set. The scripted model calls this
+        from the thread that received the request for the cancel's turn, before it answers;
+        it returns once the invocation has come to rest (ADK sealed it), so that the seal
+        lands before the request is answered in every run, not as a race decides."""
         found = self._aborts.get(run_id)
         if found is None:
             return
-        loop, signal = found
-
-        async def abort() -> None:
-            signal.set()
-
-        # Set in the invocation's loop before the request is answered: the cancel comes
-        # before the reply (a signal still in flight when the reply lands races it, and
-        # ADK records the reply or not as that race goes).
-        asyncio.run_coroutine_threadsafe(abort(), loop).result()
+        loop, signal, rested = found
+        loop.call_soon_threadsafe(signal.set)
+        rested.wait(CANCEL_WAIT)
 
     async def _run(self, run_id: str, session_id: str, message: Any) -> RunResult:
         import openai
 
-        signal = asyncio.Event()
-        self._aborts[run_id] = (asyncio.get_running_loop(), signal)
+        signal, rested = asyncio.Event(), threading.Event()
+        self._aborts[run_id] = (asyncio.get_running_loop(), signal, rested)
         try:
             events = self.runner.run_async(
                 user_id=USER,
@@ -184,6 +194,7 @@ class AdkDriver:
             pass
         finally:
             self._aborts.pop(run_id, None)
+            rested.set()
         return await self._result(run_id, session_id)
 
     async def _result(self, run_id: str, session_id: str) -> RunResult:
