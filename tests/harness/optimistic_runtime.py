@@ -22,8 +22,8 @@ from pathlib import Path
 
 from killpoint import Ledger, Scenario, ToolEnv
 from killpoint.stores.sqlite import path_of
-from tests.harness.json_file_runtime import AtomicJsonAdapter, JsonDriver, JsonStore, Run
 from tests.harness.json_file_runtime import Agent as JsonAgent
+from tests.harness.json_file_runtime import AtomicJsonAdapter, JsonDriver, JsonStore, Run
 
 LOCK = "runs.lock"
 
