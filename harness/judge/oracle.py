@@ -315,10 +315,16 @@ def compare_failures(
         "expected_kinds": [str(f.get("kind")) for f in expected],
         "actual_kinds": [str(f.get("kind")) for f in actual],
     }
+    first = differences(list(expected), list(actual), f"{at}.failures")[0]
+    where = {
+        "where": first.path.removeprefix(f"{at}."),
+        "expected_value": _clip(first.expected, 80),
+        "actual_value": _clip(first.actual, 80),
+    }
     return [
         Finding.of(
             "failures-differ",
-            {"run": run, **kinds, **sides.facts()},
+            {"run": run, **kinds, **where, **sides.facts()},
             path=f"{at}.failures",
             expected_value=list(expected),
             actual_value=list(actual),

@@ -266,10 +266,17 @@ def _failures_differ(f: Facts) -> str:
             return "none"
         return f"{count(len(kinds), 'failure record')} ({', '.join(kinds)})"
 
+    kinds = f"keeps {kept(f['actual_kinds'])} where the {f['expected_side']} keeps "
+    if f["actual_kinds"] == f["expected_kinds"]:
+        kinds = f"keeps the {f['expected_side']}'s kinds of failure record "
+        return (
+            f"run {f['run']} of the {f['actual_side']} {kinds}({', '.join(f['actual_kinds'])}), "
+            f"not the same records: {f['where']}: {both(f)}; records of attempts, compared "
+            "apart from the conversation"
+        )
     return (
-        f"run {f['run']} of the {f['actual_side']} keeps {kept(f['actual_kinds'])} where the "
-        f"{f['expected_side']} keeps {kept(f['expected_kinds'])}: records of attempts, "
-        "compared apart from the conversation"
+        f"run {f['run']} of the {f['actual_side']} {kinds}{kept(f['expected_kinds'])}: "
+        "records of attempts, compared apart from the conversation"
     )
 
 
