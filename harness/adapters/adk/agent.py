@@ -119,6 +119,7 @@ class AdkDriver:
         from google.adk.sessions import DatabaseSessionService
 
         self.scenario = scenario
+        url = async_url(store_url)
         model = LiteLlm(
             model=MODEL,
             api_base=f"{model_url()}/v1",
@@ -140,7 +141,7 @@ class AdkDriver:
             root_agent=agent,
             resumability_config=ResumabilityConfig(is_resumable=True),
         )
-        self.service = DatabaseSessionService(async_url(store_url))
+        self.service = DatabaseSessionService(url)
         self.runner = Runner(app=app, session_service=self.service)
         # run id -> (its loop, its abort_signal, set once its run_async has returned)
         self._aborts: dict[
