@@ -16,6 +16,7 @@ lease. docs/adk.md says what the crash matrix finds with that design.
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -79,8 +80,9 @@ def import_problem() -> str | None:
         import google.adk.models.lite_llm
         import google.adk.runners
         import google.adk.sessions.database_session_service  # noqa: F401
-        import greenlet  # noqa: F401  (SQLAlchemy's asyncio extension needs it)
         import litellm  # noqa: F401
+
+        importlib.import_module("greenlet")  # SQLAlchemy's asyncio extension needs it
     except ImportError as exc:
         return str(exc)
     return None
