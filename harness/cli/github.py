@@ -15,8 +15,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from killpoint.redaction import redact
-from killpoint.report.text import cut, visible
+from killpoint.report.text import cut
 from killpoint.values.sentences import count
+from killpoint.values.shown import visible
 
 if TYPE_CHECKING:
     from killpoint.engine.campaign import CampaignResult

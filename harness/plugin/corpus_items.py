@@ -49,10 +49,13 @@ class UpgradeFailed(Exception):
 
 
 def failure_text(result: StateResult) -> str:
+    """A failing state in a few lines, each one line whatever the state's sentences hold."""
+    from killpoint.values.shown import line
+
     lines = [f"killpoint: {result.id}: {result.group}: {result.sentence}"]
     lines += [f"  {d}" for d in result.details[:8]]
     lines.append(f"  recorded as {result.recorded_as}, checked as {result.checked_as}")
-    return "\n".join(lines)
+    return "\n".join(line(each) for each in lines)
 
 
 class CorpusState(pytest.Item):
@@ -65,8 +68,13 @@ class CorpusState(pytest.Item):
 
     def runtest(self) -> None:
         from killpoint.corpus import manifest as mf
+        from killpoint.corpus.errors import CorpusError
+        from killpoint.values.shown import line
 
-        result = self.checker.check(self.folder, mf.read_state(self.folder))
+        try:
+            result = self.checker.check(self.folder, mf.read_state(self.folder))
+        except CorpusError as exc:  # a state that is no data: refused, never run
+            pytest.fail(line(str(exc)), pytrace=False)
         self.user_properties += [("group", result.group), ("checked_as", result.checked_as)]
         if result.failing:
             raise UpgradeFailed(result)
@@ -137,7 +145,9 @@ def configure(config: pytest.Config) -> None:
     try:
         plugin = CorpusPlugin(config, Path(folder))
     except (CorpusError, ScenarioRefError, StoreError) as exc:
-        raise pytest.UsageError(str(exc)) from None
+        from killpoint.plugin.settings import masked_usage
+
+        raise masked_usage(str(exc)) from None
     config.pluginmanager.register(plugin, "killpoint-corpus")
 
 
@@ -165,7 +175,9 @@ def check_upgrade(
             work_parent=work_parent, store=store,
         )  # fmt: skip
     except (CorpusError, ScenarioRefError, StoreError) as exc:
-        problem = f"{exc} (in crash.check_upgrade)"
+        from killpoint.values.shown import line
+
+        problem = line(f"{exc} (in crash.check_upgrade)")
     if problem is not None:
         pytest.fail(problem, pytrace=False)
     if result.failing:
