@@ -118,8 +118,4 @@ def restore(state: Path, work: Path, url: str, stop: threading.Event | None = No
         files.copy_tree(state / MODEL_STATE, work / MODEL_STATE, stop=stop)
 
 
-def size(folder: Path) -> int:
-    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
-
-
-__all__ = ["NAMES", "STORE", "check", "keep", "restore", "size"]
+__all__ = ["NAMES", "STORE", "check", "keep", "restore"]

@@ -128,6 +128,19 @@ class CorpusPlugin:
             session.ihook.pytest_itemcollected(item=item)
         items.extend(found)
 
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """The stores made for states that could not be removed (the server gone), named
+        with the statement that drops each."""
+        from killpoint.plugin.masking import MaskedTerminal
+
+        self.checker.engine.sweep()
+        left = self.checker.engine.retry_leftovers()
+        if left:
+            terminal = MaskedTerminal(terminalreporter)
+            terminal.write_sep("-", "killpoint corpus")
+            for each in left:
+                terminal.write_line(f"killpoint: {each}")
+
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.checker.engine.sweep()
 
@@ -167,21 +180,23 @@ def check_upgrade(
     from killpoint.corpus.manifest import CorpusError
     from killpoint.stores import StoreError
     from killpoint.values.scenario_refs import ScenarioRefError
+    from killpoint.values.shown import line
 
     problem = None
+    leftovers: list[Any] = []
     try:
         result = check(
             Path(corpus), runtime, scenario_version=scenario_version, timeout=timeout,
-            work_parent=work_parent, store=store,
+            work_parent=work_parent, store=store, leftovers=leftovers,
         )  # fmt: skip
     except (CorpusError, ScenarioRefError, StoreError) as exc:
-        from killpoint.values.shown import line
-
         problem = line(f"{exc} (in crash.check_upgrade)")
+    # A store that could not be removed stays on the server: the test says so and fails.
+    left = [line(f"killpoint: {each}") for each in leftovers]
     if problem is not None:
-        pytest.fail(problem, pytrace=False)
-    if result.failing:
-        pytest.fail("\n".join(failure_text(s) for s in result.failing), pytrace=False)
+        pytest.fail("\n".join([problem, *left]), pytrace=False)
+    if result.failing or left:
+        pytest.fail("\n".join([*(failure_text(s) for s in result.failing), *left]), pytrace=False)
     return result
 
 

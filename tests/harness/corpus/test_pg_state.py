@@ -417,3 +417,45 @@ def test_ctrl_c_during_a_restore(pg_corpus: tuple[Path, str], tmp_path: Path) ->
     assert took < 15, f"Ctrl-C took {took:.1f} s"
     assert schemas(url) == before
     assert [p for p in work.rglob("*") if p.is_file()] == []
+
+
+@pytest.mark.postgres
+def test_a_schema_that_cannot_be_dropped_is_named(
+    pg_corpus: tuple[Path, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A state's schema the server will not drop (here: every drop refused) stays, and the
+    output names each one with the statement that drops it."""
+    from killpoint.stores.backend import StoreLeftover
+
+    corpus, url = pg_corpus
+    real_drop = PostgresStores.drop
+    kept: list[str] = []
+
+    def refuse(self: PostgresStores, store_url: str) -> None:
+        schema = schema_of(store_url) or ""
+        if schema.startswith("kp_") and store_url not in kept:
+            kept.append(store_url)
+        raise StoreLeftover(f"schema {schema}", "the server", f'DROP SCHEMA "{schema}" CASCADE;',
+                            "refused by the test")  # fmt: skip
+
+    before = schemas(url)
+    monkeypatch.setattr(PostgresStores, "drop", refuse)
+    try:
+        assert main(["corpus", "check", str(corpus), "--store", url]) == 0
+    finally:
+        monkeypatch.setattr(PostgresStores, "drop", real_drop)
+    err = capsys.readouterr().err
+    left = schemas(url) - before
+    assert left  # the baselines' and the states' schemas stayed
+    for schema in left:
+        assert (
+            f'could not drop schema {schema} on the server (refused by the test); drop it with: DROP SCHEMA "{schema}" CASCADE;'
+            in err
+        )
+    stores = PostgresStores(url)
+    for store_url in kept:
+        stores.drop(store_url)
+    assert schemas(url) == before
