@@ -142,7 +142,7 @@ class Crash:
         if problem is not None:
             # Outside the except clause: the failure is one line, without the option
             # error chained to it as "During handling of the above exception".
-            pytest.fail(problem, pytrace=False)
+            pytest.fail(shown.line(problem), pytrace=False)
         campaign = Campaign(config, accepted=self.state.accepted())
         outcome = campaign.run()
         if outcome.interrupted:
