@@ -29,7 +29,9 @@ CELL = f"{RUNTIME}/research/tool-batch/sqlite/after-checkpoint:1"
 
 
 def killpoint(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "GITHUB_ACTIONS": "true", "PYTHONPATH": str(REPO)}
+    # TMPDIR: the work folders (a failing cell kept by replay or search) in the test's own
+    # folder, not in /dev/shm.
+    env = {**os.environ, "GITHUB_ACTIONS": "true", "PYTHONPATH": str(REPO), "TMPDIR": str(cwd)}
     env.pop("GITHUB_STEP_SUMMARY", None)
     return subprocess.run(
         [sys.executable, "-m", "killpoint.cli.main", *args],
