@@ -49,7 +49,7 @@ def failing_groups(
     from killpoint.cli import fail_on
 
     if threshold is None:
-        return [g for g in groups if g.verdict != "ok" and not g.accepted]
+        return [g for g in groups if g.failing]
     spared = fail_on.spared(groups, threshold)
     if spared:
         cells = sum(len(g.cells) for g in spared)

@@ -163,7 +163,7 @@ def show_without_crash(groups: list[Group], out: Console) -> None:
 
 def show_groups(groups: list[Group], out: Console) -> None:
     """Each cause once: count, explanation, one example and its replay."""
-    failing = [g for g in groups if g.verdict != "ok" and not g.accepted]
+    failing = [g for g in groups if g.failing]
     for n, g in enumerate(failing[:SHOWN_GROUPS], start=1):
         plain(out, f"{n}. {g.heading}: {count(len(g.cells), 'cell')}, {g.verdict}", style="red")
         plain(out, f"   {cut(g.meaning)}")

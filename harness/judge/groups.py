@@ -25,7 +25,15 @@ from typing import Any
 
 from killpoint.errors import KillpointError
 from killpoint.values.cell import row_command
-from killpoint.values.findings import BY_TOOL, KINDS, RANK, SEVERITIES, Finding, path_pattern
+from killpoint.values.findings import (
+    BY_TOOL,
+    KINDS,
+    RANK,
+    SEVERITIES,
+    Finding,
+    fails,
+    path_pattern,
+)
 from killpoint.values.input_files import InputError, load_toml
 
 
@@ -103,6 +111,22 @@ class Group:
     # A row-level group: found in the uninterrupted run ("happens without a crash"); its
     # `cells` are the rows (RUNTIME/SCENARIO/MODE/STORE) whose baselines show it.
     without_crash: bool = False
+    # The verdicts its cells have, most cells first: a cell's verdict is its most severe
+    # finding's, so a group's cells may have another than the group's kind names (a
+    # `usage-differs` group of `corrupt` cells). Empty for a row-level group.
+    verdicts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def failing(self) -> bool:
+        """Fails a campaign held to the default threshold: it names a verdict, is not
+        accepted, and is of medium severity or more (`--fail-on` moves the threshold)."""
+        return self.verdict != "ok" and not self.accepted and fails(self.severity)
+
+    @property
+    def badge(self) -> str:
+        """The verdict a reader sees on the group: its cells' (the most common), or the
+        one its kind names for a row-level group."""
+        return next(iter(self.verdicts), self.verdict)
 
     @property
     def meaning(self) -> str:
@@ -135,6 +159,8 @@ class Group:
             example: self.example_cell,
             "replay": self.replay,
             "accepted": self.accepted,
+            "failing": self.failing,
+            **({} if self.without_crash else {"verdicts": dict(self.verdicts)}),
         }
 
 
@@ -168,6 +194,12 @@ def group_findings(cells: Iterable[Any], *, include_expected: bool = False) -> l
                     accepted=data.get("accepted"),
                 )
             group.cells.append(cell.id)
+            verdict = str(getattr(cell, "verdict", "") or finding.verdict)
+            group.verdicts[verdict] = group.verdicts.get(verdict, 0) + 1
+    for group in groups.values():
+        group.verdicts = dict(
+            sorted(group.verdicts.items(), key=lambda kv: (-kv[1], RANK.get(kv[0], len(RANK))))
+        )
     return sorted(
         groups.values(),
         key=lambda g: (RANK[g.verdict], SEVERITIES.index(g.severity), -len(g.cells), g.key),

@@ -369,7 +369,7 @@ class KillpointSession:
             + (f", {figures['accepted']} accepted" if figures["accepted"] else "")
             + f", {figures['expected_losses']} expected losses; seed {self.seed}"
         )
-        failing = [g for g in result.groups() if g.verdict != "ok" and not g.accepted]
+        failing = [g for g in result.groups() if g.failing]
         for n, g in enumerate(failing[:20], start=1):
             terminalreporter.write_line(
                 f"{n}. {g.heading}: {count(len(g.cells), 'cell')}, {g.verdict}"

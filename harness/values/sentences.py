@@ -118,6 +118,13 @@ def _acknowledged_lost(f: Facts) -> str:
     return f"{said} but the store says {f['stored']}"
 
 
+def _stale_acknowledged(f: Facts) -> str:
+    return (
+        f"{f.get('who') or 'the stale worker'} returned {f['status']} for run {f['run_id']} "
+        f"after the takeover, but the store holds {f['stored']}, the takeover's"
+    )
+
+
 def _status_regressed(f: Facts) -> str:
     return f"run {f['run_id']} was durably {f['status']}; {f['when']} the store says {f['now']}"
 
@@ -305,6 +312,7 @@ TEMPLATES: dict[str, Callable[[Facts], str]] = {
     "run-lost": _run_lost,
     "checkpoint-count": _checkpoint_count,
     "acknowledged-lost": _acknowledged_lost,
+    "stale-acknowledged": _stale_acknowledged,
     "status-regressed": _status_regressed,
     "cancel-ignored": _cancel,
     "cancel-late": _cancel,
