@@ -286,9 +286,7 @@ def _cause(members: list[Group], consequences: list[Group], by_id: Mapping[str, 
     cells = [by_id[c] for c in shown]
     verdicts = Counter(str(c.verdict) for c in cells)
     points = Counter(_point_kind(c) for c in cells)
-    severity = min(
-        (g.severity for g in members if g.severity in SEVERITIES), key=SEVERITIES.index
-    )
+    severity = min((g.severity for g in members if g.severity in SEVERITIES), key=SEVERITIES.index)
     named = [g for g in members if g.verdict != "ok"]
     accepted = head.accepted if named and all(g.accepted for g in named) else None
     # The cells it fails: none for a cause of low severity only (its cells fail, if at
@@ -500,7 +498,7 @@ def explain(head: Group, members: Sequence[Group], cells: Sequence[Any]) -> str:
 
 
 def summary(causes: Sequence[Cause]) -> str:
-    """"3 causes" with how many fail the campaign."""
+    """ "3 causes" with how many fail the campaign."""
     failing = sum(1 for c in causes if c.failing and not c.accepted)
     return f"{count(len(causes), 'cause')}, {failing} {verb(failing, 'fails', 'fail')} the campaign"
 

@@ -14,6 +14,10 @@ The file is TOML:
     group = "tool-executions-lost:-:runs[*].tool_executions"
     reason = "agno 3.1 keeps only the last leg's tool executions"
     link = "https://github.com/agno-agi/agno/issues/0000"   # optional
+
+A group's tool may be `*` (`effect-duplicated:*:ledger`): every tool's group of that kind
+and path. Each built-in runtime ships such a file for what its documentation calls by
+design (`--accept builtin`: killpoint.adapters.registry.accepted_file).
 """
 
 from __future__ import annotations
@@ -83,13 +87,33 @@ def read_accepted(path: Path) -> dict[str, Accepted]:
     return found
 
 
+ANY_TOOL = "*"
+
+
+def matching(key: str, accepted: Mapping[str, Accepted]) -> Accepted | None:
+    """The accepted entry a group key falls under: its own, or one whose tool is `*` with
+    the same kind and path."""
+    found = accepted.get(key)
+    if found is not None:
+        return found
+    kind, _, rest = key.partition(":")
+    _, _, path = rest.partition(":")
+    return accepted.get(f"{kind}:{ANY_TOOL}:{path}")
+
+
+def met_by(entry: str, keys: Iterable[str]) -> bool:
+    """Whether an accepted entry's key covers one of the group keys met."""
+    return any(matching(k, {entry: Accepted(entry, "")}) is not None for k in keys)
+
+
 def apply_accepted(cells: Iterable[Any], accepted: Mapping[str, Accepted]) -> None:
     """Mark each cell whose unexpected findings all belong to accepted groups."""
     for cell in cells:
         open_ = [f for f in cell.findings if not f.get("expected") and f.get("verdict") != "ok"]
         for f in open_:
-            if f.get("group") in accepted:
-                f["accepted"] = accepted[f["group"]].reason
+            entry = matching(str(f.get("group")), accepted) if f.get("group") else None
+            if entry is not None:
+                f["accepted"] = entry.reason
         cell.accepted = bool(open_) and all("accepted" in f for f in open_)
 
 
@@ -227,7 +251,7 @@ def row_groups(baselines: Iterable[Any], accepted: Mapping[str, Accepted]) -> li
                     example=finding.sentence,
                     example_cell=row,
                     replay=row_command(base.runtime, base.scenario, base.mode, base.store),
-                    accepted=accepted[key].reason if key in accepted else None,
+                    accepted=entry.reason if (entry := matching(key, accepted)) else None,
                     without_crash=True,
                 )
             if row not in group.cells:
@@ -251,7 +275,7 @@ def unmet(
     whole campaign can say a group "no longer occurs"."""
     met = {g.key for g in groups}
     status = NOT_EXERCISED if narrowed else NO_LONGER
-    return [(a, status) for key, a in accepted.items() if key not in met]
+    return [(a, status) for key, a in accepted.items() if not met_by(key, met)]
 
 
 def fixed(groups: Iterable[Group], accepted: Mapping[str, Accepted]) -> list[Accepted]:
@@ -260,6 +284,7 @@ def fixed(groups: Iterable[Group], accepted: Mapping[str, Accepted]) -> list[Acc
 
 
 __all__ = [
+    "ANY_TOOL",
     "NOT_EXERCISED",
     "NO_LONGER",
     "AcceptError",
@@ -268,6 +293,8 @@ __all__ = [
     "apply_accepted",
     "fixed",
     "group_findings",
+    "matching",
+    "met_by",
     "read_accepted",
     "row_groups",
     "unmet",

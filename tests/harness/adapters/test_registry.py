@@ -67,5 +67,6 @@ def test_the_help_texts_name_every_builtin() -> None:
 
 def test_the_versions_come_from_the_builtins() -> None:
     installed = {d.metadata["Name"].lower() for d in metadata.distributions()}
-    wanted = {d for b in registry.BUILTINS.values() for d in b.distributions}
-    assert {d for d in wanted if d.lower() in installed} <= set(versions())
+    for name, builtin in registry.BUILTINS.items():
+        wanted = set(builtin.distributions)
+        assert {d for d in wanted if d.lower() in installed} <= set(versions(name)), name
