@@ -28,34 +28,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from killpoint.judge.groups import Group, group_findings
-from killpoint.values.findings import KINDS, RANK, SEVERITIES
+from killpoint.values.findings import KINDS, RANK, SEVERITIES, SYMPTOMS, fails
 from killpoint.values.sentences import count, listed, verb
 
 TOGETHER = 0.75  # Jaccard similarity of two groups' cells that makes them one cluster
 
-# Kinds that say what differs at the end, or an effect counted: a consequence when every
-# cell showing them also shows a mechanism.
-SYMPTOMS = frozenset(
-    {
-        "status-differs",
-        "run-differs",
-        "runs-differ",
-        "messages-differ",
-        "state-differs",
-        "usage-differs",
-        "usage-overcounted",
-        "tool-executions-extra",
-        "tool-executions-reordered",
-        "tool-executions-differ",
-        "effect-duplicated",
-        "effect-foreign",
-        "stale-acknowledged",
-    }
-)
 # Most telling first: what a worker or the runtime did wrong, then what was lost, then what
 # differs. A kind not listed comes after these, before the symptoms.
 TELLING = (
@@ -143,17 +124,9 @@ class Cause:
     def failing(self) -> bool:
         return self.failing_cells > 0
 
-    @property
-    def example_cell(self) -> str:
-        return self.head.example_cell
-
-    @property
-    def example(self) -> str:
-        return self.head.example
-
-    @property
-    def replay(self) -> str:
-        return self.head.replay
+    example_cell: str = ""  # its first cell that shows its telling group
+    example: str = ""  # that finding's sentence
+    replay: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -240,25 +213,53 @@ def find_causes(cells: Iterable[Any], *, groups: Sequence[Group] | None = None) 
     groups = [g for g in groups if g.verdict != "ok" and not g.without_crash]
     clusters = cluster(groups)
 
-    def cells_of(members: Sequence[Group]) -> set[str]:
-        return {c for g in members for c in g.cells if c in by_id}
+    def within(g: Group, keep: set[str]) -> Group:
+        return replace(g, cells=[c for c in g.cells if c in keep])
 
-    mechanisms = [m for m in clusters if any(g.kind not in SYMPTOMS for g in m)]
-    covered: set[str] = set().union(*(cells_of(m) for m in mechanisms)) if mechanisms else set()
-    heads = list(mechanisms)
-    details: dict[int, list[Group]] = {id(m): [] for m in heads}
+    # A mechanism's cause holds the cells that show the mechanism; its symptoms there are
+    # its own, their cells elsewhere are strays (another cause's, or a cause of their own).
+    causes: list[tuple[list[Group], list[Group]]] = []
+    strays: list[Group] = []
     for members in clusters:
-        if id(members) in details:
+        mechanism = [g for g in members if g.kind not in SYMPTOMS]
+        if not mechanism:
             continue
-        if cells_of(members) <= covered:
-            for m in mechanisms:  # a consequence: a detail of every cause it shares cells with
-                if cells_of(members) & cells_of(m):
-                    details[id(m)] += members
+        mine = {c for g in mechanism for c in g.cells if c in by_id}
+        causes.append(([within(g, mine) for g in members], []))
+        strays += [within(g, set(by_id) - mine) for g in members if g.kind in SYMPTOMS]
+    covered = {c for own, _ in causes for g in own for c in g.cells}
+    symptoms = [m for m in clusters if all(g.kind in SYMPTOMS for g in m)]
+    leftover = [g for g in strays if g.cells]
+    for members in symptoms:
+        if {c for g in members for c in g.cells if c in by_id} <= covered:
+            leftover += members  # a consequence only: a detail where it shows
         else:
-            heads.append(members)
-            details[id(members)] = []
-    causes = [_cause(members, details[id(members)], by_id) for members in heads]
-    return sorted(causes, key=impact)
+            causes.append((list(members), []))
+    for g in leftover:
+        for own, details in causes:
+            mine = {c for m in own for c in m.cells}
+            if any(g is m for m in own) or not mine & set(g.cells):
+                continue
+            details.append(within(g, mine))
+    alone = {c for own, _ in causes for g in own for c in g.cells}
+    rest = [within(g, set(by_id) - alone) for g in leftover if any(g is not m for m in leftover)]
+    rest = [g for g in rest if g.cells and g.kind in SYMPTOMS]
+    for members in cluster(_merged(rest)):  # symptoms no cause holds: causes of their own
+        causes.append((members, []))
+    found = [_cause(own, details, by_id) for own, details in causes if own]
+    return sorted((c for c in found if c.cells), key=impact)
+
+
+def _merged(groups: Sequence[Group]) -> list[Group]:
+    """Restricted copies of one group (from several clusters) as one group again."""
+    found: dict[str, Group] = {}
+    for g in groups:
+        kept = found.get(g.key)
+        if kept is None:
+            found[g.key] = replace(g, cells=list(g.cells))
+        else:
+            kept.cells += [c for c in g.cells if c not in kept.cells]
+    return list(found.values())
 
 
 def impact(cause: Cause) -> tuple[Any, ...]:
@@ -273,25 +274,46 @@ def impact(cause: Cause) -> tuple[Any, ...]:
 
 
 def _cause(members: list[Group], consequences: list[Group], by_id: Mapping[str, Any]) -> Cause:
+    members = [g for g in members if g.cells]
     head = min(members, key=lambda g: (telling_rank(g.kind), -len(g.cells), g.key))
     own = {c for g in members for c in g.cells if c in by_id}
     shown = [c for c in by_id if c in own]
     ordered = sorted(members, key=lambda g: (g is not head, telling_rank(g.kind), -len(g.cells)))
-    details = [Detail(g, sum(1 for c in g.cells if c in own)) for g in ordered]
+    details = [Detail(g, len(g.cells)) for g in ordered]
     details += [
-        Detail(g, n)
+        Detail(g, len(g.cells))
         for g in sorted(consequences, key=lambda g: (telling_rank(g.kind), -len(g.cells)))
-        if (n := sum(1 for c in g.cells if c in own))
+        if g.cells
     ]
     cells = [by_id[c] for c in shown]
+    keys = {g.key for g in members}
     verdicts = Counter(str(c.verdict) for c in cells)
     points = Counter(_point_kind(c) for c in cells)
     severity = min((g.severity for g in members if g.severity in SEVERITIES), key=SEVERITIES.index)
-    named = [g for g in members if g.verdict != "ok"]
-    accepted = head.accepted if named and all(g.accepted for g in named) else None
-    # The cells it fails: none for a cause of low severity only (its cells fail, if at
-    # all, by another cause) or an accepted one.
-    fails_campaign = any(g.failing for g in members)
+    # Its own findings in its cells: accepted when every one is (by design: --accept
+    # builtin); a cell fails by this cause when one of them fails and is not accepted.
+    mine = [
+        (c, f)
+        for c in cells
+        for f in c.findings
+        if isinstance(f, Mapping)
+        and f.get("group") in keys
+        and not f.get("expected")
+        and f.get("verdict") != "ok"
+    ]
+    accepted = (
+        next((str(f["accepted"]) for _, f in mine if f.get("group") == head.key), None)
+        if mine and all(f.get("accepted") for _, f in mine)
+        else None
+    )
+    failing = {
+        c.id
+        for c, f in mine
+        if c.failing and not f.get("accepted") and fails(str(f.get("severity")))
+    }
+    example_cell, example = next(
+        ((c, f) for c, f in mine if f.get("group") == head.key), (cells[0], {})
+    )
     return Cause(
         head=head,
         sentence=explain(head, members, cells),
@@ -301,13 +323,16 @@ def _cause(members: list[Group], consequences: list[Group], by_id: Mapping[str, 
         verdicts=dict(
             sorted(verdicts.items(), key=lambda kv: (-kv[1], RANK.get(kv[0], len(RANK))))
         ),
-        failing_cells=sum(1 for c in cells if c.failing) if fails_campaign else 0,
+        failing_cells=len(failing),
         low_cells=sum(1 for c in cells if c.low),
         accepted_cells=sum(1 for c in cells if c.accepted),
         points=dict(points.most_common()),
         severity=severity,
         accepted=accepted,
         keys=[g.key for g in members] + [g.key for g in consequences],
+        example_cell=example_cell.id,
+        example=str(example.get("sentence", "")) or head.example,
+        replay=str(getattr(example_cell, "replay", "")) or head.replay,
     )
 
 
@@ -490,10 +515,8 @@ def explain(head: Group, members: Sequence[Group], cells: Sequence[Any]) -> str:
     meaning = KINDS[head.kind].meaning if head.kind in KINDS else head.kind
     others = [g.kind for g in members if g is not head]
     with_ = f", with {listed(dict.fromkeys(others), 3)} in the same cells" if others else ""
-    n = len(cells)
     return (
-        f"{meaning[0].upper()}{meaning[1:]} in {count(n, 'cell')}{with_}{_where(points)}"
-        f"; e.g. {head.example_cell}: {head.example}"
+        f"{meaning[0].upper()}{meaning[1:]} in {count(len(cells), 'cell')}{with_}{_where(points)}"
     )
 
 
@@ -504,7 +527,6 @@ def summary(causes: Sequence[Cause]) -> str:
 
 
 __all__ = [
-    "SYMPTOMS",
     "TELLING",
     "TOGETHER",
     "Cause",

@@ -34,6 +34,7 @@ from killpoint.values.findings import (
     KINDS,
     RANK,
     SEVERITIES,
+    SYMPTOMS,
     Finding,
     fails,
     path_pattern,
@@ -107,13 +108,22 @@ def met_by(entry: str, keys: Iterable[str]) -> bool:
 
 
 def apply_accepted(cells: Iterable[Any], accepted: Mapping[str, Accepted]) -> None:
-    """Mark each cell whose unexpected findings all belong to accepted groups."""
+    """Mark each cell whose unexpected findings all belong to accepted groups, or are the
+    consequences of one in the same cell: a symptom (a status, content or messages that
+    differ, an effect repeated: killpoint.values.findings.SYMPTOMS) beside an accepted
+    finding that says how the run went wrong (a cancel forgotten by design) comes with it;
+    beside none it stays open. A finding of that sort not accepted still fails its cell."""
     for cell in cells:
         open_ = [f for f in cell.findings if not f.get("expected") and f.get("verdict") != "ok"]
         for f in open_:
             entry = matching(str(f.get("group")), accepted) if f.get("group") else None
             if entry is not None:
                 f["accepted"] = entry.reason
+        causes = [f for f in open_ if f.get("kind") not in SYMPTOMS and "accepted" in f]
+        if causes:
+            for f in open_:
+                if "accepted" not in f and f.get("kind") in SYMPTOMS:
+                    f["accepted"] = f"comes with {causes[0].get('group')}: {causes[0]['accepted']}"
         cell.accepted = bool(open_) and all("accepted" in f for f in open_)
 
 
@@ -218,6 +228,8 @@ def group_findings(cells: Iterable[Any], *, include_expected: bool = False) -> l
                     accepted=data.get("accepted"),
                 )
             group.cells.append(cell.id)
+            if not data.get("accepted"):
+                group.accepted = None  # accepted only where every cell's finding is
             verdict = str(getattr(cell, "verdict", "") or finding.verdict)
             group.verdicts[verdict] = group.verdicts.get(verdict, 0) + 1
     for group in groups.values():

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from killpoint.report.html import environment
+from killpoint.values.durations import duration
 from killpoint.values.sentences import count
 
 if TYPE_CHECKING:
@@ -38,7 +39,9 @@ def view(result: CheckResult) -> dict[str, Any]:
         "failing": bool(failing),
         "headline": headline,
         "counts": list(counts.items()),
-        "seconds": f"{result.seconds:.1f} s ({per:.3f} s per state)",
+        "seconds": f"{duration(result.seconds)} ({duration(per)} per state)",
+        # Checked with the versions that recorded it: a control, no upgrade.
+        "control": result.control,
         "versions": result.version_rows(),
         "groups": [
             GroupRow(g.name, counts[g.name], g.failing, g.severity, g.meaning)

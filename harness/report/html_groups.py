@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from killpoint.report.html_matrix import UNKNOWN_GLYPH, VERDICTS
-from killpoint.report.text import clip_head, visible
+from killpoint.report.text import clip_head, number, visible
 from killpoint.values.findings import KINDS as FINDING_KINDS
 from killpoint.values.findings import SEVERITIES
 
@@ -124,7 +124,7 @@ def groups_view(
             {
                 **_group_fields(g),
                 "g": len(shown),
-                "count": len(ids) if not g.get("count") else g.get("count"),
+                "count": number(g.get("count", len(ids))),
                 "example_cell": visible(g.get("example_cell", "")),
                 "example_n": example[0] if example else None,
             }
@@ -236,7 +236,7 @@ def accepted_view(
                 "href": _link(entry.get("link")),
                 "group": met[0]["g"] if len(met) == 1 else None,
                 "met": bool(met),
-                "count": sum(int(g["count"] or 0) for g in met),
+                "count": sum(g["count"] for g in met if isinstance(g["count"], int)),
                 "rows": rows,
                 # What a campaign that did not meet it says: "not exercised" unless it was whole.
                 "status": visible(status),

@@ -26,6 +26,7 @@ VERDICTS: dict[str, tuple[str, str]] = {v.name: (v.glyph, v.meaning) for v in VE
 UNKNOWN_GLYPH = "•"
 KIND_MEANINGS: dict[str, str] = {k.name: k.meaning for k in kinds.REGISTRY.values()}
 WORSE = {"e": 0, "l": 1, "a": 2, "x": 3}  # a cell twice (merged results): the worse shows
+LISTED = {"x": 0, "l": 1, "a": 2}  # the order of the list of unexpected cells
 
 
 @dataclass(frozen=True)
@@ -280,7 +281,8 @@ def build_matrix(document: Mapping[str, Any], strings: Strings) -> Matrix:
     matrix.rows = sorted(rows.values(), key=lambda r: r.sort)
     for before, row in zip([None, *matrix.rows], matrix.rows, strict=False):
         row.first_of_scenario = before is None or before.sort[:2] != row.sort[:2]
-    matrix.listed.sort(key=lambda c: (WORSE[c["state"]] * -1, c["rank"], c["n"]))
+    # Failing first, then low, then accepted; most severe first within each.
+    matrix.listed.sort(key=lambda c: (LISTED[c["state"]], c["rank"], c["n"]))
     return matrix
 
 

@@ -163,9 +163,7 @@ def cause_lines(document: Mapping[str, Any]) -> list[Line]:
         shown = ", ".join(f"{g.get('key')} ({g.get('cells')})" for g in details[:SHOWN_DETAILS])
         more = len(details) - SHOWN_DETAILS
         if shown:
-            lines.append(
-                (f"   groups: {shown}" + (f" and {count(more, 'more')}" if more > 0 else ""), None)
-            )
+            lines.append((f"   groups: {shown}" + (f" and {more} more" if more > 0 else ""), None))
         lines.append((f"   e.g. {c.get('example_cell')}: {cut(str(c.get('example', '')))}", None))
         lines.append((f"   replay: {c.get('replay')}", None))
     return lines

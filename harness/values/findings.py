@@ -171,6 +171,29 @@ BY_TOOL = frozenset(
 )
 
 
+# Kinds that say what differs at the end, or an effect counted, rather than how the run went
+# wrong: in a cell, the consequences of the kind beside them that does say it (a cancel
+# forgotten shows as the status, the content and the messages differing). An accepted
+# finding of another kind explains them in its cell; causes fold them into their mechanism.
+SYMPTOMS = frozenset(
+    {
+        "status-differs",
+        "run-differs",
+        "runs-differ",
+        "messages-differ",
+        "state-differs",
+        "usage-differs",
+        "usage-overcounted",
+        "tool-executions-extra",
+        "tool-executions-reordered",
+        "tool-executions-differ",
+        "effect-duplicated",
+        "effect-foreign",
+        "stale-acknowledged",
+    }
+)
+
+
 @dataclass(frozen=True)
 class Finding:
     """One problem a cell found (or, for `effect-repeated`, one allowed repeat counted)."""
@@ -346,6 +369,7 @@ __all__ = [
     "HARM_OF",
     "KINDS",
     "RANK",
+    "SYMPTOMS",
     "VERDICTS",
     "Finding",
     "FindingKind",
