@@ -31,6 +31,7 @@ from sqlalchemy.engine import make_url
 from killpoint.errors import KillpointError
 from killpoint.redaction import redact
 from killpoint.stores.postgresql import PREFIX, schema_of
+from killpoint.values.durations import duration
 
 DUMP = "store.sql"
 PLACEHOLDER = "__killpoint_schema__"
@@ -81,7 +82,7 @@ def _run(cmd: list[str], env: dict[str, str], what: str, given: str | None = Non
             cmd, env=env, input=given, capture_output=True, text=True, timeout=TIMEOUT, check=False
         )
     except subprocess.TimeoutExpired:
-        raise PgStateError(f"killpoint: {what} did not finish in {TIMEOUT:.0f} s") from None
+        raise PgStateError(f"killpoint: {what} did not finish in {duration(TIMEOUT)}") from None
     if done.returncode != 0:
         lines = (done.stderr or done.stdout).strip().splitlines()[:3]
         raise PgStateError(redact(f"killpoint: {what} failed: {' / '.join(lines)}"))

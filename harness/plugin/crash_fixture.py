@@ -18,6 +18,7 @@ import pytest
 from killpoint.engine.options import split_list
 from killpoint.plugin.failure_messages import finding_lines
 from killpoint.plugin.keys import MARKER, RESULTS_KEY, SESSION_KEY
+from killpoint.values.sentences import count, plural_of
 
 if TYPE_CHECKING:
     from killpoint.engine.campaign import CampaignConfig
@@ -157,7 +158,7 @@ class Crash:
                 if b.problem
             ],
             without_crash=[
-                f"{g.example_cell}: {g.kind}: {g.example} (group {g.key}, {len(g.cells)} row(s))"
+                f"{g.example_cell}: {g.kind}: {g.example} (group {g.key}, {count(len(g.cells), 'row')})"
                 for g in outcome.failing_rows
             ],
             skipped=[f"{s.scenario}/{s.mode}: {s.reason}" for s in outcome.skipped],
@@ -204,7 +205,7 @@ class Crash:
         unknown = sorted(set(merged) - {"runtime", "scenario", *_CHECK_KEYS})
         if unknown:
             raise ConfigError(
-                f"killpoint: crash.check got unknown option(s) {', '.join(unknown)}; "
+                f"killpoint: crash.check got unknown {plural_of('option', unknown)} {', '.join(unknown)}; "
                 f"choose from runtime, scenario, {', '.join(_CHECK_KEYS)}"
             )
         overrides: dict[str, Any] = {}

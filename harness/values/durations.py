@@ -14,8 +14,9 @@ def duration(seconds: float) -> str:
     seconds = max(float(seconds), 0.0)
     if round(seconds * 1000) < 1000:
         return f"{round(seconds * 1000)} ms"
-    if round(seconds, 1) < 60:
-        return f"{round(seconds, 1):.1f} s"
+    tenths = round(seconds, 1)
+    if tenths < 60:
+        return str(tenths) + " s"
     whole = round(seconds)
     minutes, secs = divmod(whole, 60)
     if minutes < 60:

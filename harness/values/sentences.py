@@ -14,7 +14,7 @@ worker) says its `detail`.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from typing import Any
 
 Facts = Mapping[str, Any]
@@ -41,6 +41,11 @@ def plural(noun: str) -> str:
 def count(n: int, noun: str) -> str:
     """`count(1, "cell")` is "1 cell"; `count(3, "tool execution")` is "3 tool executions"."""
     return f"{n} {noun if n == 1 else plural(noun)}"
+
+
+def plural_of(noun: str, items: Sized) -> str:
+    """The noun as many `items` take it: "shard" for one, "shards" for two."""
+    return noun if len(items) == 1 else plural(noun)
 
 
 def times(n: int) -> str:
@@ -376,6 +381,7 @@ __all__ = [
     "count",
     "numbers",
     "plural",
+    "plural_of",
     "problems",
     "say",
     "times",

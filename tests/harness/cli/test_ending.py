@@ -43,7 +43,7 @@ class TestAPassingRun:
         )  # fmt: skip
         assert result.returncode == 0, result.stderr
         err = result.stderr.splitlines()
-        assert "killpoint: 2 cell(s) planned" in err
+        assert "killpoint: 2 cells planned" in err
         assert any(line.startswith("killpoint: 2/2 cells (100%), 0 unexpected,") for line in err)
         out = result.stdout.splitlines()
         assert (

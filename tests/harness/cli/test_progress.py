@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from killpoint.cli.progress import LineProgress, duration
+from killpoint.cli.progress import LineProgress
+from killpoint.values.durations import duration
 
 
 @dataclass
@@ -39,7 +40,7 @@ class TestLines:
         lines_of.planned(100)
         for n in range(100):
             lines_of.cell(Done(f"c{n}", failing=n < 3))
-        assert lines[0] == "killpoint: 100 cell(s) planned"
+        assert lines[0] == "killpoint: 100 cells planned"
         assert len(lines) == 11
         assert lines[1].startswith("killpoint: 10/100 cells (10%), 3 unexpected, 0 s elapsed")
         assert lines[-1] == "killpoint: 100/100 cells (100%), 3 unexpected, 0 s elapsed"
@@ -88,7 +89,7 @@ class TestLines:
 
 class TestDuration:
     def test_seconds_minutes_hours(self) -> None:
-        """What a log reader takes in at a glance."""
-        assert [duration(0.2), duration(59), duration(60)] == ["0 s", "59 s", "1 min 0 s"]
+        """The one time format (killpoint.values.durations), as every output has it."""
+        assert [duration(0.2), duration(59), duration(60)] == ["200 ms", "59.0 s", "1 min 0 s"]
         assert duration(2 * 3600 + 600 + 5) == "2 h 10 min"
         assert duration(185) == "3 min 5 s"

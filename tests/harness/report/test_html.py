@@ -1285,3 +1285,78 @@ def test_a_report_without_its_plan_reads_as_before() -> None:
     assert empty == []
     assert "legend-not-run" not in render_report(doc)
     assert "not-run" not in [e.attrs.get("id") for e in page.iter()]
+
+
+# -- causes, by design, severity (issue 56) ------------------------------------------------------
+
+
+def agno_document(accept: bool = False) -> dict[str, Any]:
+    """Issue 56's agno campaign in small (tests.harness.judge.test_causes), as the campaign
+    writes it; `accept`: with the cancel accepted by design."""
+    from killpoint.engine.campaign import CampaignResult
+    from killpoint.engine.cell_log import CellLog
+    from killpoint.engine.options import CampaignConfig
+    from killpoint.judge.groups import Accepted, apply_accepted
+    from killpoint.report.document import to_document
+    from tests.harness.judge.test_causes import campaign
+
+    cells = campaign()
+    accepted = {}
+    if accept:
+        key = "cancel-ignored:-:model"
+        accepted = {key: Accepted(key, "by design in agno: cancellation lives in memory")}
+        apply_accepted(cells, accepted)
+    cells[0].duplicates, cells[0].bound = 3, 1
+    result = CampaignResult(CampaignConfig(runtime="agno"), 7, CellLog(cells), accepted=accepted)
+    return to_document(result, command=["killpoint", "matrix", "--runtime", "agno"])
+
+
+def test_every_cause_is_on_the_page_most_impact_first_without_an_inner_scroll_box() -> None:
+    """Issue 56: the groups were symptoms, the largest ninth, in a box that showed three
+    at a time. The causes come first, every one in the page's own flow (no list that
+    scrolls inside the page), most impact first, each with its sentence and its groups."""
+    doc = agno_document()
+    html = render_report(doc)
+    page = parse(html)
+    assert html.index('id="causes"') < html.index('id="groups"') < html.index('id="matrix"')
+    items = page.by_id("cause-list").find_all("li", "cause")
+    assert [li.find_all("code")[0].text for li in items] == [c["name"] for c in doc["causes"]]
+    assert items[0].find_all("code")[0].text.startswith("tool-executions-lost")
+    assert "keeps only the tool executions it ran itself" in items[0].text
+    first_groups = [b.text for b in items[1].find_all("ul", "c-groups")[0].find_all("button")]
+    assert "status-differs at runs[*].status" in first_groups
+    css = (Path(__file__).parents[3] / "harness/report/templates/report.css").read_text()
+    for rule in re.findall(r"[^{}]*(?:cause-list|group-list)[^{}]*\{[^}]*\}", css):
+        assert "max-height" not in rule and "overflow" not in rule, rule
+
+
+def test_a_cause_accepted_by_design_is_marked_and_counted_apart() -> None:
+    """Issue 56: nothing marked what docs/agno.md calls by design. A cause whose findings
+    are accepted by a reason that says so is marked "by design", dashed, failing nothing."""
+    page = parse(render_report(agno_document(accept=True)))
+    (cancel,) = [
+        li for li in page.by_id("cause-list").find_all("li", "cause") if "cancel-ignored" in li.text
+    ]
+    assert "accepted" in cancel.classes
+    chips = [s.text for s in cancel.find_all("span", "chip") if "acc" in s.classes]
+    assert chips == ["by design"]
+    assert "cancellation lives in memory" in cancel.text
+
+
+def test_the_duplicates_tile_says_within_and_beyond_the_bound() -> None:
+    """Issue 56: the tile said 124 duplicates, not that 75 were beyond the bound."""
+    page = parse(render_report(agno_document()))
+    tile = page.by_id("tile-duplicates")
+    assert tile.find_all("b")[0].text == "3"
+    assert tile.find_all("span")[0].text == "duplicate effects: 1 within the bound, 2 beyond"
+
+
+def test_cells_of_low_findings_only_are_shown_apart_and_not_failing() -> None:
+    """The token counts alone: a tile of their own, dotted cells, not in the failing count."""
+    doc = agno_document()
+    page = parse(render_report(doc))
+    assert page.by_id("tile-low").find_all("b")[0].text == "3"
+    assert doc["summary"]["low"] == 3
+    lows = [td for td in page.by_id("matrix").find_all("td") if "l" in td.classes]
+    assert len(lows) == 3
+    assert all("low severity only" in td.find_all("button")[0].attrs["title"] for td in lows)
