@@ -608,5 +608,5 @@
     for (var n = 0; n < D.cells.length; n++) if (str(D.cells[n].id) === wanted) { openCell(n); break; }
   }
   document.documentElement.classList.add("js");
-  window.killpointReport = {open: openCell, close: closeCell, filter: applyFilters, group: setGroup, list: setView, sort: sortList, cells: D.cells.length, ready: performance.now()};
+  window.killpointReport = {open: openCell, close: closeCell, filter: applyFilters, group: setGroup, list: setView, sort: sortList, duration: duration, cells: D.cells.length, ready: performance.now()};
 })();

@@ -42,8 +42,8 @@ class TestLines:
             lines_of.cell(Done(f"c{n}", failing=n < 3))
         assert lines[0] == "killpoint: 100 cells planned"
         assert len(lines) == 11
-        assert lines[1].startswith("killpoint: 10/100 cells (10%), 3 unexpected, 0 s elapsed")
-        assert lines[-1] == "killpoint: 100/100 cells (100%), 3 unexpected, 0 s elapsed"
+        assert lines[1].startswith("killpoint: 10/100 cells (10%), 3 unexpected, 0 ms elapsed")
+        assert lines[-1] == "killpoint: 100/100 cells (100%), 3 unexpected, 0 ms elapsed"
 
     def test_a_line_every_ten_seconds_between_the_tenths(self) -> None:
         """1,000 cells, 4 s each: a line at every tenth (100 cells) would come every 400 s;
@@ -62,7 +62,7 @@ class TestLines:
         ]
         # 12 s for 3 cells: 997 left take about 3988 s.
         assert lines[1].endswith(
-            "3/1000 cells (0%), 0 unexpected, 12 s elapsed, about 1 h 6 min left"
+            "3/1000 cells (0%), 0 unexpected, 12.0 s elapsed, about 1 h 6 min left"
         )
 
     def test_the_last_cell_always_gets_its_line(self) -> None:

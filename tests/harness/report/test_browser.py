@@ -904,6 +904,22 @@ def test_the_list_view_lays_out_at_common_widths(
     assert max(box["rows"]) <= 220, max(box["rows"])
 
 
+def test_the_page_formats_time_as_every_other_output_does(
+    browser: Chromium, tmp_path: Path
+) -> None:
+    """One time format everywhere: the page's script reads a length of time as
+    killpoint.values.durations does."""
+    from killpoint.report.html import render_report
+    from killpoint.values.durations import duration
+
+    page = tmp_path / "report.html"
+    page.write_text(render_report(browser_document()), encoding="utf-8")
+    browser.open(page)
+    values = [0, 0.0004, 0.0341, 0.0543, 0.9996, 1.149, 12.05, 59.96, 743.826, 7384]
+    shown = browser.evaluate(f"{values}.map(t => window.killpointReport.duration(t))")
+    assert shown == [duration(t) for t in values]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="screenshot a rendered killpoint report")
     parser.add_argument("report", type=Path)
