@@ -1185,7 +1185,7 @@ def test_findings_without_a_crash_have_their_own_section_and_fail_the_page(small
 def test_headings_of_groups_of_one_kind_never_read_the_same() -> None:
     """Two acknowledged-lost groups, two run-differs groups, two tools' repeats: each
     heading names its path (or tool), in the groups and in the rows' section alike."""
-    from tests.harness.cli.test_output import lookalike_cells
+    from tests.harness.report.test_terminal import lookalike_cells
 
     results = lookalike_cells()
     groups = [g.to_json() for g in group_findings(results)]
