@@ -72,8 +72,9 @@ class CrashResults:
             by[c.verdict] = by.get(c.verdict, 0) + 1
         counts = ", ".join(f"{n} {v}" for v, n in sorted(by.items())) or "no cells"
         return (
-            f"killpoint: {self.runtime} on {', '.join(self.scenarios)}: {len(self.cells)} "
-            f"cells ({counts}), {len(self.unexpected)} unexpected, seed {self.seed}"
+            f"killpoint: {self.runtime} on {', '.join(self.scenarios)}: "
+            f"{count(len(self.cells), 'cell')} ({counts}), {len(self.unexpected)} unexpected, "
+            f"seed {self.seed}"
         )
 
     def failure_message(self) -> str:
