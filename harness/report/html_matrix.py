@@ -191,81 +191,92 @@ def _listed(cell: Mapping[str, Any], n: int, state: str, row: Row) -> dict[str, 
     }
 
 
+class _Rows:
+    """The matrix's rows by (runtime, scenario, mode, store), made on first sight, sorted
+    in the campaign's order: its plan, its baselines, its cells, its skipped rows."""
+
+    def __init__(self, document: Mapping[str, Any], plan: Mapping[Any, Any] | None, width: int):
+        modes = [str(m) for m in document.get("modes") or []]
+        everything = [
+            *(dict(zip(ROW_FIELDS, row, strict=True)) for row in plan or {}),
+            *(document.get("baselines") or []),
+            *(document.get("cells") or []),
+            *({"store": document.get("store", ""), **s} for s in document.get("skipped") or []),
+        ]
+        self.orders = [
+            _order(str(c.get("runtime", "")) for c in everything),
+            _order(str(c.get("scenario", "")) for c in everything),
+            _order((str(c.get("mode", "")) for c in everything), modes),
+            _order(str(c.get("store", "")) for c in everything),
+        ]
+        self.modes = list(self.orders[2])
+        self.width = width
+        self.rows: dict[tuple[str, ...], Row] = {}
+
+    def __call__(self, item: Mapping[str, Any]) -> Row:
+        key = tuple(str(item.get(k, "")) for k in ("runtime", "scenario", "mode", "store"))
+        if key not in self.rows:
+            runtime, scenario, mode, store = (visible(k) for k in key)
+            sort = tuple(order[k] for order, k in zip(self.orders, key, strict=True))
+            index = self.modes.index(key[2])
+            self.rows[key] = Row(runtime, scenario, mode, store, sort, index, [None] * self.width)
+        return self.rows[key]
+
+    def ordered(self) -> list[Row]:
+        found = sorted(self.rows.values(), key=lambda r: r.sort)
+        for before, row in zip([None, *found], found, strict=False):
+            row.first_of_scenario = before is None or before.sort[:2] != row.sort[:2]
+        return found
+
+
+def _add_cell(
+    matrix: Matrix, row: Row, cell: Mapping[str, Any], slot: int, strings: Strings
+) -> None:
+    """One cell's panel data, its row's counts, the list and its slot in the row."""
+    verdict = str(cell.get("verdict", ""))
+    state = state_of(cell)
+    n = len(matrix.data)
+    matrix.data.append(cell_data(cell, strings))
+    matrix.by_id.setdefault(str(cell.get("id", "")), []).append(n)
+    row.count += 1
+    row.unexpected += state == "x"
+    row.accepted += state == "a"
+    if verdict == "missed":
+        matrix.missed.append({"n": n, "id": visible(cell.get("id", ""))})
+    if state != "e":
+        matrix.listed.append(_listed(cell, n, state, row))
+    shown = row.cells[slot]
+    if shown is not None and WORSE[state] <= WORSE.get(shown["state"], 0):
+        return  # the same cell twice (merged results): the matrix shows the worse one
+    row.cells[slot] = {
+        "n": n,
+        "verdict": verdict if verdict in VERDICTS else "unknown",
+        "verdict_text": visible(verdict),
+        "glyph": VERDICTS.get(verdict, (UNKNOWN_GLYPH, ""))[0],
+        "state": state,
+        "duplicates": cell.get("duplicates") or 0,
+        "schedule": visible("+".join(str(p) for p in cell.get("schedule") or [])),
+    }
+
+
 def build_matrix(document: Mapping[str, Any], strings: Strings) -> Matrix:
     """Columns, rows in the campaign's order (its baselines, then its cells), each cell's
     state and panel data, planned cells that never ran, and skipped rows."""
     cells: list[Mapping[str, Any]] = list(document.get("cells") or [])
-    skipped: list[Mapping[str, Any]] = list(document.get("skipped") or [])
-    modes = [str(m) for m in document.get("modes") or []]
     plan = read_planned(document)
     columns, groups = columns_of(cells, plan)
     col_index = {c.key: n for n, c in enumerate(columns)}
-    everything = [
-        *(dict(zip(ROW_FIELDS, row, strict=True)) for row in plan or {}),
-        *(document.get("baselines") or []),
-        *cells,
-        *({"store": document.get("store", ""), **s} for s in skipped),
-    ]
-    orders = [
-        _order(str(c.get("runtime", "")) for c in everything),
-        _order(str(c.get("scenario", "")) for c in everything),
-        _order((str(c.get("mode", "")) for c in everything), modes),
-        _order(str(c.get("store", "")) for c in everything),
-    ]
-    mode_names = list(orders[2])
-    rows: dict[tuple[str, ...], Row] = {}
-
-    def row_for(item: Mapping[str, Any]) -> Row:
-        key = tuple(str(item.get(k, "")) for k in ("runtime", "scenario", "mode", "store"))
-        if key not in rows:
-            runtime, scenario, mode, store = (visible(k) for k in key)
-            sort = tuple(order[k] for order, k in zip(orders, key, strict=True))
-            rows[key] = Row(
-                runtime,
-                scenario,
-                mode,
-                store,
-                sort,
-                mode_names.index(key[2]),
-                [None] * len(columns),
-            )
-        return rows[key]
-
+    rows = _Rows(document, plan, len(columns))
     matrix = Matrix(columns, groups, [], [], [], [], {}, plan)
     for cell in cells:
-        row = row_for(cell)
-        verdict = str(cell.get("verdict", ""))
-        state = state_of(cell)
-        schedule = "+".join(str(p) for p in cell.get("schedule") or [])
-        n = len(matrix.data)
-        matrix.data.append(cell_data(cell, strings))
-        matrix.by_id.setdefault(str(cell.get("id", "")), []).append(n)
-        row.count += 1
-        row.unexpected += state == "x"
-        row.accepted += state == "a"
-        if verdict == "missed":
-            matrix.missed.append({"n": n, "id": visible(cell.get("id", ""))})
-        if state != "e":
-            matrix.listed.append(_listed(cell, n, state, row))
-        slot = col_index[schedule]
-        shown = row.cells[slot]
-        if shown is not None and WORSE[state] <= WORSE.get(shown["state"], 0):
-            continue  # the same cell twice (merged results): the matrix shows the worse one
-        row.cells[slot] = {
-            "n": n,
-            "verdict": verdict if verdict in VERDICTS else "unknown",
-            "verdict_text": visible(verdict),
-            "glyph": VERDICTS.get(verdict, (UNKNOWN_GLYPH, ""))[0],
-            "state": state,
-            "duplicates": cell.get("duplicates") or 0,
-            "schedule": visible(schedule),
-        }
+        slot = col_index["+".join(str(p) for p in cell.get("schedule") or [])]
+        _add_cell(matrix, rows(cell), cell, slot, strings)
     if document.get("interrupted"):  # a row whose baseline ran is drawn, cells or not
         for b in document.get("baselines") or []:
             if isinstance(b, Mapping):
-                row_for(b)
+                rows(b)
     for key, in_plan in (plan or {}).items():  # every planned row is drawn, run or not
-        row = row_for(dict(zip(ROW_FIELDS, key, strict=True)))
+        row = rows(dict(zip(ROW_FIELDS, key, strict=True)))
         if in_plan is None:
             row.unplanned = True
             continue
@@ -274,13 +285,11 @@ def build_matrix(document: Mapping[str, Any], strings: Strings) -> Matrix:
             if row.cells[slot] is None:
                 row.cells[slot] = {"state": "nr", "schedule": visible(text)}
                 row.not_run += 1
-    for item in skipped:  # a skipped row names no store: the campaign's
-        row_for({"store": document.get("store", ""), **item}).skipped = visible(
+    for item in document.get("skipped") or []:  # a skipped row names no store: the campaign's
+        rows({"store": document.get("store", ""), **item}).skipped = visible(
             item.get("reason", "") or "skipped"
         )
-    matrix.rows = sorted(rows.values(), key=lambda r: r.sort)
-    for before, row in zip([None, *matrix.rows], matrix.rows, strict=False):
-        row.first_of_scenario = before is None or before.sort[:2] != row.sort[:2]
+    matrix.rows = rows.ordered()
     # Failing first, then low, then accepted; most severe first within each.
     matrix.listed.sort(key=lambda c: (LISTED[c["state"]], c["rank"], c["n"]))
     return matrix
