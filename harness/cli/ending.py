@@ -84,7 +84,7 @@ def github(
 
     if not gh.under_actions(os.environ):
         return
-    out.file.write(gh.annotations(document, threshold))
+    out.file.write(gh.annotation_lines(document, threshold))
     out.file.flush()
     path = os.environ.get("GITHUB_STEP_SUMMARY")
     if not path:

@@ -183,7 +183,7 @@ def matching_store(corpus: Path, kept: str, store: str) -> None:
         else "give --store postgresql+psycopg://USER@HOST:PORT/DBNAME (a server to restore into)"
     )
     raise CorpusError(
-        f"killpoint: corpus {str(corpus)!r} holds {count(kept, 'state')} and the store given is "
+        f"killpoint: corpus {str(corpus)!r} holds {kept} states and the store given is "
         f"{given}; {fix}"
     )
 

@@ -129,7 +129,7 @@ def error_commands(groups: Sequence[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
-def annotations(document: Mapping[str, Any], threshold: str | None = None) -> str:
+def annotation_lines(document: Mapping[str, Any], threshold: str | None = None) -> str:
     """The annotations of a campaign, one per line (a renderer of the document)."""
     lines = error_commands(failing(document, threshold))
     return "".join(line + "\n" for line in lines)
@@ -221,7 +221,7 @@ def step_summary(
 
 __all__ = [
     "annotation",
-    "annotations",
+    "annotation_lines",
     "code",
     "error_commands",
     "escape_data",

@@ -55,9 +55,9 @@ def _text(document: Mapping[str, Any]) -> str:
 
 
 def _annotations(document: Mapping[str, Any]) -> str:
-    from killpoint.report.github import annotations
+    from killpoint.report.github import annotation_lines
 
-    return annotations(document)
+    return annotation_lines(document)
 
 
 RENDERERS: dict[str, Renderer] = {

@@ -194,22 +194,26 @@ def group_lines(document: Mapping[str, Any]) -> list[Line]:
         more = len(failing_groups) - SHOWN_GROUPS
         lines.append((f"... and {count(more, 'more group')} in the JSON", None))
     keys = {g.get("key") for g in failing_groups}
-    for g in groups:
-        if g.get("key") in keys or g.get("accepted"):
+    for other in groups:
+        if other.get("key") in keys or other.get("accepted"):
             continue
-        n = int(g.get("count") or 0)
+        n = int(other.get("count") or 0)
         lines.append(
             (
-                f"{g.get('severity')}: {heading(g)}: {count(n, 'cell')}: "
-                f"{cut(str(g.get('example', '')))}",
+                f"{other.get('severity')}: {heading(other)}: {count(n, 'cell')}: "
+                f"{cut(str(other.get('example', '')))}",
                 None,
             )
         )
-    for g in groups:
-        if g.get("accepted"):
-            n = int(g.get("count") or 0)
+    for known in groups:
+        if known.get("accepted"):
+            n = int(known.get("count") or 0)
             lines.append(
-                (f"accepted: {g.get('key')}: {count(n, 'cell')}: {cut(str(g['accepted']))}", None)
+                (
+                    f"accepted: {known.get('key')}: {count(n, 'cell')}: "
+                    f"{cut(str(known['accepted']))}",
+                    None,
+                )
             )
     return lines
 
