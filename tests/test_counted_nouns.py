@@ -18,7 +18,7 @@ NOUNS = (
 # A number in braces, then a plural noun: "{n} cells", "{len(rows)} rows". Not a unit
 # ("cells/s"); a name in braces ("{kind} points": the mid-model points) is no number.
 BARE = re.compile(
-    r"\{[^{}]*(?:len\(|total|count|\bn\b|kept|repeat|number|checkpoints|calls)[^{}]*\}\s+"
+    r"\{[^{}]*(?:len\(|total|count|\bn\b|repeat|number|checkpoints|calls)[^{}]*\}\s+"
     r"(?:" + NOUNS + r")\b(?!/s)"
 )
 EXPRESSION = re.compile(r"\{[^{}]*\}")  # an f-string's expression: code, not text
