@@ -227,24 +227,34 @@ def find_causes(cells: Iterable[Any], *, groups: Sequence[Group] | None = None) 
         mine = {c for g in mechanism for c in g.cells if c in by_id}
         causes.append(([within(g, mine) for g in members], []))
         strays += [within(g, set(by_id) - mine) for g in members if g.kind in SYMPTOMS]
-    covered = {c for own, _ in causes for g in own for c in g.cells}
-    symptoms = [m for m in clusters if all(g.kind in SYMPTOMS for g in m)]
+    mechanisms = list(causes)
+    covered = {c for own, _ in mechanisms for g in own for c in g.cells}
     leftover = [g for g in strays if g.cells]
-    for members in symptoms:
+    for members in (m for m in clusters if all(g.kind in SYMPTOMS for g in m)):
         if {c for g in members for c in g.cells if c in by_id} <= covered:
             leftover += members  # a consequence only: a detail where it shows
         else:
             causes.append((list(members), []))
-    for g in leftover:
-        for own, details in causes:
+    symptoms = causes[len(mechanisms) :]
+
+    def attach(g: Group, to: list[tuple[list[Group], list[Group]]]) -> set[str]:
+        """`g` as a detail of each cause of `to` it shares cells with; those cells."""
+        held: set[str] = set()
+        for own, details in to:
             mine = {c for m in own for c in m.cells}
             if any(g is m for m in own) or not mine & set(g.cells):
                 continue
             details.append(within(g, mine))
-    alone = {c for own, _ in causes for g in own for c in g.cells}
-    rest = [within(g, set(by_id) - alone) for g in leftover if any(g is not m for m in leftover)]
-    rest = [g for g in rest if g.cells and g.kind in SYMPTOMS]
-    for members in cluster(_merged(rest)):  # symptoms no cause holds: causes of their own
+            held |= mine & set(g.cells)
+        return held
+
+    rest = []
+    for g in _merged(leftover):  # a mechanism's detail first; else a symptom cause's
+        outside = within(g, set(g.cells) - attach(g, mechanisms))
+        outside = within(outside, set(outside.cells) - attach(outside, symptoms))
+        if outside.cells:
+            rest.append(outside)
+    for members in cluster(rest):  # symptoms no cause holds: causes of their own
         causes.append((members, []))
     found = [_cause(own, details, by_id) for own, details in causes if own]
     return sorted((c for c in found if c.cells), key=impact)
