@@ -233,7 +233,7 @@ def read_shards(
             continue  # read_json says why it cannot be read
     if total > limit:
         raise MergeError(
-            f"killpoint: the {len(paths)} shard file(s) given hold {total / MIB:.1f} MiB, "
+            f"killpoint: the {count_of(len(paths), 'shard file')} given hold {total / MIB:.1f} MiB, "
             f"over the {limit / MIB:.0f} MiB merge reads; give the shards of one campaign, "
             "or raise the limit with --max-input-mb"
         )
