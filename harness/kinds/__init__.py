@@ -15,7 +15,7 @@ from killpoint.judge.baseline import Baseline
 from killpoint.kinds.base import CellContext, Plan, PointKind
 from killpoint.kinds.double_resume import DoubleResume
 from killpoint.kinds.fs_ops import FsOp, FsOpAfter
-from killpoint.kinds.kills import AfterCheckpoint, MidBatch, MidCommit, MidModel
+from killpoint.kinds.kills import AfterCheckpoint, MidBatch, MidCommit, MidModel, MidStream
 from killpoint.kinds.model_faults import ModelFault
 from killpoint.kinds.ownership import ContinueEnded, LeaseOutlived, SecondResumer
 from killpoint.kinds.power_loss import PowerLoss, PowerLossMidCommit
@@ -44,6 +44,7 @@ _BUILTIN: tuple[PointKind, ...] = (
     AfterCheckpoint(),
     MidBatch(),
     MidModel(),
+    MidStream(),
     MidCommit(),
     Sigstop(),
     SigstopWriting(),
