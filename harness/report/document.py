@@ -252,7 +252,7 @@ def read_json(path: Path) -> dict[str, Any]:
     for n, cell in enumerate(cells):
         try:
             CellResult.from_json(cell)
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, ArithmeticError) as exc:  # a number too big for a float
             raise ReportError(f"killpoint: {str(path)!r}, cell {n}: {exc}") from None
     try:
         check_document(document)

@@ -8,6 +8,7 @@ refused with one line naming the field, what it holds and what it should be.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,6 +19,8 @@ TEXT: Spec = (str,)
 OPTIONAL_TEXT: Spec = (str, type(None))
 WHOLE: Spec = (int,)
 NUMBER: Spec = (int, float)
+# Bigger than any time, count or size a campaign writes (1e12 s is 31,000 years).
+LARGEST = 1e12
 FLAG: Spec = (bool,)
 LIST: Spec = (list,)
 OBJECT: Spec = (dict,)
@@ -164,7 +167,7 @@ def _type_names(spec: Spec) -> str:
     names = {
         str: "text",
         int: "a whole number",
-        float: "a number",
+        float: f"a number (finite, at most {LARGEST:.0e} either side of 0)",
         bool: "true or false",
         list: "a list",
         dict: "an object",
@@ -176,6 +179,9 @@ def _type_names(spec: Spec) -> str:
 def _fits(value: Any, spec: Spec) -> bool:
     if isinstance(value, bool) and bool not in spec:
         return False  # JSON's true is no number here
+    number = isinstance(value, (int, float)) and float in spec
+    if number and not (abs(value) <= LARGEST and math.isfinite(value)):
+        return False  # a time of 1e305 s is no time, and a renderer's arithmetic would overflow
     return any(t is not None and isinstance(value, t) for t in spec)
 
 
@@ -223,7 +229,8 @@ def check_cell(cell: Any, where: str) -> None:
             or not all(isinstance(e, str) for e in event[1:])
         ):
             raise SchemaError(
-                f"{where}, timeline event {n} should be [seconds, text, kind, lane], "
+                f"{where}, timeline event {n} should be [seconds, text, kind, lane] "
+                f"(seconds a finite number under {LARGEST:.0e}), "
                 f"got {_shown(event)}"
             )
     cell_id = cell.get("id")
