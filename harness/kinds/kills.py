@@ -72,7 +72,10 @@ class MidBatch:
         if batch is None or point.i is None or not 0 <= point.i < len(batch.calls):
             raise PointError(
                 f"killpoint: {point} is not in this baseline; its batches: "
-                + (", ".join(f"{b.number} ({len(b.calls)} calls)" for b in base.batches) or "none")
+                + (
+                    ", ".join(f"{b.number} ({count(len(b.calls), 'call')})" for b in base.batches)
+                    or "none"
+                )
             )
         i = point.i
         # Call i has done its effect and is held before its result goes back; later calls
@@ -175,9 +178,12 @@ class MidStream:
     arity = 1
     groups: tuple[str, ...] = ("kills", "all")
     follows = True
-    # Not copyable: its gate (a chunk half-way through a stream) is not in the baseline's
-    # trace to order the points by, so a traced copy cannot stand for its kill.
+    # Real kills only: its gate (a chunk half-way through a stream) is not in the
+    # baseline's trace to order a row's traced points by.
     copyable = False
+    # A crash-state corpus keeps the boundary and in-step kills it has always kept; a
+    # state half-way through a stream is the store at the turn's start (nothing lands
+    # while the worker reads a reply), which mid-model keeps already.
     kept = False
     cuts = False
 

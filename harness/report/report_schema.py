@@ -8,6 +8,7 @@ refused with one line naming the field, what it holds and what it should be.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,6 +19,8 @@ TEXT: Spec = (str,)
 OPTIONAL_TEXT: Spec = (str, type(None))
 WHOLE: Spec = (int,)
 NUMBER: Spec = (int, float)
+# Bigger than any time, count or size a campaign writes (1e12 s is 31,000 years).
+LARGEST = 1e12
 FLAG: Spec = (bool,)
 LIST: Spec = (list,)
 OBJECT: Spec = (dict,)
@@ -37,6 +40,7 @@ TOP: dict[str, Spec] = {
     "summary": OBJECT,
     "excluded_from_comparison": LIST,
     "groups": LIST,
+    "causes": LIST,
     "accepted": OBJECT,
     "skipped": LIST,
     "baselines": LIST,
@@ -52,6 +56,27 @@ TOP: dict[str, Spec] = {
 SHARD: dict[str, Spec] = {"index": WHOLE, "count": WHOLE}
 # `rerun_of`: the earlier report a --rerun-failed reran, and what changed since.
 RERUN_OF: dict[str, Spec] = {"report": TEXT, "still_failing": LIST, "now_passing": LIST}
+# `stopped`: a campaign that stopped early (--fail-fast, --budget), and what it covered
+# (killpoint.engine.stop_rule).
+STOPPED: dict[str, Spec] = {
+    "reason": TEXT,
+    "seconds": NUMBER,
+    "budget": (int, float, type(None)),
+    "ran": WHOLE,
+    "planned": WHOLE,
+    "rows": LIST,
+}
+STOPPED_ROW: dict[str, Spec] = {
+    "runtime": TEXT,
+    "scenario": TEXT,
+    "mode": TEXT,
+    "store": TEXT,
+    "cells": WHOLE,
+    "ran": WHOLE,
+    "planned": FLAG,
+    "kinds": LIST,
+    "covered": LIST,
+}
 CELL: dict[str, Spec] = {
     "id": TEXT,
     "runtime": TEXT,
@@ -106,6 +131,29 @@ GROUP: dict[str, Spec] = {
     "example_row": TEXT,
     "replay": TEXT,
     "accepted": OPTIONAL_TEXT,
+    "failing": FLAG,
+    "verdicts": OBJECT,
+}
+# A cause (killpoint.judge.causes): cells clustered by the groups that occur together.
+CAUSE: dict[str, Spec] = {
+    "key": TEXT,
+    "name": TEXT,
+    "kind": TEXT,
+    "sentence": TEXT,
+    "severity": TEXT,
+    "verdicts": OBJECT,
+    "count": WHOLE,
+    "failing_cells": WHOLE,
+    "low_cells": WHOLE,
+    "accepted_cells": WHOLE,
+    "rows": LIST,
+    "points": OBJECT,
+    "cells": LIST,
+    "groups": LIST,
+    "example": TEXT,
+    "example_cell": TEXT,
+    "replay": TEXT,
+    "accepted": OPTIONAL_TEXT,
 }
 BASELINE: dict[str, Spec] = {
     "runtime": TEXT,
@@ -141,7 +189,7 @@ def _type_names(spec: Spec) -> str:
     names = {
         str: "text",
         int: "a whole number",
-        float: "a number",
+        float: f"a number (finite, at most {LARGEST:.0e} either side of 0)",
         bool: "true or false",
         list: "a list",
         dict: "an object",
@@ -153,6 +201,9 @@ def _type_names(spec: Spec) -> str:
 def _fits(value: Any, spec: Spec) -> bool:
     if isinstance(value, bool) and bool not in spec:
         return False  # JSON's true is no number here
+    number = isinstance(value, (int, float)) and float in spec
+    if number and not (abs(value) <= LARGEST and math.isfinite(value)):
+        return False  # a time of 1e305 s is no time, and a renderer's arithmetic would overflow
     return any(t is not None and isinstance(value, t) for t in spec)
 
 
@@ -200,7 +251,8 @@ def check_cell(cell: Any, where: str) -> None:
             or not all(isinstance(e, str) for e in event[1:])
         ):
             raise SchemaError(
-                f"{where}, timeline event {n} should be [seconds, text, kind, lane], "
+                f"{where}, timeline event {n} should be [seconds, text, kind, lane] "
+                f"(seconds a finite number under {LARGEST:.0e}), "
                 f"got {_shown(event)}"
             )
     cell_id = cell.get("id")
@@ -234,6 +286,12 @@ def check_document(document: Any) -> None:
     _all(document.get("merged_from", ()), TEXT, "'merged_from'")
     if document.get("shard") is not None:
         check_shard(document["shard"])
+    if document.get("stopped") is not None:
+        check_fields(document["stopped"], STOPPED, "'stopped'")
+        for n, row in enumerate(document["stopped"].get("rows", ())):
+            check_fields(row, STOPPED_ROW, f"'stopped'['rows'][{n}]")
+            for key in ("kinds", "covered"):
+                _all(row.get(key, ()), TEXT, f"'stopped'['rows'][{n}][{key!r}]")
     if document.get("rerun_of") is not None:
         check_fields(document["rerun_of"], RERUN_OF, "'rerun_of'")
         for key in ("still_failing", "now_passing"):
@@ -253,6 +311,13 @@ def check_document(document: Any) -> None:
         check_fields(group, GROUP, f"group {n}")
         for key in ("cells", "rows"):
             _all(group.get(key, ()), TEXT, f"group {n}: {key!r}")
+    for n, cause in enumerate(document.get("causes", ())):
+        check_fields(cause, CAUSE, f"cause {n}")
+        for key in ("cells", "rows"):
+            _all(cause.get(key, ()), TEXT, f"cause {n}: {key!r}")
+        _all(cause.get("groups", ()), OBJECT, f"cause {n}: 'groups'")
+        for key in ("verdicts", "points"):
+            _all((cause.get(key) or {}).values(), WHOLE, f"cause {n}: {key!r}")
     for key, entry in (document.get("accepted") or {}).items():
         check_fields(entry, ACCEPTED, f"'accepted'[{key!r}]")
     for n, skip in enumerate(document.get("skipped", ())):

@@ -64,6 +64,7 @@ _KINDS: tuple[FindingKind, ...] = (
     # losses
     FindingKind("run-lost", "lost", "high", "a run is not in the store after the crash"),
     FindingKind("acknowledged-lost", "lost", "high", "the runtime returned a status that the store does not hold"),
+    FindingKind("stale-acknowledged", "duplicated", "high", "a worker that had lost the run to a takeover went on to return a status for it that the store does not hold (the store holds the takeover's): the run is there, the stale worker's answer is not"),
     FindingKind("checkpoints-lost", "ok", "medium", "a power cut took back checkpoints that had landed (committed, not synced); what they held may run again"),
     # side effects (the ledger)
     FindingKind("effect-duplicated", "duplicated", "high", "a tool's side effect happened more often than the baseline's, beyond the bound"),
@@ -84,6 +85,7 @@ _KINDS: tuple[FindingKind, ...] = (
     FindingKind("state-differs", "diverged", "high", "the session state differs from the baseline's"),
     FindingKind("usage-differs", "diverged", "low", "usage or metrics differ from the baseline's"),
     FindingKind("run-differs", "diverged", "high", "another field of the run differs from the baseline's"),
+    FindingKind("failures-differ", "ok", "info", "the run's history keeps other records of failed or aborted attempts than the baseline's (a fault the cell injected, a kill before a record landed); the conversation is judged without them"),
     # the contract (whatever the baseline did)
     FindingKind("cancel-late", "diverged", "high", "the run ended CANCELLED, but only after model turns past the first step boundary after the cancel"),
     FindingKind("cancel-ignored", "diverged", "high", "a cancel was requested, yet the run went on past the next step boundary and did not end CANCELLED"),
@@ -96,6 +98,7 @@ _KINDS: tuple[FindingKind, ...] = (
     FindingKind("outcome-unexpected", "diverged", "high", "a run ended otherwise than its scenario says (status, final answer, or the tool calls made)"),
     FindingKind("mode-broken", "diverged", "high", "the uninterrupted run did not persist as its checkpoint mode declares: no cell of the row can be judged against the declaration"),
     FindingKind("unresumable", "unresumable", "high", "continuing the run failed"),
+    FindingKind("takeover-refused", "unresumable", "medium", "two workers drove one run (no run ownership): the woken worker's write landed while the takeover held before its first, and the store refused the takeover's (the later writer), so it keeps one history and the takeover failed"),
     FindingKind("hung", "hung", "high", "a worker passed its time limit"),
     FindingKind("store-locked", "hung", "medium", "a worker passed its time limit, or a read found the store locked, while a paused worker held the store's SQLite lock: one frozen process stops every writer"),
     FindingKind("missed", "missed", "high", "the engine could not reach the crash point"),
@@ -116,7 +119,7 @@ class Harm:
 
 
 # The one severity table: a kind's severity is its harm's (tests/harness/values hold every
-# kind to it, and the README states it). By what a user loses, not by where it was found.
+# kind to it, and docs/reference/findings.md states it). By what a user loses, not by where it was found.
 HARMS: tuple[Harm, ...] = (
     Harm("lost", "high", "what was durable (a run, its tool executions, an effect) is lost"),
     Harm("acknowledged", "high", "a status the runtime acknowledged is not stored"),
@@ -126,17 +129,19 @@ HARMS: tuple[Harm, ...] = (
     Harm("content", "high", "what the run holds differs: content, messages, tool results, status, state, effects"),
     Harm("contract", "high", "a promise broken whatever the baseline did: cancel, confirmation, state once, ended runs, the mode, the scenario's expected outcome"),
     Harm("unjudged", "high", "the cell could not be judged: hung, missed, unresumable, an adapter's or killpoint's error, a row that is not deterministic"),
+    Harm("refused", "medium", "two workers drove one run and the store kept one history by refusing the later writer: the takeover failed, nothing was torn"),
     Harm("stalled", "medium", "a run stalled behind a lock a paused process held; nothing durable is lost while it waits"),
     Harm("unsynced", "medium", "a power cut took back what had landed but was not synced"),
     Harm("order", "low", "the same tool executions, in another order"),
     Harm("usage", "low", "usage and metrics (tokens, model-call counts)"),
     Harm("bookkeeping", "low", "a field disagrees with the rest without changing what a resume does"),
     Harm("allowed", "info", "a repeat the bound allows"),
+    Harm("history", "info", "records of failed or aborted attempts a runtime keeps beside the conversation: shown, never the verdict"),
     Harm("outage", "info", "killpoint's own store, disk or resources failed: evidence, not a verdict"),
 )  # fmt: skip
 HARM_OF: dict[str, str] = {
     "run-lost": "lost", "tool-executions-lost": "lost", "effect-lost": "lost",
-    "acknowledged-lost": "acknowledged",
+    "acknowledged-lost": "acknowledged", "stale-acknowledged": "acknowledged",
     "effect-duplicated": "repeated", "two-drivers": "repeated", "idempotency-key-changed": "repeated",
     "effect-reissued": "repeated",
     "stale-write": "stale-write",
@@ -150,11 +155,13 @@ HARM_OF: dict[str, str] = {
     "unresumable": "unjudged", "hung": "unjudged", "missed": "unjudged", "adapter-error": "unjudged", "error": "unjudged",
     "nondeterministic": "unjudged",
     "store-locked": "stalled",
+    "takeover-refused": "refused",
     "checkpoints-lost": "unsynced",
     "tool-executions-reordered": "order",
     "usage-differs": "usage", "usage-overcounted": "usage",
     "inconsistency": "bookkeeping",
     "effect-repeated": "allowed",
+    "failures-differ": "history",
     "disk-full": "outage", "store-unavailable": "outage", "resource-exhausted": "outage",
 }  # fmt: skip
 # Kinds grouped per tool: the tool is what the finding is about.
@@ -167,6 +174,29 @@ BY_TOOL = frozenset(
         "idempotency-key-changed",
         "effect-reissued",
         "confirmation-dropped",
+    }
+)
+
+
+# Kinds that say what differs at the end, or an effect counted, rather than how the run went
+# wrong: in a cell, the consequences of the kind beside them that does say it (a cancel
+# forgotten shows as the status, the content and the messages differing). An accepted
+# finding of another kind explains them in its cell; causes fold them into their mechanism.
+SYMPTOMS = frozenset(
+    {
+        "status-differs",
+        "run-differs",
+        "runs-differ",
+        "messages-differ",
+        "state-differs",
+        "usage-differs",
+        "usage-overcounted",
+        "tool-executions-extra",
+        "tool-executions-reordered",
+        "tool-executions-differ",
+        "effect-duplicated",
+        "effect-foreign",
+        "stale-acknowledged",
     }
 )
 
@@ -292,6 +322,28 @@ def deciding_data(findings: Iterable[Any]) -> Mapping[str, Any] | None:
     return min(enumerate(pool), key=lambda nf: (RANK.get(str(nf[1]["verdict"]), last), nf[0]))[1]
 
 
+def open_severity(findings: Iterable[Any]) -> str | None:
+    """The most severe severity among the findings (as a report's JSON holds them) that
+    name a verdict and are not allowed here: what decides whether an unexpected cell fails
+    a campaign (a cell whose only such findings are low, a token count, does not, unless
+    `--fail-on low`). None: there is none."""
+    found = [
+        str(f.get("severity"))
+        for f in findings
+        if isinstance(f, Mapping) and f.get("verdict") not in (None, "ok") and not f.get("expected")
+    ]
+    known = [s for s in found if s in SEVERITIES]
+    if not known:
+        return "high" if found else None  # a severity this version does not know: the worst
+    return min(known, key=SEVERITIES.index)
+
+
+def fails(severity: str | None) -> bool:
+    """Whether findings of this severity fail a campaign held to the default threshold
+    (medium and above; `--fail-on low` lowers it)."""
+    return severity is None or severity in ("high", "medium")
+
+
 def verdict_of(findings: Iterable[Finding]) -> tuple[str, bool]:
     """The one rule: (verdict, expected). The verdict is the one the deciding finding
     names (`ok` without any): the most severe unexpected finding's, or, when every
@@ -324,6 +376,7 @@ __all__ = [
     "HARM_OF",
     "KINDS",
     "RANK",
+    "SYMPTOMS",
     "VERDICTS",
     "Finding",
     "FindingKind",
@@ -331,7 +384,9 @@ __all__ = [
     "Verdict",
     "deciding",
     "deciding_data",
+    "fails",
     "headline",
+    "open_severity",
     "path_pattern",
     "ranked",
     "verdict_of",

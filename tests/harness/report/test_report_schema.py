@@ -65,6 +65,12 @@ def document() -> dict[str, Any]:
              "store": "sqlite", "schedules": None},
         ],
         "cells": [cell],
+        "stopped": {
+            "reason": "budget", "seconds": 60.2, "budget": 60.0, "ran": 1, "planned": 2,
+            "rows": [{"runtime": "reference", "scenario": "research", "mode": "tool-batch",
+                      "store": "sqlite", "cells": 2, "ran": 1, "planned": True,
+                      "kinds": ["after-checkpoint"], "covered": ["after-checkpoint"]}],
+        },
     }  # fmt: skip
 
 
@@ -141,6 +147,25 @@ def test_a_planned_row_of_the_wrong_shape_is_named(
     assert 1 == len(err.strip().splitlines()) and "planned" in err, err
 
 
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [
+        (("stopped",), ["budget"]),
+        (("stopped", "ran"), "1"),
+        (("stopped", "budget"), "60s"),
+        (("stopped", "rows", 0), "research"),
+        (("stopped", "rows", 0, "planned"), "yes"),
+        (("stopped", "rows", 0, "covered", 0), 3),
+    ],
+)
+def test_a_stopped_section_of_the_wrong_shape_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: tuple[Any, ...], value: Any
+) -> None:
+    code, err = report(tmp_path, put(document(), where, value), capsys)
+    assert 2 == code
+    assert 1 == len(err.strip().splitlines()) and "'stopped'" in err, err
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 @given(where=st.sampled_from(PLACES), value=WRONG)
 def test_a_wrong_type_anywhere_is_one_line_and_exit_2(
@@ -165,3 +190,13 @@ def test_crafted_cell_ids_are_refused(
     code, err = report(tmp_path, put(document(), ("cells", 0, "id"), cell_id), capsys)
     assert 2 == code
     assert 1 == len(err.strip().splitlines()), err
+
+
+@pytest.mark.parametrize("t", [1.8e305, float("inf"), float("nan"), -1e13, 10**400])
+def test_a_time_no_campaign_writes_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], t: float
+) -> None:
+    code, err = report(tmp_path, put(document(), ("cells", 0, "timeline", 0, 0), t), capsys)
+    assert 2 == code, err
+    assert 1 == len(err.strip().splitlines()), err
+    assert "cell 0" in err
