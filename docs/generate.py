@@ -153,6 +153,7 @@ FIELDS: dict[str, dict[str, str]] = {
         "shard": "`{index: K, count: N}` for a shard's report",
         "merged_from": "the shards' files of a merged report",
         "rerun_of": "for `--rerun-failed`: the earlier report and what changed since",
+        "stopped": "for a campaign stopped early (`--fail-fast`, `--budget`): why, when, and what it covered (below)",
         "search": "for a `killpoint search` report: the cells `tried`, the `minimal` one, the `database`",
     },
     "SHARD": {"index": "K, from 1", "count": "N"},
@@ -160,6 +161,25 @@ FIELDS: dict[str, dict[str, str]] = {
         "report": "the earlier report's path",
         "still_failing": "cell ids still unexpected",
         "now_passing": "cell ids now passing",
+    },
+    "STOPPED": {
+        "reason": "`fail-fast`, `budget`, or a caller's own stop condition",
+        "seconds": "when it stopped, after the campaign began",
+        "budget": "the `--budget` in seconds, or `null`",
+        "ran": "cells that ran",
+        "planned": "cells planned",
+        "rows": "per planned row, what ran (below)",
+    },
+    "STOPPED_ROW": {
+        "runtime": "the row's runtime",
+        "scenario": "the row's scenario",
+        "mode": "the row's mode",
+        "store": "the row's store kind",
+        "cells": "its cells planned",
+        "ran": "its cells that ran",
+        "planned": "`false`: the campaign stopped before the row's baseline was done",
+        "kinds": "the kinds of point planned in the row",
+        "covered": "those kinds that ran at least one cell",
     },
     "CELL": {
         "id": "`RUNTIME/SCENARIO/MODE/STORE/SCHEDULE`",
@@ -279,6 +299,8 @@ SECTIONS = (
     ("ACCEPTED", "An accepted entry (`accepted{}`)"),
     ("SHARD", "`shard`"),
     ("RERUN_OF", "`rerun_of`"),
+    ("STOPPED", "`stopped`"),
+    ("STOPPED_ROW", "A row of `stopped` (`stopped.rows[]`)"),
 )
 
 

@@ -1,5 +1,5 @@
-"""The scripted model, served as respx routes in the worker and, when an adapter asks, at
-a real local address (scenarios.model_server).
+"""The scripted model, served on the worker's HTTP transports (scenarios.direct_transport)
+and, when an adapter asks, at a real local address (scenarios.model_server).
 
 It speaks every wire format in scenarios.wire's table: the OpenAI Responses API
 (`POST …/responses`), OpenAI Chat Completions (`POST …/chat/completions`) and the
@@ -23,10 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import respx
 from respx.models import AllMockedAssertionError
 
-from . import gates
+from . import direct_transport, gates
 from . import http_mock as _http_mock  # noqa: F401  (registers the "httpx2" mocker)
 from .anthropic_messages import MessagesFormat
 from .behaviours import Regenerated, Replan, check, regenerate
@@ -147,7 +146,7 @@ class ScriptedModel:
         self._hooks: dict[int, list[Callable[[], None]]] = defaultdict(list)
         self.record_traffic = record_traffic
         self.traffic: list[tuple[str, int, str]] = []  # (request body, status, response body)
-        self._router: respx.MockRouter | None = None
+        self._installed = False
 
     def __repr__(self) -> str:
         return f"ScriptedModel(state_dir={str(self.state_dir)!r})"
@@ -340,23 +339,26 @@ class ScriptedModel:
 
     # -- installing ---------------------------------------------------------------------
 
-    def install(self) -> respx.MockRouter:
+    def install(self) -> ScriptedModel:
         """Route every request of this process's httpx2 transports (every openai SDK client)
-        to a path of a served format here; anything else fails loudly."""
-        if self._router is not None:
-            return self._router
-        router = respx.mock(using="httpx2", assert_all_mocked=True, assert_all_called=False)
-        for wire in FORMATS:
-            router.route(method="POST", url__regex=wire.path.pattern).mock(side_effect=self.handle)
-        router.route().mock(side_effect=self._unrouted)
-        router.start()
-        self._router = router
-        return router
+        to a path of a served format here; anything else fails loudly. Served straight
+        from the transports (scenarios.direct_transport), not through respx's router."""
+        if not self._installed:
+            direct_transport.install(self._routed)
+            self._installed = True
+        return self
 
     def uninstall(self) -> None:
-        if self._router is not None:
-            self._router.stop()
-            self._router = None
+        if self._installed:
+            direct_transport.uninstall(self._routed)
+            self._installed = False
+
+    def _routed(self, request: httpx.Request) -> httpx.Response:
+        """What respx's routes did: a served format's path to `handle`, anything else
+        refused."""
+        if format_for(request.method, request.url.path) is None:
+            return self._unrouted(request)
+        return self.handle(request)
 
     def __enter__(self) -> ScriptedModel:
         self.install()

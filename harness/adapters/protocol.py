@@ -35,6 +35,10 @@ class RuntimeAdapter(Protocol):
     called (KILLPOINT_MODEL_URL; OPENAI_BASE_URL, ANTHROPIC_BASE_URL), for a runtime whose
     model client is not the openai SDK's default transport (LiteLLM, the anthropic SDK, a
     client of its own, a model call in a subprocess).
+    `bounded_reads = True`: its reads in the engine (`progress`, `read_session`,
+    `lease_deadline`, `inspect`) of an embedded SQLite store return or raise within the
+    store's busy timeout (no wait without a bound): the engine makes them in the cell's
+    own thread instead of handing each to a thread that keeps the cell's deadline.
     """
 
     name: str
@@ -89,6 +93,11 @@ class RuntimeAdapter(Protocol):
         """Why this runtime cannot run `scenario` in `mode` (None: it can). The row is
         skipped with this reason, never failed."""
         return None
+
+
+def bounded_reads(adapter: object) -> bool:
+    """Whether the adapter declares its reads of a SQLite store bounded (see above)."""
+    return getattr(adapter, "bounded_reads", False) is True
 
 
 def declined_kinds(adapter: object) -> dict[str, str]:

@@ -118,6 +118,7 @@ LEASE_DEADLINE = text(
     "SELECT max(lease_expires_at) FROM kp_runs WHERE session_id = :session_id AND owner IS NOT NULL"
 )
 INTEGRITY_CHECK = text("PRAGMA integrity_check")
+READS = ("progress", "lease_deadline", "read_session", "inspect")  # made in the engine
 
 
 class ReferenceAdapter(RuntimeAdapter):
@@ -132,6 +133,14 @@ class ReferenceAdapter(RuntimeAdapter):
     driver_class: type[ReferenceDriver] = ReferenceDriver
     chain = True
     synchronous = "FULL"  # SQLite's PRAGMA synchronous for the runtime's own connections
+
+    @property
+    def bounded_reads(self) -> bool:
+        """Its reads of a SQLite store wait for a lock at most the busy timeout (30 s, the
+        store's own), in WAL mode seldom at all: the engine calls them in the cell's
+        thread (killpoint.adapters.protocol). A subclass that replaces one of them is not
+        taken at this word."""
+        return all(getattr(type(self), name) is getattr(ReferenceAdapter, name) for name in READS)
 
     def instrument(self, checkpoints: CheckpointGates) -> None:
         """Wrap Store.write_checkpoint in this (worker) process; the runtime is unchanged."""

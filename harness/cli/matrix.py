@@ -149,11 +149,15 @@ def campaign(
     from killpoint.engine.campaign import Campaign
     from killpoint.judge.groups import unmet
     from killpoint.report.document import narrowed
+    from killpoint.report.failed_before import failed_before, search_report
     from killpoint.report.redact import redact
     from killpoint.stores import shown
 
     err, out = cli_output.stderr(), cli_output.stdout()
-    camp = Campaign(config, accepted=accepted, cells=cells)
+    # What failed last time runs early (--order informative): the report this run replaces,
+    # and the runtime's search report.
+    failed = failed_before([json_target.path, search_report(config.runtime)])
+    camp = Campaign(config, accepted=accepted, cells=cells, failed=failed)
     recover_left_behind(json_target, html_target, err)
     name_swept(camp.engine.swept, err)
     journal = open_journal(camp, json_target)
@@ -188,6 +192,7 @@ def campaign(
         hold.release()
     groups = result.groups()
     cli_output.summary(document, out)
+    cli_output.show_stopped(result, out)
     narrow = narrowed(result, rerun=cells is not None)
     cli_output.show_unmet(unmet([*groups, *result.row_groups()], accepted, narrow), narrow, out)
     if rerun_of is not None and cells is not None:
@@ -367,7 +372,10 @@ def add_parser(sub: Any) -> None:
     # Every option from the table, none with a default here: a value the command line
     # did not give is taken from [tool.killpoint], a rerun's report, or the table.
     for o in table.on(table.CLI):
-        p.add_argument(o.flag, metavar=o.metavar, help=o.described(table.CLI))
+        if o.toml == table.BOOL:  # a switch: given, it is on
+            p.add_argument(o.flag, action="store_const", const=True, help=o.described(table.CLI))
+        else:
+            p.add_argument(o.flag, metavar=o.metavar, help=o.described(table.CLI))
     p.set_defaults(func=run)
 
 

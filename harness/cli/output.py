@@ -102,9 +102,15 @@ def finding_lines(findings: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+SHOWN_PARTIAL = 8  # rows named by show_stopped
+
+
 def no_cells(result: CampaignResult, err: Console) -> None:
     """A campaign that ran nothing: said so, with every reason something was skipped (in
     full: a reason names what to install)."""
+    if result.stopped is not None:
+        plain(err, f"killpoint: no cell ran (exit 5): {result.stopped.sentence()}")
+        return
     reasons = list(dict.fromkeys(s.reason for s in result.skipped))
     plain(
         err,
@@ -119,6 +125,28 @@ def no_cells(result: CampaignResult, err: Console) -> None:
         rows = [f"{s.scenario}/{s.mode}" for s in result.skipped if s.reason == reason]
         shown = ", ".join(rows[:4]) + (f" and {len(rows) - 4} more" if len(rows) > 4 else "")
         plain(err, f"  {reason} ({shown})")
+
+
+def show_stopped(result: CampaignResult, out: Console) -> None:
+    """A campaign that stopped early (--fail-fast, --budget): why, and what it covered; the
+    rows not every kind of whose points ran, named (a few)."""
+    stopped = result.stopped
+    if stopped is None:
+        return
+    plain(out, f"stopped: {stopped.sentence()}")
+    partial = [r for r in stopped.rows if not r.whole]
+    for r in partial[:SHOWN_PARTIAL]:
+        where = f"{r.row[1]}/{r.row[2]}"
+        if not r.planned:
+            plain(out, f"  {where}: its baseline did not finish; no cell planned")
+        else:
+            plain(
+                out,
+                f"  {where}: {r.ran} of {count(r.cells, 'cell')}, "
+                f"{len(r.covered)} of {count(len(r.kinds), 'kind')}",
+            )
+    if len(partial) > SHOWN_PARTIAL:
+        plain(out, f"  and {len(partial) - SHOWN_PARTIAL} more rows (the JSON's `stopped`)")
 
 
 def show_unmet(unmet: list[tuple[Accepted, str]], narrowed: str | None, out: Console) -> None:

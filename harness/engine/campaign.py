@@ -8,6 +8,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -18,16 +19,11 @@ from killpoint.engine.engine import Engine
 from killpoint.engine.heap_trim import HeapTrimmer
 from killpoint.engine.options import CampaignConfig, default_workers
 from killpoint.engine.row_trace import Trace, copyable
-from killpoint.engine.scheduler import (
-    NO_THREAD,
-    CellOrder,
-    Scheduler,
-    StopCondition,
-    as_planned,
-    never,
-)
+from killpoint.engine.run_order import CellOrder, Key, RunOrder
+from killpoint.engine.scheduler import NO_THREAD, Scheduler, StopCondition, never
 from killpoint.engine.signal_hold import SignalHold
 from killpoint.engine.state_copy import Copy
+from killpoint.engine.stop_rule import Stopped, StopRule, coverage
 from killpoint.errors import ConfigError, Interrupted, OptionError, PointError
 from killpoint.judge.baseline import Baseline
 from killpoint.judge.groups import Accepted, Group, apply_accepted, group_findings, row_groups
@@ -68,6 +64,9 @@ class CampaignResult:
     # order; None: the campaign stopped before the row's cells were planned (its baseline
     # had not finished). What the reports tell "not run" from "not applicable" by.
     plan: dict[Row, list[str] | None] = field(default_factory=dict)
+
+    # Stopped before its plan was done (--fail-fast, --budget): why, and what it covered.
+    stopped: Stopped | None = None
 
     accepted: dict[str, Accepted] = field(default_factory=dict)  # --accept
     # Stores that could not be dropped, even when retried at the end (StoreLeftover.to_json).
@@ -144,9 +143,10 @@ class Recorder(Protocol):
 
 class Campaign:
     """One campaign. `accepted`: finding groups that do not fail it; `cells`: only these
-    cell ids (a rerun of failed cells), else every cell the configuration plans; `order`
-    and `stop`: which cells start first, and when to start no more (the scheduler's seams:
-    killpoint.engine.scheduler)."""
+    cell ids (a rerun of failed cells), else every cell the configuration plans; `failed`:
+    ids of cells that failed before (the last report's), which run early; `order`: which
+    cells start first (by default the configuration's: killpoint.engine.run_order); `stop`:
+    when to start no more, besides --fail-fast and --budget (killpoint.engine.stop_rule)."""
 
     def __init__(
         self,
@@ -154,11 +154,11 @@ class Campaign:
         *,
         accepted: dict[str, Accepted] | None = None,
         cells: list[str] | None = None,
-        order: CellOrder = as_planned,
+        failed: Iterable[str] = (),
+        order: CellOrder | None = None,
         stop: StopCondition = never,
     ) -> None:
         self.config = config
-        self.order = order
         self.stop = stop
         self.accepted = accepted or {}
         self.trimmer = HeapTrimmer()
@@ -167,6 +167,9 @@ class Campaign:
             # Known up front (a rerun): the rows no cell of this shard is in are never run.
             self.only = [c for c in self.only if config.shard.owns(c.id)]
         self.seed = config.seed if config.seed is not None else secrets.randbelow(2**31)
+        self.order: CellOrder = (
+            RunOrder(self.seed, frozenset(failed), config.order) if order is None else order
+        )
         self.engine = Engine(config.engine_config())
         self.store_kind = self.engine.stores.kind
         self.point_skips: list[Skipped] = []  # explicit points a row's baseline lacks
@@ -190,9 +193,17 @@ class Campaign:
 
     def cells_for(self, base: Baseline) -> list[Cell]:
         """The cells of the row this campaign runs: its shard's only, when sharded."""
+        return self.ordered_cells(base)[0]
+
+    def ordered_cells(self, base: Baseline, row: int = 0) -> tuple[list[Cell], dict[str, Key]]:
+        """The row's cells this campaign runs (its shard's, when sharded), and the key of
+        each in the order cells run in. The keys are of the whole row's cells, so that a
+        shard runs its cells in the order the whole campaign would; `row`: the row's place
+        in the plan."""
         cells = self._row_cells(base)
+        keys = self.order.keys(cells, row)
         shard = self.config.shard
-        return cells if shard is None else [c for c in cells if shard.owns(c.id)]
+        return (cells if shard is None else [c for c in cells if shard.owns(c.id)]), keys
 
     def _row_cells(self, base: Baseline) -> list[Cell]:
         row = base.row
@@ -275,19 +286,37 @@ class Campaign:
         recorder: Recorder | None = None,
         hold: SignalHold | None = None,
     ) -> CampaignResult:
-        """Run every cell. `recorder` is told the plan and each finished cell as it is
-        recorded (a journal); `hold` is engaged from the first interrupt, or the last
-        cell's end, and left engaged: the caller releases it once the reports are
-        written, so that no signal cuts them off half-way."""
+        """Run every cell, the most informative first (killpoint.engine.run_order), each
+        row's as soon as its own baseline is done. `recorder` is told the plan and each
+        finished cell as it is recorded (a journal); `hold` is engaged from the first
+        interrupt, or the last cell's end, and left engaged: the caller releases it once
+        the reports are written, so that no signal cuts them off half-way. With
+        --fail-fast or --budget (or a `stop` of its own) the campaign may stop early: the
+        cells at work are stopped as at an interrupt, and `result.stopped` says what ran."""
         t0 = time.monotonic()
         own_hold = hold is None
         hold = hold if hold is not None else SignalHold()
-        books = Books(CampaignResult(self.config, self.seed, accepted=self.accepted), recorder)
-        scheduler = Scheduler(self.engine.slots, order=self.order, stop=self.stop)
+        rule = StopRule(budget=self.config.budget, fail_fast=self.config.fail_fast, started=t0)
+        books = Books(
+            CampaignResult(self.config, self.seed, accepted=self.accepted), recorder, rule.after
+        )
+
+        def stop() -> str | None:
+            return rule.reason if rule.due() else self.stop()
+
+        scheduler = Scheduler(self.engine.slots, stop=stop, left=rule.left)
         try:
-            by_row = self._plan(books, scheduler, on_planned)
-            self._start(by_row, books, scheduler)
-            scheduler.wait(lambda: books.report(on_cell), self.trimmer.maybe_trim)
+            self._plan(books, scheduler)
+            scheduler.wait(
+                lambda: books.announce_when_planned(on_planned),
+                lambda: books.report(on_cell),
+                self.trimmer.maybe_trim,
+            )
+            if scheduler.stopped is not None:
+                self.engine.stopping.set()
+                kill_all()
+                if not scheduler.wind_down(kill_all, lambda: bool(hold.received)):
+                    books.close()
             hold.engage()
         except KeyboardInterrupt as exc:
             hold.engage()
@@ -305,55 +334,77 @@ class Campaign:
             # kept or removed goes now.
             self.engine.sweep()
             books.result.leftover_stores = [x.to_json() for x in self.engine.retry_leftovers()]
-        books.report(on_cell)
+        if not books.announced:  # stopped during the baselines: the rows planned so far
+            books.settle_plan()
+        else:
+            books.report(on_cell)
         books.cells.sort(key=cell_order)
-        books.result.seconds = time.monotonic() - t0
+        result = books.result
+        result.seconds = time.monotonic() - t0
+        if scheduler.stopped is not None and not result.interrupted:
+            result.stopped = Stopped(
+                scheduler.stopped,
+                rule.fired_at or result.seconds,
+                rule.budget,
+                coverage(result.plan, books.cells.heads()),
+            )
         if own_hold:
             hold.release()  # nobody else writes a report of this run: signals are live again
-        return books.result
+        return result
 
-    def _plan(
-        self, books: Books, scheduler: Scheduler, on_planned: Callable[[int], None]
-    ) -> list[tuple[Baseline, list[Cell]]]:
-        """Each row's baseline (run at once, in parallel), then its cells, recorded as the
-        plan."""
+    def _plan(self, books: Books, scheduler: Scheduler) -> None:
+        """Each row's baseline, started in parallel: each plans its row's cells and starts
+        them when it is done, no other row waited for (a row's baseline goes after the
+        first cells of the rows already planned: run_order.baseline_key)."""
         result = books.result
         rows, result.skipped = self.rows()
         result.plan = dict.fromkeys(rows)
-        baselines = [f.result() for f in [scheduler.at_once(self.engine.baseline, r) for r in rows]]
-        result.baselines = baselines
-        by_row = [(b, self.cells_for(b)) for b in baselines]
-        cells = [c for _, row_cells in by_row for c in row_cells]
-        plan: dict[Row, list[str]] = {row: [] for row in rows}
-        for c in cells:
-            plan.setdefault(c.row, []).append(str(c.schedule))
-        result.plan = dict(plan)
-        result.skipped += self.point_skips + self.skipped_points
-        result.planned = len(cells)
-        books.planned()
-        on_planned(len(cells))
-        return by_row
+        books.rows = rows
+        books.skips = (self.point_skips, self.skipped_points)  # filled as rows are planned
+        for n, row in enumerate(rows):
+            key = self.order.baseline_key(n)
+            # Run here when no thread can be started: every cell of the row needs it.
+            future = scheduler.start(self._baseline, n, row, books, scheduler, key=key, inline=True)
+            if future is not None:
+                books.baselines.append(future)
+
+    def _baseline(self, n: int, row: Row, books: Books, scheduler: Scheduler) -> Baseline:
+        """The row's baseline (in a slot); then its cells, planned and started."""
+        base: Baseline = scheduler.slots.working(self.engine.baseline)(row)
+        row_cells, keys = self.ordered_cells(base, n)
+        books.plan_row(n, base, row_cells)
+        if not self.engine.stopping.is_set():
+            self._start(base, row_cells, keys, books, scheduler)
+        return base
 
     def _start(
-        self, by_row: list[tuple[Baseline, list[Cell]]], books: Books, scheduler: Scheduler
+        self,
+        base: Baseline,
+        row_cells: list[Cell],
+        keys: dict[str, Key],
+        books: Books,
+        scheduler: Scheduler,
     ) -> None:
-        """The rows' traced workers first, so that their cells can follow them while the
-        cells that need a worker of their own run."""
-        plain: list[Cell] = []
-        for base, row_cells in by_row:
-            fast = [c for c in row_cells if self._traced(base, c)]
-            if len(fast) < 2:  # one cell: its own kill costs what a trace would
-                plain += row_cells
-                continue
-            plain += [c for c in row_cells if c not in fast]
+        """A row's cells, into the pool as its baseline is done: its traced worker as early
+        as its first cell, so that its cells can follow it while the cells that need a
+        worker of their own run."""
+        fast = [c for c in row_cells if self._traced(base, c)]
+        plain = row_cells
+        if len(fast) >= 2:  # one cell: its own kill costs what a trace would
             traced = scheduler.slots.working(self._trace_row)
-            if scheduler.start(traced, base, scheduler.order(fast), books, scheduler) is None:
-                plain += fast
-        for c in scheduler.order(plain):
-            self._start_cell(c, books, scheduler)
+            key = min(keys[c.id] for c in fast)
+            if scheduler.start(traced, base, fast, keys, books, scheduler, key=key) is not None:
+                plain = [c for c in row_cells if c not in fast]
+        for c in plain:
+            self._start_cell(c, keys[c.id], books, scheduler)
 
     def _trace_row(
-        self, base: Baseline, fast: list[Cell], books: Books, scheduler: Scheduler
+        self,
+        base: Baseline,
+        fast: list[Cell],
+        keys: dict[str, Key],
+        books: Books,
+        scheduler: Scheduler,
     ) -> None:
         """The row's traced worker, then its cells: each from its point's copy, or, where
         the trace did not reach that point, with a kill of its own. None starts before the
@@ -379,17 +430,19 @@ class Campaign:
                 f"its row's traced worker did not reach this point ({why}): a worker of its "
                 "own is killed"
             )
-            self._start_cell(c, books, scheduler, copy, None if copy else note)
+            self._start_cell(c, keys[c.id], books, scheduler, copy, None if copy else note)
 
     def _start_cell(
         self,
         cell: Cell,
+        key: Key,
         books: Books,
         scheduler: Scheduler,
         copy: Copy | None = None,
         note: str | None = None,
     ) -> None:
-        if scheduler.start(self._run_cell, cell, books, scheduler, copy, note) is not None:
+        started = scheduler.start(self._run_cell, cell, books, scheduler, copy, note, key=key)
+        if started is not None:
             return
         if copy is not None:
             copy.done_with(self.engine)
@@ -423,21 +476,65 @@ class Campaign:
 
 
 class Books:
-    """What one run of a campaign records: its result, each cell as it ends (in the cell's
-    thread), and the news of them for the main thread to report."""
+    """What one run of a campaign records: its plan, row by row as each baseline is done
+    (in the baseline's thread), each cell as it ends (in the cell's thread), and the news
+    of them for the main thread to report. `after`: told each cell recorded (the stop
+    rule)."""
 
-    def __init__(self, result: CampaignResult, recorder: Recorder | None) -> None:
+    def __init__(
+        self,
+        result: CampaignResult,
+        recorder: Recorder | None,
+        after: Callable[[CellResult], object] = lambda cell: None,
+    ) -> None:
         self.result = result
         self.cells = CellLog()
         result.cells = self.cells
         self.recorder = recorder
+        self.after = after
         self.closed = False  # given up: what still finishes is in no report
+        self.rows: list[Row] = []  # the rows planned, in the plan's order
+        # Lists of points the rows skip, filled in as their baselines are done.
+        self.skips: tuple[list[Skipped], ...] = ()
+        self.baselines: list[Future[Baseline]] = []
+        self.announced = False  # every baseline is done, and the plan was said
+        self._planned: dict[int, tuple[Baseline, list[Cell]]] = {}  # by the row's place
         self._lock = threading.Lock()
         self._news: queue.SimpleQueue[CellResult] = queue.SimpleQueue()
 
-    def planned(self) -> None:
+    def plan_row(self, n: int, base: Baseline, cells: list[Cell]) -> None:
+        with self._lock:
+            self._planned[n] = (base, cells)
+
+    def announce_when_planned(self, on_planned: Callable[[int], None]) -> None:
+        """Once every baseline is done: the plan is whole, and said (to the recorder,
+        then `on_planned`); the cells recorded before it are reported after it."""
+        if self.announced or not all(f.done() for f in self.baselines):
+            return
+        self.announced = True
+        self.settle_plan()
         if self.recorder is not None:
             self.recorder.planned(self.result)
+        on_planned(self.result.planned)
+
+    def settle_plan(self) -> None:
+        """The plan as the rows planned so far make it, in the rows' order whichever
+        baseline finished first: their baselines, the schedules of their cells, what was
+        skipped."""
+        result, rows = self.result, self.rows
+        with self._lock:
+            planned = dict(self._planned)
+        done = sorted(planned)
+        result.baselines = [planned[n][0] for n in done]
+        for n in done:
+            result.plan[rows[n]] = [str(c.schedule) for c in planned[n][1]]
+        result.planned = sum(len(planned[n][1]) for n in done)
+        place = {row[:3]: n for n, row in enumerate(rows)}
+        # Stable: a row's own skips stay in the order its thread found them.
+        result.skipped += sorted(
+            [s for found in self.skips for s in found],
+            key=lambda s: place.get((s.runtime, s.scenario, s.mode), len(rows)),
+        )
 
     def record(self, cell: CellResult) -> None:
         with self._lock:
@@ -446,6 +543,7 @@ class Books:
             self.cells.append(cell)
             if self.recorder is not None:
                 self.recorder.finished(cell)
+        self.after(cell)
         self._news.put(cell)
 
     def close(self) -> None:
@@ -453,7 +551,10 @@ class Books:
             self.closed = True
 
     def report(self, on_cell: Callable[[CellResult], None]) -> None:
-        """Each cell recorded since the last report, to `on_cell` (in the main thread)."""
+        """Each cell recorded since the last report, to `on_cell` (in the main thread),
+        once the plan was said."""
+        if not self.announced:
+            return
         while True:
             try:
                 on_cell(self._news.get_nowait())

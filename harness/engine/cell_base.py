@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from killpoint import kinds
+from killpoint.adapters.protocol import bounded_reads
 from killpoint.engine.deadline import Caller
 from killpoint.engine.stall import paused_lock
-from killpoint.errors import AdapterFault, Overdue
+from killpoint.errors import AdapterFault, Interrupted, Overdue
 from killpoint.judge.baseline import Baseline
 from killpoint.judge.oracle import (
     Sides,
@@ -95,6 +96,8 @@ class CellBase:
         `hung` for the runtime's adapter, `unavailable` for a `dependency` (the store
         server)."""
         try:
+            if self._keeps_own_deadline(dependency):
+                return self._inline(what, fn, *args)
             return self.caller.call(what, self.engine.config.timeout, fn, *args)
         except Overdue as exc:
             self.fault(str(exc))
@@ -108,6 +111,28 @@ class CellBase:
             if stall is not None:
                 self.end(stall)
             raise
+
+    def _keeps_own_deadline(self, dependency: bool) -> bool:
+        """Whether the call keeps a deadline without a thread of its own: an embedded
+        store's backend (a file here: no server to wait for), and an adapter that declares
+        its reads bounded (`bounded_reads`: SQLite's busy timeout bounds every wait for a
+        lock) on that store. Any other call is handed to the cell's caller thread, which
+        gives up on it at the deadline (killpoint.engine.deadline)."""
+        if not getattr(self.engine.stores, "embedded", False):
+            return False
+        return dependency or bounded_reads(self.engine.adapter(self.cell.runtime))
+
+    def _inline(self, what: str, fn: Callable[..., T], *args: Any) -> T:
+        """The call in this thread; one that returned past the cell's time limit is
+        overdue all the same."""
+        if self.engine.stopping.is_set():
+            raise Interrupted()
+        limit = self.engine.config.timeout
+        t0 = time.monotonic()
+        value = fn(*args)
+        if time.monotonic() - t0 > limit:
+            raise Overdue(what, limit)
+        return value
 
     def event(self, text: str, kind: str = "other", lane: str = "harness") -> None:
         self.timeline.append(Event(round(time.monotonic() - self.t0, 4), text, kind, lane))

@@ -43,6 +43,7 @@ PATH_OR_BUILTIN = "a path, or 'builtin'"
 FAIL_ON = ("high", "medium", "low")  # severities a run can fail on (values.findings)
 KEEP = ("none", "failed", "all")
 KILLS = ("fast", "real")  # killpoint.engine.row_trace
+ORDERS = ("informative", "plan")  # killpoint.engine.run_order
 
 
 @dataclass(frozen=True)
@@ -296,6 +297,38 @@ OPTIONS: tuple[Option, ...] = (
         read.fs_ops,
         default="all",
         metavar="all|syncs|N",
+        toml=WORD_OR_WHOLE,
+    ),
+    Option(
+        "order",
+        "informative: one cell of each row and kind first, then the cells that failed in "
+        "the last report, then the rest, drawn from the seed; plan: row after row",
+        read.choice(ORDERS, "not a cell order"),
+        default="informative",
+        fronts=_fronts(CLI, PROJECT, CHECK),
+        why="pytest: each cell is a test item, run in pytest's own order (pytest-xdist's "
+        "schedulers, -p randomly)",
+        metavar="informative|plan",
+    ),
+    Option(
+        "fail_fast",
+        "stop at the first unexpected cell: the cells at work are stopped, the rest are "
+        "reported not run",
+        read.flag,
+        default=False,
+        fronts=_fronts(CLI, PROJECT, CHECK),
+        why="pytest: its own -x (--exitfirst) stops at the first failed item",
+        toml=BOOL,
+    ),
+    Option(
+        "budget",
+        "run cells until this much time has passed (90s, 5m, 1h), then stop and report "
+        "what was covered: cells run of planned, kinds covered per row; the rest not run",
+        read.duration,
+        shown="none: every cell",
+        fronts=_fronts(CLI, PROJECT, CHECK),
+        why="pytest: each cell is a test item; pytest runs every item it collected",
+        metavar="TIME",
         toml=WORD_OR_WHOLE,
     ),
     # -- where the results go, and what fails the run: the fronts' own ---------------------

@@ -115,6 +115,24 @@ def seconds(option: str, value: Any) -> float:
     return number
 
 
+_DURATION = re.compile(r"(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>s|m|min|h)?")
+_UNIT_SECONDS = {None: 1.0, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+
+
+def duration(option: str, value: Any) -> float:
+    """A time span in seconds: `90`, `90s`, `5m`, `1.5h` (a number alone is seconds)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = float(value)
+    else:
+        found = _DURATION.fullmatch(str(value).strip().lower())
+        if found is None:
+            raise OptionError(option, value, "give a time span such as 90s, 5m or 1h")
+        number = float(found["number"]) * _UNIT_SECONDS[found["unit"]]
+    if not math.isfinite(number) or number <= 0:
+        raise OptionError(option, value, "give a time span above 0, such as 90s, 5m or 1h")
+    return number
+
+
 def choice(choices: Sequence[str], what: str) -> Reader:
     """One of `choices`; otherwise `what` ("not a keep policy") and the choices."""
 
@@ -280,6 +298,7 @@ __all__ = [
     "choice",
     "cut",
     "default_workers",
+    "duration",
     "flag",
     "fs_ops",
     "max_workers",

@@ -82,6 +82,9 @@ class CampaignConfig:
     shard: Shard | None = default_of("shard")  # run only this shard's cells (values/shard.py)
     cut: str = default_of("cut")  # power-loss points' cut model (powerloss/cut_models.py)
     fs_ops: str = default_of("fs_ops")  # fs-op points per checkpoint (kinds/fs_ops.py)
+    order: str = default_of("order")  # which cells run first (engine/run_order.py)
+    fail_fast: bool = default_of("fail_fast")  # stop at the first unexpected cell
+    budget: float | None = default_of("budget")  # seconds of cells, then stop (stop_rule.py)
 
     def __post_init__(self) -> None:
         if isinstance(self.points, str):  # a configuration written in Python

@@ -2,10 +2,12 @@
 every job (and every job a job started from its own thread) has ended.
 
 A campaign says what a job is (a row's baseline, its traced worker, a cell) and records
-what each gives; the scheduler only starts them and waits. It has two seams: `order`
-(which of the cells ready to start goes first: as planned unless told) and `stop` (a
-condition asked each time jobs end; once it names a reason, the jobs not yet begun are
-cancelled and no new one starts).
+what each gives; the scheduler only starts them and waits. Each job has a key: the pool
+runs the queued job of the smallest key first (killpoint.engine.priority_pool), so jobs
+that arrive late (a row's cells, once its baseline is done) still run in the campaign's
+order (killpoint.engine.run_order). Its seam is `stop` (a condition asked each time jobs
+end and at least every half second; once it names a reason, the jobs not yet begun are
+cancelled, no new one starts, and the wait ends: the caller stops those at work).
 
 The pool has more threads than slots (killpoint.engine.slots): a cell that waits on the
 clock lends its slot to a cell on another thread.
@@ -15,22 +17,17 @@ from __future__ import annotations
 
 import contextlib
 import queue
-from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from collections.abc import Callable
+from concurrent.futures import Future, wait
 from typing import Any, Protocol, TypeVar
 
+from killpoint.engine.priority_pool import PriorityPool
 from killpoint.engine.slots import Slots
 from killpoint.errors import Interrupted
-from killpoint.values.cell import Cell
 
 T = TypeVar("T")
 NO_THREAD = "can't start new thread"
-
-
-class CellOrder(Protocol):
-    """Which cells start first: `cells` (ready to start, in the plan's order) reordered."""
-
-    def __call__(self, cells: Sequence[Cell]) -> list[Cell]: ...
+WAKE = 0.5  # seconds at most between two looks at the stop condition
 
 
 class StopCondition(Protocol):
@@ -39,25 +36,31 @@ class StopCondition(Protocol):
     def __call__(self) -> str | None: ...
 
 
-def as_planned(cells: Sequence[Cell]) -> list[Cell]:
-    return list(cells)
-
-
 def never() -> str | None:
     return None
 
 
+def no_deadline() -> float | None:
+    return None
+
+
 class Scheduler:
-    """One campaign's jobs on a pool of `slots.threads` threads."""
+    """One campaign's jobs on a pool of `slots.threads` threads. `stop`: the stop
+    condition; `left`: seconds until it may name a reason on its own (a budget), so that
+    the wait looks again then, or None."""
 
     def __init__(
-        self, slots: Slots, *, order: CellOrder = as_planned, stop: StopCondition = never
+        self,
+        slots: Slots,
+        *,
+        stop: StopCondition = never,
+        left: Callable[[], float | None] = no_deadline,
     ) -> None:
         self.slots = slots
-        self.order = order
         self.stop = stop
+        self.left = left
         self.stopped: str | None = None  # what `stop` said, once it said something
-        self.pool = ThreadPoolExecutor(max_workers=slots.threads, thread_name_prefix="cell")
+        self.pool = PriorityPool(slots.threads, thread_name_prefix="cell")
         self.futures: list[Future[Any]] = []  # every job submitted: an interrupt cancels them
         self._pending: set[Future[Any]] = set()  # what wait() waits for (its thread's alone)
         # Jobs started from another job's thread, merged into `_pending` by the waiting one.
@@ -68,19 +71,16 @@ class Scheduler:
         # CPU, all of it holding the GIL its cells' threads need.
         self._finished: queue.SimpleQueue[Future[Any]] = queue.SimpleQueue()
 
-    def at_once(self, fn: Callable[..., T], *args: Any) -> Future[T]:
-        """`fn(*args)` in a slot, run here if no thread can be started (a baseline every
-        cell of its row needs); the caller waits on the future."""
-        future = submit(self.pool, self.slots.working(fn), *args, inline=True)
-        self.futures.append(future)
-        return future
-
-    def start(self, fn: Callable[..., Any], *args: Any) -> Future[Any] | None:
-        """`fn(*args)` on a thread of the pool, waited for by wait() (from any thread);
-        None when no thread could be started for it, or the campaign stopped starting."""
+    def start(
+        self, fn: Callable[..., Any], *args: Any, key: Any = 0, inline: bool = False
+    ) -> Future[Any] | None:
+        """`fn(*args)` on a thread of the pool, before the queued jobs of larger `key`s,
+        waited for by wait() (from any thread); None when no thread could be started for
+        it, or the campaign stopped starting. `inline`: run here if no thread can be
+        started (a baseline every cell of its row needs)."""
         if self.stopped is not None:
             return None
-        future = submit(self.pool, fn, *args)
+        future = submit(self.pool, fn, *args, key=key, inline=inline)
         if future.cancelled():
             return None
         self.futures.append(future)
@@ -88,11 +88,15 @@ class Scheduler:
         return future
 
     def wait(self, *ticks: Callable[[], object]) -> None:
-        """Until every job started has ended, each of `ticks` called between (progress, a
-        heap trim)."""
+        """Until every job started has ended, or the stop condition named a reason (the
+        jobs not begun are then cancelled; those at work are the caller's to end:
+        wind_down), each of `ticks` called between (progress, a heap trim). A job that
+        raised (but for Interrupted) raises here."""
         self._merge()
         while self._pending:
-            for future in drain(self._finished, timeout=0.5):
+            left = self.left()
+            timeout = WAKE if left is None else max(0.0, min(WAKE, left))
+            for future in drain(self._finished, timeout=timeout):
                 self._pending.discard(future)
                 if not future.cancelled():  # a job stop() cancelled never began
                     with contextlib.suppress(Interrupted):
@@ -104,6 +108,8 @@ class Scheduler:
                     self.cancel()
             for tick in ticks:
                 tick()
+            if self.stopped is not None:
+                return
 
     def _merge(self) -> None:
         while True:
@@ -120,9 +126,9 @@ class Scheduler:
             future.cancel()
 
     def wind_down(self, kill: Callable[[], object], give_up: Callable[[], bool]) -> bool:
-        """After an interrupt: no queued job begins, and the running ones end as `kill`
-        kills their workers; True when they all ended, False when `give_up` said to stop
-        waiting (a second signal)."""
+        """After an interrupt or a stop: no queued job begins, and the running ones end as
+        `kill` kills their workers; True when they all ended, False when `give_up` said to
+        stop waiting (a second signal)."""
         self.cancel()
         running = [f for f in self.futures if not f.done()]
         while running and not give_up():
@@ -149,7 +155,11 @@ def drain(items: queue.SimpleQueue[T], timeout: float) -> list[T]:
 
 
 def submit(
-    pool: ThreadPoolExecutor, fn: Callable[..., Any], *args: Any, inline: bool = False
+    pool: PriorityPool,
+    fn: Callable[..., Any],
+    *args: Any,
+    inline: bool = False,
+    key: Any = 0,
 ) -> Future[Any]:
     """pool.submit, when the pool's next thread may not start (RuntimeError: can't start
     new thread, under `ulimit -v` or `-u`). The pool queues the work before it starts a
@@ -166,7 +176,7 @@ def submit(
             mine.set_exception(exc)
 
     try:
-        pool.submit(job)
+        pool.submit(job, key=key)
     except RuntimeError as exc:
         if NO_THREAD not in str(exc):
             raise
@@ -181,11 +191,11 @@ def submit(
 
 __all__ = [
     "NO_THREAD",
-    "CellOrder",
+    "WAKE",
     "Scheduler",
     "StopCondition",
-    "as_planned",
     "drain",
     "never",
+    "no_deadline",
     "submit",
 ]

@@ -71,11 +71,15 @@ def narrowing(config: CampaignConfig) -> list[str]:
     return parts
 
 
-def narrowed_text(parts: Sequence[str], *, interrupted: bool, rerun: bool) -> str | None:
+def narrowed_text(
+    parts: Sequence[str], *, interrupted: bool, rerun: bool, stopped: str | None = None
+) -> str | None:
     """Why a campaign may not have run every cell its runtime offers (None: it did): an
-    accepted group it did not meet was then not exercised, not fixed."""
+    accepted group it did not meet was then not exercised, not fixed. `stopped`: how a
+    campaign that stopped early (--fail-fast, --budget) says so."""
     why = [
         *(["it was interrupted"] if interrupted else []),
+        *([stopped] if stopped else []),
         *(["it reran the failed cells of a report"] if rerun else []),
         *parts,
     ]
@@ -83,7 +87,10 @@ def narrowed_text(parts: Sequence[str], *, interrupted: bool, rerun: bool) -> st
 
 
 def narrowed(result: CampaignResult, rerun: bool = False) -> str | None:
-    return narrowed_text(narrowing(result.config), interrupted=result.interrupted, rerun=rerun)
+    stopped = result.stopped.sentence() if result.stopped is not None else None
+    return narrowed_text(
+        narrowing(result.config), interrupted=result.interrupted, rerun=rerun, stopped=stopped
+    )
 
 
 def head(
@@ -149,6 +156,7 @@ def assemble(
     interrupted: bool,
     leftover_stores: Sequence[dict[str, Any]] = (),
     rerun: bool = False,
+    stopped: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The whole document from its parts: `top` (head()), `planned` (plan()), the cells in
     report order, how many were planned (`count`). A campaign's own result and a journal
@@ -161,6 +169,8 @@ def assemble(
         document["shard"] = top["shard"]
     document["versions"] = top["versions"]
     document["interrupted"] = interrupted
+    if stopped is not None:  # --fail-fast, --budget: why, and what it covered
+        document["stopped"] = dict(stopped)
     rows = planned.get("without_crash", [])
     failing_rows = sum(1 for g in rows if g["verdict"] != "ok" and not g.get("accepted"))
     document["summary"] = summarize(cells, count, seconds, failing_rows)
@@ -171,7 +181,12 @@ def assemble(
     found = find_causes(select(cells, lambda c: not c.expected), groups=groups)
     document["causes"] = [c.to_json() for c in found]
     document["without_crash"] = rows
-    narrow = narrowed_text(top.get("narrowed_by", []), interrupted=interrupted, rerun=rerun)
+    narrow = narrowed_text(
+        top.get("narrowed_by", []),
+        interrupted=interrupted,
+        rerun=rerun,
+        stopped=stopped.get("sentence") if stopped is not None else None,
+    )
     document["narrowed"] = narrow
     met = {g["key"] for g in [*document["groups"], *rows]}
     document["accepted"] = {
@@ -205,7 +220,15 @@ def to_document(
         interrupted=result.interrupted,
         leftover_stores=result.leftover_stores,
         rerun=rerun,
+        stopped=stopped_json(result),
     )
+
+
+def stopped_json(result: CampaignResult) -> dict[str, Any] | None:
+    """How a campaign that stopped early says so in its document (None: it did not)."""
+    if result.stopped is None:
+        return None
+    return {**result.stopped.to_json(), "sentence": result.stopped.sentence()}
 
 
 def dumps(document: dict[str, Any]) -> str:

@@ -28,7 +28,7 @@ from typing import Any
 from killpoint.engine.campaign import CampaignResult, cell_order
 from killpoint.engine.cell_log import CellLog
 from killpoint.errors import ReportError
-from killpoint.report.document import assemble, dumps, plan
+from killpoint.report.document import assemble, dumps, plan, stopped_json
 from killpoint.report.redact import redact
 from killpoint.report.targets import write_atomically
 from killpoint.values.cell import CellResult
@@ -60,7 +60,7 @@ class Journal:
         self._line({"plan": plan(result, self._store), "planned": result.planned})
 
     def finished(self, cell: CellResult) -> None:
-        self._line({"cell": cell.to_json(), "t": round(time.monotonic() - self._t0, 3)})
+        self._line({"cell": cell.json_view(), "t": round(time.monotonic() - self._t0, 3)})
 
     def ended(self, result: CampaignResult) -> None:
         self._line(
@@ -69,6 +69,7 @@ class Journal:
                     "interrupted": result.interrupted,
                     "seconds": result.seconds,
                     "leftover_stores": result.leftover_stores,
+                    "stopped": stopped_json(result),
                 }
             }
         )
@@ -177,6 +178,7 @@ def read_journal(path: Path) -> LeftBehind:
             # No end: the campaign was stopped before it reached it.
             interrupted=bool(end.get("interrupted", True)) if end else True,
             leftover_stores=list(end.get("leftover_stores") or []) if end else [],
+            stopped=end.get("stopped") if end else None,
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ReportError(f"killpoint: {str(path)!r}: its campaign line lacks {exc}") from None

@@ -50,11 +50,33 @@ TOP: dict[str, Spec] = {
     "merged_from": LIST,
     "rerun_of": (dict, type(None)),
     "search": (dict, type(None)),
+    "stopped": (dict, type(None)),
 }
 # `shard`: which shard of a campaign the report holds (killpoint.values.shard).
 SHARD: dict[str, Spec] = {"index": WHOLE, "count": WHOLE}
 # `rerun_of`: the earlier report a --rerun-failed reran, and what changed since.
 RERUN_OF: dict[str, Spec] = {"report": TEXT, "still_failing": LIST, "now_passing": LIST}
+# `stopped`: a campaign that stopped early (--fail-fast, --budget), and what it covered
+# (killpoint.engine.stop_rule).
+STOPPED: dict[str, Spec] = {
+    "reason": TEXT,
+    "seconds": NUMBER,
+    "budget": (int, float, type(None)),
+    "ran": WHOLE,
+    "planned": WHOLE,
+    "rows": LIST,
+}
+STOPPED_ROW: dict[str, Spec] = {
+    "runtime": TEXT,
+    "scenario": TEXT,
+    "mode": TEXT,
+    "store": TEXT,
+    "cells": WHOLE,
+    "ran": WHOLE,
+    "planned": FLAG,
+    "kinds": LIST,
+    "covered": LIST,
+}
 CELL: dict[str, Spec] = {
     "id": TEXT,
     "runtime": TEXT,
@@ -264,6 +286,12 @@ def check_document(document: Any) -> None:
     _all(document.get("merged_from", ()), TEXT, "'merged_from'")
     if document.get("shard") is not None:
         check_shard(document["shard"])
+    if document.get("stopped") is not None:
+        check_fields(document["stopped"], STOPPED, "'stopped'")
+        for n, row in enumerate(document["stopped"].get("rows", ())):
+            check_fields(row, STOPPED_ROW, f"'stopped'['rows'][{n}]")
+            for key in ("kinds", "covered"):
+                _all(row.get(key, ()), TEXT, f"'stopped'['rows'][{n}][{key!r}]")
     if document.get("rerun_of") is not None:
         check_fields(document["rerun_of"], RERUN_OF, "'rerun_of'")
         for key in ("still_failing", "now_passing"):

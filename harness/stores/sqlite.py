@@ -13,6 +13,9 @@ FILE = "store.db"
 
 class SqliteStores:
     kind = "sqlite"
+    # A file on this machine: no call waits on a server, so none needs a thread to keep
+    # its deadline (killpoint.engine.cell_run.CellRun.call).
+    embedded = True
 
     def shown(self) -> str:
         return "sqlite"

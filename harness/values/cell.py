@@ -142,6 +142,14 @@ class CellResult:
         data["timeline"] = [list(e) for e in self.timeline]
         return data
 
+    def json_view(self) -> dict[str, Any]:
+        """The cell as to_json() gives it, without copying what it holds: for a writer that
+        dumps it at once (the campaign's journal, once per cell), never to keep or change
+        (to_json's deep copy is most of what writing a journal line costs)."""
+        data = {name: getattr(self, name) for name in _FIELD_NAMES}
+        data["timeline"] = [list(e) for e in self.timeline]
+        return data
+
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> CellResult:
         """A cell of a report's JSON; ReportError (a ValueError) naming what is missing or
@@ -156,3 +164,6 @@ class CellResult:
         kept = {k: v for k, v in data.items() if k in known}
         kept["timeline"] = [event_from_json(e) for e in data.get("timeline") or []]
         return cls(**kept)
+
+
+_FIELD_NAMES = tuple(f.name for f in fields(CellResult))

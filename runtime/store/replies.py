@@ -19,20 +19,18 @@ again, as without a journal: the window narrows to one write, it does not close.
 from __future__ import annotations
 
 import json
-import os
 
-from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
 from ..messages import Message, Usage
 from . import schema, sql
 from .store import Store
 
-_INSERT = text(
+_INSERT = sql.Statement(
     "INSERT INTO kp_replies (run_id, idx, body, usage) VALUES (:run_id, :idx, :body, :usage) "
     "ON CONFLICT (run_id, idx) DO NOTHING"
 )
-_READ = text(
+_READ = sql.Statement(
     "SELECT idx, body, usage FROM kp_replies WHERE run_id = :run_id AND idx >= :idx ORDER BY idx"
 )
 
@@ -42,7 +40,6 @@ class ReplyJournal:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self._ready_in: int | None = None  # the pid whose engine has seen the table
 
     def save(self, run_id: str, idx: int, message: Message, usage: Usage) -> bool:
         """Journal the reply the run takes at message `idx`; False when the store refused
@@ -50,8 +47,8 @@ class ReplyJournal:
         try:
             self._ensure()
             with self.store.writing() as conn:
-                conn.execute(
-                    _INSERT,
+                _INSERT.run(
+                    conn,
                     {
                         "run_id": run_id,
                         "idx": idx,
@@ -65,35 +62,23 @@ class ReplyJournal:
 
     def read(self, run_id: str, since: int) -> dict[int, tuple[Message, Usage]]:
         """The run's journaled replies from message index `since` on."""
-        if not self.store.has_schema() or not self._exists():
+        if not self.store.has_table(schema.replies.name):
             return {}
         with self.store.reading() as conn:
-            rows = conn.execute(_READ, {"run_id": run_id, "idx": since}).all()
+            rows = _READ.run(conn, {"run_id": run_id, "idx": since}).all()
         return {
             int(row.idx): (Message.from_json(row.body), Usage(**json.loads(row.usage)))
             for row in rows
         }
 
-    def _exists(self) -> bool:
-        if self._ready_in == os.getpid():
-            return True
-        with self.store.reading() as conn:
-            found = conn.execute(
-                sql.TABLES_EXIST[self.store.dialect], {"name": schema.replies.name}
-            ).first()
-        if found is not None:
-            self._ready_in = os.getpid()
-        return found is not None
-
     def _ensure(self) -> None:
         self.store.create_schema()
-        if self._exists():
+        if self.store.has_table(schema.replies.name):
             return
         with self.store.writing() as conn:
             if self.store.dialect == "postgresql":
                 conn.execute(sql.CREATE_LOCK)  # two workers creating it would race
             schema.replies.create(conn, checkfirst=True)
-        self._ready_in = os.getpid()
 
 
 __all__ = ["ReplyJournal"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Connection, Engine, func, select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from ..errors import RunNotContinuable, RunNotFound, RunOwnedElsewhere
 from ..messages import Message, ToolExecution, Usage
@@ -85,7 +86,12 @@ class StoredRun:
 
 class Store:
     """A SQLAlchemy-backed store. The engine is made lazily in the process that uses it:
-    a connection pool inherited across fork would share sockets and SQLite locks."""
+    a connection pool inherited across fork would share sockets and SQLite locks.
+
+    A process keeps one SQLite connection between uses (`_idle`) and checks the schema
+    once: what a worker does with its store costs a statement each, not a pool checkout,
+    a connection and a look at the catalog each. A second thread that needs the store
+    while the first holds it gets a connection of its own for that use."""
 
     def __init__(self, url: str, *, synchronous: str = "FULL") -> None:
         self.url = normalise_url(url)
@@ -93,6 +99,9 @@ class Store:
         self._engine: Engine | None = None
         self._pid = -1
         self._schema_ready = False
+        self._tables: frozenset[str] = frozenset()  # the kp_ tables seen (this process)
+        self._idle: Connection | None = None
+        self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"Store({self.url!r})"
@@ -104,22 +113,63 @@ class Store:
     @property
     def engine(self) -> Engine:
         if self._engine is None or self._pid != os.getpid():
+            # A parent's connection is neither used nor closed here (its socket or file
+            # lock is the parent's): it is only forgotten.
+            self._idle = None
             self._engine = make_engine(self.url, synchronous=self.synchronous)
             self._pid = os.getpid()
             self._schema_ready = False
+            self._tables = frozenset()
         return self._engine
 
     def dispose(self) -> None:
         if self._engine is not None and self._pid == os.getpid():
+            with self._lock:
+                idle, self._idle = self._idle, None
+            if idle is not None:
+                idle.close()
             self._engine.dispose()
         self._engine = None
+        self._idle = None
+
+    # -- connections --------------------------------------------------------------------
+
+    def _checkout(self) -> Connection:
+        engine = self.engine
+        with self._lock:
+            conn, self._idle = self._idle, None
+        if conn is None or conn.closed or conn.invalidated:
+            conn = engine.connect()
+        return conn
+
+    def _checkin(self, conn: Connection) -> None:
+        """Kept for the next use (SQLite); PostgreSQL's go back to the pool, whose ping
+        at checkout finds a connection a server restart broke."""
+        try:
+            if conn.in_transaction():
+                conn.rollback()  # a read's snapshot ends here
+        except SQLAlchemyError:
+            conn.invalidate()
+        if self.dialect == "sqlite" and not conn.invalidated and self._pid == os.getpid():
+            with self._lock:
+                if self._idle is None:
+                    self._idle = conn
+                    return
+        conn.close()
+
+    @contextmanager
+    def _connection(self, *, writer: bool) -> Iterator[Connection]:
+        conn = self._checkout()
+        try:
+            conn.execution_options(**{WRITER: writer})
+            yield conn
+        finally:
+            self._checkin(conn)
 
     # -- schema -------------------------------------------------------------------------
 
     def create_schema(self) -> None:
-        if self._schema_ready and self._pid == os.getpid():
-            return
-        if self.has_schema():  # the common case, and a cheap query: no lock, no DDL
+        if self.has_schema():  # the common case: known, or a cheap query (no lock, no DDL)
             return
         with self.writing() as conn:
             if self.dialect == "postgresql":
@@ -127,35 +177,42 @@ class Store:
                 conn.execute(sql.CREATE_LOCK)
             # Checked again under the lock: another worker may have just created it. The
             # tables are created in one transaction, so they exist all together or not at all.
-            if not self._tables_exist(conn):
+            if schema.runs.name not in self._read_tables(conn):
                 schema.metadata.create_all(conn, checkfirst=False)
-                conn.execute(
-                    sql.INSERT_META, {"key": "schema_version", "value": schema.SCHEMA_VERSION}
-                )
+                sql.INSERT_META.run(conn, {"key": "schema_version", "value": schema.SCHEMA_VERSION})
         self._schema_ready = True
+        self._tables = frozenset(t.name for t in schema.metadata.sorted_tables)
 
-    def _tables_exist(self, conn: Connection) -> bool:
-        query = sql.TABLES_EXIST[self.dialect]
-        return conn.execute(query, {"name": schema.runs.name}).first() is not None
+    def _read_tables(self, conn: Connection) -> frozenset[str]:
+        return frozenset(sql.TABLES[self.dialect].run(conn).scalars())
+
+    def has_table(self, name: str) -> bool:
+        """Whether the table exists; asked of the database until it does, then known."""
+        if name in self._tables and self._pid == os.getpid():
+            return True
+        with self.reading() as conn:
+            self._tables = self._read_tables(conn)
+        return name in self._tables
 
     @contextmanager
     def writing(self) -> Iterator[Connection]:
         """One write transaction (on SQLite: BEGIN IMMEDIATE, so two writers queue
         instead of failing with SQLITE_BUSY when both try to upgrade a read lock)."""
-        with self.engine.connect().execution_options(**{WRITER: True}) as conn, conn.begin():
+        with self._connection(writer=True) as conn, conn.begin():
             yield conn
 
-    def reading(self) -> Connection:
-        """A connection for reads; never blocks on, nor blocks, a writer's lock (WAL)."""
-        return self.engine.connect()
+    @contextmanager
+    def reading(self) -> Iterator[Connection]:
+        """A connection for reads; never blocks on, nor blocks, a writer's lock (WAL). Its
+        transaction ends as the block does."""
+        with self._connection(writer=False) as conn:
+            yield conn
 
     def has_schema(self) -> bool:
         if self._schema_ready and self._pid == os.getpid():
             return True
-        with self.reading() as conn:
-            found = self._tables_exist(conn)
-        self._schema_ready = found
-        return found
+        self._schema_ready = self.has_table(schema.runs.name)
+        return self._schema_ready
 
     # -- sessions -----------------------------------------------------------------------
 
@@ -163,12 +220,12 @@ class Store:
         """Create the session if it is new; return its state."""
         self.create_schema()
         with self.writing() as conn:
-            state = conn.execute(sql.SESSION_STATE, {"session_id": session_id}).scalar_one_or_none()
+            state = sql.SESSION_STATE.run(conn, {"session_id": session_id}).scalar_one_or_none()
             if state is not None:
                 return _load(state)
             now = time.time()
-            conn.execute(
-                sql.INSERT_SESSION,
+            sql.INSERT_SESSION.run(
+                conn,
                 {
                     "session_id": session_id,
                     "agent_name": agent_name,
@@ -183,10 +240,10 @@ class Store:
         if not self.has_schema():
             return None
         with self.reading() as conn:
-            row = conn.execute(sql.SESSION, {"session_id": session_id}).one_or_none()
+            row = sql.SESSION.run(conn, {"session_id": session_id}).one_or_none()
             if row is None:
                 return None
-            run_ids = conn.execute(sql.SESSION_RUN_IDS, {"session_id": session_id}).scalars()
+            run_ids = sql.SESSION_RUN_IDS.run(conn, {"session_id": session_id}).scalars()
             return {
                 "session_id": row.session_id,
                 "agent_name": row.agent_name,
@@ -202,7 +259,7 @@ class Store:
             return []
         params = {"session_id": session_id, "status": RunStatus.COMPLETED.value, "before": before}
         with self.reading() as conn:
-            return [Message.from_json(b) for b in conn.execute(sql.HISTORY, params).scalars()]
+            return [Message.from_json(b) for b in sql.HISTORY.run(conn, params).scalars()]
 
     # -- runs ---------------------------------------------------------------------------
 
@@ -215,14 +272,14 @@ class Store:
             return self._read_run(conn, run_id, whole=whole)
 
     def _read_run(self, conn: Connection, run_id: str, *, whole: bool = True) -> StoredRun | None:
-        row = conn.execute(sql.RUN, {"run_id": run_id}).one_or_none()
+        row = sql.RUN.run(conn, {"run_id": run_id}).one_or_none()
         if row is None:
             return None
         bodies: Any = ()
         execs: Any = ()
         if whole:
-            bodies = conn.execute(sql.MESSAGES, {"run_id": run_id}).scalars()
-            execs = conn.execute(sql.EXECUTIONS, {"run_id": run_id}).all()
+            bodies = sql.MESSAGES.run(conn, {"run_id": run_id}).scalars()
+            execs = sql.EXECUTIONS.run(conn, {"run_id": run_id}).all()
         return StoredRun(
             run_id=row.run_id,
             session_id=row.session_id,
@@ -262,7 +319,7 @@ class Store:
         if not self.has_schema():
             return None
         with self.reading() as conn:
-            return conn.execute(sql.CHECKPOINTS, {"run_id": run_id}).scalar_one_or_none()
+            return sql.CHECKPOINTS.run(conn, {"run_id": run_id}).scalar_one_or_none()
 
     def claim(
         self, run_id: str, session_id: str, owner: Owner, *, lease_seconds: float
@@ -271,9 +328,8 @@ class Store:
         last checkpoint. Raises without changing anything when the run cannot be taken."""
         self.create_schema()
         with self.writing() as conn:
-            row = conn.execute(
-                sql.RUN_FOR_UPDATE if self.dialect == "postgresql" else sql.RUN, {"run_id": run_id}
-            ).one_or_none()
+            claimed = sql.RUN_FOR_UPDATE if self.dialect == "postgresql" else sql.RUN
+            row = claimed.run(conn, {"run_id": run_id}).one_or_none()
             if row is None or row.session_id != session_id:
                 where = "" if row is None else f" (it belongs to session {row.session_id!r})"
                 raise RunNotFound(
@@ -297,8 +353,8 @@ class Store:
                     f"{row.owner_host!r} (lease for {row.lease_expires_at - now:.1f}s more); "
                     "wait for it to finish or for its lease to expire"
                 )
-            taken = conn.execute(
-                sql.TAKE,
+            taken = sql.TAKE.run(
+                conn,
                 {
                     "run_id": run_id,
                     "version": row.version,
@@ -318,11 +374,11 @@ class Store:
                 )
             # Anything past the checkpoint is not acknowledged state: drop it.
             keep = row.last_checkpoint_at_message_index
-            conn.execute(sql.DROP_MESSAGES_FROM, {"run_id": run_id, "idx": keep})
+            sql.DROP_MESSAGES_FROM.run(conn, {"run_id": run_id, "idx": keep})
             run = self._read_run(conn, run_id)
             assert run is not None
             turns = sum(1 for msg in run.messages if msg.role == "assistant")
-            conn.execute(sql.DROP_EXECUTIONS_AFTER, {"run_id": run_id, "turn": turns})
+            sql.DROP_EXECUTIONS_AFTER.run(conn, {"run_id": run_id, "turn": turns})
             run.tool_executions = [e for e in run.tool_executions if e.turn <= turns]
             return run
 
@@ -333,14 +389,14 @@ class Store:
             return False
         with self.writing() as conn:
             params = {"run_id": run_id, "cancel_after": after}
-            return conn.execute(sql.REQUEST_CANCEL, params).rowcount == 1
+            return sql.REQUEST_CANCEL.run(conn, params).rowcount == 1
 
     def lease_left(self, run_id: str, owner: Owner, version: int) -> float | None:
         """Seconds left on `owner`'s lease of the run at `version` (negative once lapsed);
         None when the run is no longer theirs at that version. A read: no lock taken."""
         params = {"run_id": run_id, "version": version, "owner": owner.token}
         with self.reading() as conn:
-            row = conn.execute(sql.LEASE, params).first()
+            row = sql.LEASE.run(conn, params).first()
         if row is None:
             return None
         return (row.lease_expires_at or 0.0) - time.time()
@@ -354,7 +410,7 @@ class Store:
             "lease_expires_at": time.time() + lease_seconds,
         }
         with self.writing() as conn:
-            return conn.execute(sql.RENEW_LEASE, params).rowcount == 1
+            return sql.RENEW_LEASE.run(conn, params).rowcount == 1
 
     def write_checkpoint(self, cp: Checkpoint) -> int:
         """One transaction: the run row (insert or compare-and-swap), the new messages, the new
@@ -382,8 +438,8 @@ class Store:
             if cp.expected_version is None:
                 version = 1
                 try:
-                    conn.execute(
-                        sql.INSERT_RUN,
+                    sql.INSERT_RUN.run(
+                        conn,
                         {
                             **values,
                             "session_id": cp.session_id,
@@ -404,8 +460,9 @@ class Store:
             else:
                 version = cp.expected_version + 1
                 cancel = cp.cancel_after is not None
-                written = conn.execute(
-                    sql.UPDATE_RUN_CANCEL if cancel else sql.UPDATE_RUN,
+                update = sql.UPDATE_RUN_CANCEL if cancel else sql.UPDATE_RUN
+                written = update.run(
+                    conn,
                     {
                         **values,
                         "version": version,
@@ -420,8 +477,8 @@ class Store:
                         f"worker's checkpoint {cp.checkpoints} was rejected (stale writer)"
                     )
             self.append_rows(conn, cp)
-            conn.execute(
-                sql.UPDATE_SESSION_STATE,
+            sql.UPDATE_SESSION_STATE.run(
+                conn,
                 {"session_id": cp.session_id, "state": _dump(cp.session_state), "updated_at": now},
             )
         return version
@@ -430,16 +487,16 @@ class Store:
     def append_rows(conn: Connection, cp: Checkpoint) -> None:
         """Insert the checkpoint's new message and tool-execution rows (append only)."""
         if cp.new_messages:
-            conn.execute(
-                sql.INSERT_MESSAGE,
+            sql.INSERT_MESSAGE.run(
+                conn,
                 [
                     {"run_id": cp.run_id, "idx": cp.first_new_index + i, "body": m.to_json()}
                     for i, m in enumerate(cp.new_messages)
                 ],
             )
         if cp.new_tool_executions:
-            conn.execute(
-                sql.INSERT_EXECUTION,
+            sql.INSERT_EXECUTION.run(
+                conn,
                 [
                     {
                         "run_id": cp.run_id,

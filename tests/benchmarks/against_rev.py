@@ -16,8 +16,11 @@ the cells line says how many each ran. With --rounds N each side runs N times, i
 ABBA... (REV first in odd rounds, this tree first in even ones), so that a machine whose
 speed drifts during the run favours neither; the figures are over all rounds, and the
 ratio of each round is printed too.
-Target (issue 32): this tree's cells per second >= 2x those of main when the issue was
-filed, measured in the same run.
+The CPU per cell of this tree against the revision's is printed too (by round as well):
+on a shared machine it moves less with the load than the cells per second do.
+Targets: issue 32, this tree's cells per second >= 2x those of main when the issue was
+filed; issue 53, this tree's CPU per cell <= 0.7x that of main when it was filed (54286c3),
+both measured in the same run.
 """
 
 from __future__ import annotations
@@ -177,6 +180,18 @@ def main() -> None:
             for r, t in zip(runs[short], runs["this tree"], strict=True)
         ]
         print(f"  by round: {', '.join(f'{x:.2f}x' for x in each)}")
+
+    def cpu_per_cell(side: dict[str, Any]) -> float:
+        return float(side["cpu"]) / max(1, len(side["cells"]))
+
+    cpu_ratio = cpu_per_cell(sides["this tree"]) / cpu_per_cell(sides[short])
+    print(f"this tree / {short} CPU per cell {cpu_ratio:.2f}x")
+    if args.rounds > 1:
+        each = [
+            cpu_per_cell(t) / cpu_per_cell(r)
+            for r, t in zip(runs[short], runs["this tree"], strict=True)
+        ]
+        print(f"  CPU by round: {', '.join(f'{x:.2f}x' for x in each)}")
     # A figure is only as good as its run: name what was unexpected, to replay it.
     for name, side in sides.items():
         for cell in [c for c in side["cells"] if not c["expected"]][:5]:

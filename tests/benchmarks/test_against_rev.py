@@ -37,3 +37,6 @@ def test_it_prints_a_revision_beside_this_tree() -> None:
     assert figure(out, f"this tree / {head} cells per second") > 0
     (by_round,) = [line for line in out.splitlines() if line.strip().startswith("by round:")]
     assert len(by_round.split(":", 1)[1].split(",")) == 2
+    assert figure(out, f"this tree / {head} CPU per cell") > 0
+    (cpu_rounds,) = [x for x in out.splitlines() if x.strip().startswith("CPU by round:")]
+    assert len(cpu_rounds.split(":", 1)[1].split(",")) == 2

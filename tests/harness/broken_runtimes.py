@@ -249,9 +249,14 @@ class _CasIgnored:
     def __init__(self, conn: Any) -> None:
         self._conn = conn
 
-    def execute(self, statement: Any, params: Any = None, *args: Any, **kwargs: Any) -> Any:
-        result = self._conn.execute(statement, params, *args, **kwargs)
-        guarded = statement is sql.UPDATE_RUN or statement is sql.UPDATE_RUN_CANCEL
+    def exec_driver_sql(self, statement: str, params: Any = None) -> Any:
+        # The store runs its statements as the driver's text (runtime.store.sql.Statement).
+        result = self._conn.exec_driver_sql(statement, params)
+        dialect = self._conn.dialect.name
+        guarded = statement in (
+            sql.UPDATE_RUN.text_for(dialect),
+            sql.UPDATE_RUN_CANCEL.text_for(dialect),
+        )
         if guarded and result.rowcount == 0:
             result = self._conn.execute(
                 update(schema.runs)

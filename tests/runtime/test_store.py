@@ -376,3 +376,63 @@ def test_sqlite_store_uses_wal(tmp_path: Path) -> None:
         mode = conn.exec_driver_sql("PRAGMA journal_mode").scalar_one()
 
     assert "wal" == mode
+
+
+def test_a_resumers_work_takes_one_connection_and_one_look_at_the_catalog(
+    tmp_path: Path,
+) -> None:
+    """What a resumed worker does with its store (claim, session, history, the reply
+    journal, checkpoints, lease reads and renewals, reads of the run) opens one SQLite
+    connection and asks the catalog once: the schema, once seen, is known, and the
+    connection is kept between uses instead of checked out of the pool each time."""
+    from sqlalchemy import event
+
+    from killpoint.runtime.store.replies import ReplyJournal
+
+    url = f"sqlite:///{tmp_path / 'resume.db'}"
+    first = Store(url)
+    first.ensure_session("s1", "store-test")
+    msgs = conversation(2)
+    owner = Owner.current()
+    first.write_checkpoint(
+        checkpoint(
+            msgs[:3],
+            0,
+            owner=owner,
+            version=None,
+            executions=[execution(1)],
+            lease_expires_at=time.time() - 1,  # the crashed worker's lease ran out
+        )
+    )
+    first.dispose()
+
+    store = Store(url)  # the resumer's: a process of its own has a store of its own
+    journal = ReplyJournal(store)
+    connects: list[object] = []
+    checkouts: list[object] = []
+    catalog: list[str] = []
+    event.listen(store.engine, "connect", lambda *a: connects.append(a))
+    event.listen(store.engine, "checkout", lambda *a: checkouts.append(a))
+    event.listen(
+        store.engine,
+        "before_cursor_execute",
+        lambda conn, cursor, statement, *a: (
+            catalog.append(statement) if "sqlite_master" in statement else None
+        ),
+    )
+
+    before = store.read_run("r1", whole=False)
+    assert before is not None
+    run = store.claim("r1", "s1", owner, lease_seconds=30)
+    store.read_session("s1")
+    store.session_history("s1", before=2000.0)
+    journal.read("r1", len(run.messages))
+    journal.save("r1", 3, msgs[3], Usage())
+    version = store.write_checkpoint(
+        checkpoint(msgs, 3, owner=owner, version=run.version, executions=[execution(2)], number=2)
+    )
+    assert store.lease_left("r1", owner, version) is not None
+    assert store.renew_lease("r1", owner, version, 30)
+    assert store.read_run("r1") is not None
+
+    assert (1, 1, 1) == (len(connects), len(checkouts), len(catalog)), catalog

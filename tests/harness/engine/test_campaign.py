@@ -120,3 +120,93 @@ def test_no_thread_at_all_makes_the_cells_unavailable_not_the_campaign_lost(
     assert {"resource-exhausted"} == kinds
     assert "can't start new thread" in result.cells[0].detail
     assert not result.failing
+
+
+BROKEN = "tests.harness.broken_runtimes:early_checkpoint"
+
+
+def test_fail_fast_stops_at_the_first_unexpected_cell_and_says_what_it_covered(
+    tmp_path: Path,
+) -> None:
+    """A runtime that breaks many cells: the campaign stops at its first unexpected cell
+    (the cells at work stopped as at an interrupt), the rest are not run, and the result
+    says why it stopped and what ran; it is not an interrupted campaign."""
+    from killpoint.report.document import to_document
+
+    config = CampaignConfig.from_options(
+        runtime=BROKEN, scenarios="research", modes="tool-batch", points="kills",
+        workers=2, fail_fast=True, keep="none", work_root=str(tmp_path / "work"),
+    )  # fmt: skip
+    result = Campaign(config).run()
+    assert result.stopped is not None and not result.interrupted
+    assert "fail-fast" == result.stopped.reason
+    assert result.unexpected
+    assert len(result.cells) < result.planned
+    document = to_document(result)
+    assert (len(result.cells), result.planned) == (
+        document["stopped"]["ran"],
+        document["stopped"]["planned"],
+    )
+    assert "first unexpected cell" in document["narrowed"]
+
+
+def test_a_spent_budget_stops_the_campaign_with_its_cells_so_far(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The budget is spent once two cells are recorded (a rule that says so): the campaign
+    stops there, keeps what finished, and counts the rest not run; nothing fails."""
+    from killpoint.engine import stop_rule
+
+    class AfterTwo(stop_rule.StopRule):
+        seen = 0
+
+        def after(self, cell: CellResult) -> bool:
+            self.seen += 1
+            return False
+
+        def due(self, now: float | None = None) -> bool:
+            if self.seen >= 2 and self.reason is None:
+                self.reason, self.fired_at = stop_rule.BUDGET, 1.0
+            return self.reason is not None
+
+    monkeypatch.setattr(campaign, "StopRule", AfterTwo)
+    config = CampaignConfig.from_options(
+        scenarios="research", modes="tool-batch", points="boundaries", workers=2,
+        budget="1h", keep="none", work_root=str(tmp_path / "work"),
+    )  # fmt: skip
+    result = Campaign(config).run()
+    assert result.stopped is not None and "budget" == result.stopped.reason
+    assert 2 <= len(result.cells) < result.planned
+    assert (len(result.cells), result.planned) == (result.stopped.ran, result.stopped.planned)
+    assert not result.interrupted and not result.failing
+
+
+def test_a_rows_cells_start_before_another_rows_baseline_is_done(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No barrier: the second row's baseline waits for a cell of the first row to finish;
+    a campaign that started no cell before every baseline was done would make it wait in
+    vain."""
+    first_cell = threading.Event()
+    waited: list[bool] = []
+    baseline, run_cell = Engine.baseline, Engine.run_cell
+
+    def slow_second(self: Engine, row: tuple[str, str, str, str]) -> object:
+        if row[2] == "tool" and not waited:  # the row's baseline (its cells ask again)
+            waited.append(first_cell.wait(60))
+        return baseline(self, row)
+
+    def noted(self: Engine, *args: object, **kwargs: object) -> CellResult:
+        result = run_cell(self, *args, **kwargs)  # type: ignore[arg-type]
+        first_cell.set()
+        return result
+
+    monkeypatch.setattr(Engine, "baseline", slow_second)
+    monkeypatch.setattr(Engine, "run_cell", noted)
+    config = CampaignConfig.from_options(
+        scenarios="research", modes="tool-batch,tool", points="after-checkpoint",
+        workers=2, keep="none", work_root=str(tmp_path / "work"),
+    )  # fmt: skip
+    result = Campaign(config).run()
+    assert [True] == waited[:1]
+    assert result.planned == len(result.cells) and not result.failing

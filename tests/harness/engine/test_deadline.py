@@ -105,3 +105,36 @@ def test_sigterm_stops_a_campaign_whose_adapter_call_hangs(tmp_path: Path) -> No
     assert 143 == proc.returncode, err
     document = json.loads((tmp_path / "m.json").read_text())
     assert document["interrupted"] is True
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("runtime", "handed_over"),
+    [("reference", False), ("tests.harness.misbehaving_adapters:OwnInspect", True)],
+)
+def test_only_calls_without_a_deadline_of_their_own_go_to_a_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: str, handed_over: bool
+) -> None:
+    """On an embedded SQLite store the reference adapter's reads (bounded by the store's
+    busy timeout) and the backend's calls run in the cell's own thread: no caller thread
+    is started. An adapter that replaces one of those reads is not taken at the
+    reference's word: its calls are handed to the thread that keeps the deadline."""
+    from killpoint.engine import deadline
+    from killpoint.engine.engine import Engine
+    from killpoint.engine.options import EngineConfig
+    from killpoint.kinds import parse_schedule
+    from killpoint.values.cell import Cell
+
+    served: list[str] = []
+    serve = deadline._serve
+
+    def noted(jobs: object) -> None:
+        served.append(threading.current_thread().name)
+        serve(jobs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(deadline, "_serve", noted)
+    engine = Engine(EngineConfig(work_root=tmp_path / "work", keep="none"))
+    cell = Cell(runtime, "research", "tool-batch", "sqlite", parse_schedule("after-checkpoint:1"))
+    result = engine.run_cell(cell)
+    assert result.expected, result.detail
+    assert handed_over == any(name.startswith("cell-") for name in served), served

@@ -47,6 +47,9 @@ GOOD: dict[str, tuple[str, Any, Any]] = {
     "shard": ("1/2", None, Shard(1, 2)),
     "cut": ("torn-seq", "torn-seq", "torn-seq"),
     "fs_ops": ("3", 3, "3"),
+    "order": ("plan", "plan", "plan"),
+    "fail_fast": ("true", True, True),
+    "budget": ("5m", "5m", 300.0),
 }
 # A bad value of each kind of reader (none needs the environment), and the reason.
 BAD = [
@@ -57,6 +60,8 @@ BAD = [
     ("fs_ops", "none", "give all, syncs or a whole number of operations per checkpoint"),
     ("points", "nowhere", "not a group (boundaries, kills, faults"),
     ("model_behaviour", "regenerate", "not a model behaviour; choose from regenerate-ids"),
+    ("order", "random", "not a cell order; choose from informative, plan"),
+    ("budget", "soon", "give a time span such as 90s, 5m or 1h"),
     # checked against the environment, after reading
     ("modes", "fast", "not a mode of runtime 'reference'; choose from runs, tool-batch, tool"),
     ("runtime", "nosuch", "unknown runtime 'nosuch'; choose from reference"),
@@ -153,7 +158,9 @@ PYTEST = [o for o in table.on(table.PYTEST) if o.sets is not None]
 
 @pytest.mark.parametrize("option", CLI, ids=[o.name for o in CLI])
 def test_the_command_line_takes_it(option: table.Option) -> None:
-    config = cli_matrix.config_from(cli_args(option.flag, GOOD[option.name][0]))
+    # A switch (--fail-fast) takes no value: given, it is on.
+    given = () if option.toml == table.BOOL else (GOOD[option.name][0],)
+    config = cli_matrix.config_from(cli_args(option.flag, *given))
     value = getattr(config, str(option.sets))
     assert read(option) == (str(value) if option.name == "points" else value)
 
@@ -171,7 +178,10 @@ def test_the_command_line_has_a_flag_for_each_option_and_no_other() -> None:
 def test_the_project_table_takes_it(option: table.Option, tmp_path: Path) -> None:
     """[tool.killpoint] can set kills, cut, fs-ops and model-behaviour too."""
     value = GOOD[option.name][1]
-    toml = f'"{value}"' if isinstance(value, str) else repr(value).replace("'", '"')
+    if isinstance(value, bool):
+        toml = str(value).lower()
+    else:
+        toml = f'"{value}"' if isinstance(value, str) else repr(value).replace("'", '"')
     (tmp_path / "pyproject.toml").write_text(f"[tool.killpoint]\n{option.key} = {toml}\n")
     project = project_config.read(tmp_path)
     args = project_config.merge(vars(cli_args()), project)

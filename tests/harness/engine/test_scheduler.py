@@ -1,5 +1,6 @@
-"""The scheduler: jobs started in an order, waited for to the last (those a job starts from
-its own thread too), and its two seams, a cell order and a stop condition."""
+"""The scheduler: jobs started by key, waited for to the last (those a job starts from its
+own thread too), and its seam, a stop condition; a campaign's seams, a cell order and a
+stop condition."""
 
 # ruff: noqa: SIM300
 from __future__ import annotations
@@ -13,6 +14,8 @@ import pytest
 
 from killpoint.engine import scheduler as sched
 from killpoint.engine.campaign import Campaign, CampaignConfig
+from killpoint.engine.priority_pool import PriorityPool
+from killpoint.engine.run_order import Key
 from killpoint.engine.scheduler import Scheduler
 from killpoint.engine.slots import Slots
 from killpoint.values.cell import Cell
@@ -87,31 +90,98 @@ def test_a_stop_condition_cancels_what_has_not_begun_and_refuses_the_rest() -> N
     assert None is scheduler.start(later, 99)
 
 
+def test_queued_jobs_run_smallest_key_first() -> None:
+    """A pool of one thread held by a first job while others queue: they run by the key
+    start() was given, not by arrival."""
+    scheduler = Scheduler(Slots(1))
+    scheduler.pool.shutdown(wait=True)
+    scheduler.pool = PriorityPool(1, thread_name_prefix="test")
+    held, release = threading.Event(), threading.Event()
+    ran: list[int] = []
+
+    def first() -> None:
+        held.set()
+        release.wait(timeout=60)
+
+    scheduler.start(first, key=-1)
+    assert held.wait(60)
+    for key in (5, 3, 9, 1):
+        scheduler.start(ran.append, key, key=key)
+    release.set()
+    scheduler.wait()
+    scheduler.shutdown(wait=True)
+    assert [1, 3, 5, 9] == ran
+
+
+def test_the_wait_looks_at_the_stop_condition_when_the_budget_says(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A budget's deadline bounds each wait for a job's end (`left`), so the condition is
+    asked on time; once it names a reason the wait returns without waiting for the job at
+    work (the caller stops it). Without a deadline the wait is WAKE at most."""
+    waits: list[float] = []
+    drain = sched.drain
+
+    def noted(items: queue.SimpleQueue[object], timeout: float) -> list[object]:
+        waits.append(timeout)
+        return drain(items, timeout)
+
+    monkeypatch.setattr(sched, "drain", noted)
+    release = threading.Event()
+    due = [False]
+    scheduler = Scheduler(Slots(1), stop=lambda: "spent" if due[0] else None, left=lambda: 0.0)
+
+    def tick() -> None:
+        due[0] = True  # the budget is spent once the first wait has ended
+
+    scheduler.start(release.wait, 60)
+    scheduler.wait(tick)
+    try:
+        assert "spent" == scheduler.stopped
+        assert [0.0, 0.0] == waits
+    finally:
+        release.set()
+        scheduler.shutdown(wait=True)
+    waits.clear()
+    plain = Scheduler(Slots(1))
+    plain.start(lambda: None)
+    plain.wait()
+    plain.shutdown(wait=True)
+    assert waits and all(sched.WAKE == w for w in waits)
+
+
 def test_a_campaign_orders_its_cells_and_starts_none_once_stopped(tmp_path: Path) -> None:
-    """The campaign's seams: every planned cell goes through `order` once; once `stop`
+    """The campaign's seams: every planned cell gets a key from `order` once; once `stop`
     names a reason no further cell begins, and what ran is recorded once."""
     given: list[Cell] = []
 
-    def backwards(cells: Sequence[Cell]) -> list[Cell]:
-        given.extend(cells)
-        return list(reversed(cells))
+    class Backwards:
+        def keys(self, row_cells: Sequence[Cell], row: int = 0) -> dict[str, Key]:
+            given.extend(row_cells)
+            return {c.id: (1, row, -n) for n, c in enumerate(row_cells)}
+
+        def baseline_key(self, row: int) -> Key:
+            return (0, row, 0)
 
     recorded: list[str] = []
     config = CampaignConfig.from_options(
         scenarios="research", modes="tool-batch", points="kills", workers=1, kills="real",
         keep="none", work_root=str(tmp_path / "work"),
     )  # fmt: skip
-    campaign = Campaign(config, order=backwards, stop=lambda: "one is enough" if recorded else None)
+    campaign = Campaign(
+        config, order=Backwards(), stop=lambda: "one is enough" if recorded else None
+    )
     result = campaign.run(on_cell=lambda r: recorded.append(r.id))
     assert sorted(c.id for c in given) == sorted(set(c.id for c in given))
     assert len(given) == result.planned > 8
     assert 1 <= len(result.cells) < result.planned
     assert len({c.id for c in result.cells}) == len(result.cells)
     assert not result.interrupted
+    assert result.stopped is not None and "one is enough" == result.stopped.reason
+    assert "(one is enough)" in result.stopped.sentence()
 
 
 @pytest.mark.parametrize("stop", [sched.never])
-def test_by_default_nothing_stops_and_the_plan_is_the_order(stop: sched.StopCondition) -> None:
+def test_by_default_nothing_stops(stop: sched.StopCondition) -> None:
     assert None is stop()
-    cells = [Cell("r", "s", "m", "sqlite", ())]
-    assert cells == sched.as_planned(cells)
+    assert None is sched.no_deadline()

@@ -65,6 +65,12 @@ def document() -> dict[str, Any]:
              "store": "sqlite", "schedules": None},
         ],
         "cells": [cell],
+        "stopped": {
+            "reason": "budget", "seconds": 60.2, "budget": 60.0, "ran": 1, "planned": 2,
+            "rows": [{"runtime": "reference", "scenario": "research", "mode": "tool-batch",
+                      "store": "sqlite", "cells": 2, "ran": 1, "planned": True,
+                      "kinds": ["after-checkpoint"], "covered": ["after-checkpoint"]}],
+        },
     }  # fmt: skip
 
 
@@ -139,6 +145,25 @@ def test_a_planned_row_of_the_wrong_shape_is_named(
     code, err = report(tmp_path, put(document(), where, value), capsys)
     assert 2 == code
     assert 1 == len(err.strip().splitlines()) and "planned" in err, err
+
+
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [
+        (("stopped",), ["budget"]),
+        (("stopped", "ran"), "1"),
+        (("stopped", "budget"), "60s"),
+        (("stopped", "rows", 0), "research"),
+        (("stopped", "rows", 0, "planned"), "yes"),
+        (("stopped", "rows", 0, "covered", 0), 3),
+    ],
+)
+def test_a_stopped_section_of_the_wrong_shape_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: tuple[Any, ...], value: Any
+) -> None:
+    code, err = report(tmp_path, put(document(), where, value), capsys)
+    assert 2 == code
+    assert 1 == len(err.strip().splitlines()) and "'stopped'" in err, err
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))

@@ -88,3 +88,24 @@ class TestReplayCommand:
         assert both.replay_command().startswith(f"PYTHONPATH={shlex.quote(roots)} killpoint")
         root = shlex.quote(str(tmp_path.resolve()))
         assert one.replay_command().startswith(f"PYTHONPATH={root} killpoint")
+
+
+def test_a_results_json_view_dumps_as_its_json_and_copies_nothing() -> None:
+    """The journal writes each cell once from its view: the same text as to_json() gives,
+    without the deep copy (the view holds the cell's own findings)."""
+    import json
+
+    from killpoint.values.cell import CellResult
+    from killpoint.values.timeline import Event
+
+    result = CellResult(
+        id=CELL, runtime="reference", scenario="research", mode="tool-batch", store="sqlite",
+        schedule=["after-checkpoint:2"], verdict="diverged", expected=False,
+        findings=[{"kind": "status-differs", "evidence": {"expected": "A", "actual": ("B",)}}],
+        diff=[{"path": "runs.r1.status", "a": 1}], store_at_crash={"kp_runs": [[1, "x"]]},
+        timeline=[Event(0.1, "gate tool:search", "tool", "tools")], exit_codes=[None, -9],
+    )  # fmt: skip
+    view = result.json_view()
+    assert json.dumps(result.to_json(), sort_keys=True) == json.dumps(view, sort_keys=True)
+    assert view["findings"] is result.findings
+    assert [[0.1, "gate tool:search", "tool", "tools"]] == view["timeline"]
