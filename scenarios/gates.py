@@ -39,6 +39,8 @@ _wait: Callable[[str], None] | None = None  # None: block forever
 _tracer: Callable[[str], None] | None = None
 _hits: list[str] = []
 _seen: dict[str, int] = {}
+# Base names (no `#n`) of the armed gates a thread is blocked at now (holding()).
+_holding: dict[str, int] = {}
 
 
 def call_signature(arguments: str | dict[str, object]) -> str:
@@ -132,6 +134,7 @@ def configure(
         _announce, _wait, _tracer = announce, wait, tracer
         _hits.clear()
         _seen.clear()
+        _holding.clear()
 
 
 def arm(names: Iterable[str], announce_fd: int, release_fd: int | None = None) -> None:
@@ -177,15 +180,29 @@ def hit(name: str) -> None:
         _tracer(name)
     if name not in _armed:
         return
+    base = base_name(name)
     with _lock:
         _hits.append(name)
+        _holding[base] = _holding.get(base, 0) + 1
         announce, wait = _announce, _wait
         if announce is not None:
             announce(name)  # under the lock: announcements from threads never interleave
     if wait is None:
         threading.Event().wait()  # the parent kills this process; nothing runs past here
-    else:
+        return
+    try:
         wait(name)
+    finally:
+        with _lock:
+            _holding[base] -= 1
+
+
+def holding(name: str) -> bool:
+    """Whether a thread of this process is blocked at the armed gate `name` (a base name,
+    without `#n`) now: the engine holds it there (scenarios.finish_order does not wait
+    for a call held so)."""
+    with _lock:
+        return _holding.get(base_name(name), 0) > 0
 
 
 def hits() -> list[str]:

@@ -20,10 +20,11 @@ from typing import Any
 import httpx
 import respx
 
-from . import gates
+from . import gates, history
 from . import http_mock as _http_mock  # noqa: F401  (registers the "httpx2" mocker)
 from .behaviours import Regenerated, Replan, check, regenerate
 from .conversation import Conversation, canonical_arguments
+from . import finish_order
 from .faults import Fault, FaultCounter
 from .own_writes import own_write
 from .responses import response_body, response_id
@@ -143,16 +144,20 @@ class ScriptedModel:
         conversation = Conversation.from_input(raw)
         turn = conversation.model_turn
         self._log_turn(TURNS_LOG, turn)
+        history.record("model-request", turn=turn)
         for hook in self._hooks.get(turn, ()):
             hook()
         gates.hit(gates.model_gate(turn))
         for fault in self.faults:
             if fault.turn == turn and self._counter.fired(fault) < fault.times:
                 self._counter.fire(fault)
-                return fault.response(request)
+                response = fault.response(request)
+                history.record("model-refused", turn=turn, status=response.status_code)
+                return response
         try:
             reply = self.script(conversation)
         except Exception as exc:  # a broken script must fail loudly, not hang
+            history.record("model-refused", turn=turn, status=400)
             return _error(400, f"the script raised {type(exc).__name__}: {exc}")
         regenerated = self._regenerated(conversation, reply)
         if regenerated is not None:
@@ -173,6 +178,20 @@ class ScriptedModel:
         # Served: what a provider bills. A worker killed before it reads the reply was
         # served all the same, so a run's stored count of model calls is at most this.
         self._log_turn(SERVED_LOG, turn, conversation.digest())
+        calls = [
+            [item["name"], canonical_arguments(item["arguments"])]
+            for item in answer["output"]
+            if item["type"] == "function_call"
+        ]
+        history.record(
+            "model-reply",
+            turn=turn,
+            response_id=answer["id"],
+            calls=calls,
+            usage={k: v for k, v in answer["usage"].items() if isinstance(v, int)},
+            regenerated=regenerated is not None,
+        )
+        finish_order.batch(calls)
         return httpx.Response(200, json=answer)
 
     def _regenerated(self, conversation: Conversation, reply: Reply) -> Regenerated | None:

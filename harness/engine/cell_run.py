@@ -27,6 +27,7 @@ from killpoint.engine.deadline import Caller, Overdue
 from killpoint.engine.polling import poll
 from killpoint.engine.stall import holds_commit_lock, pause_unlocked, paused_lock
 from killpoint.judge import contract
+from killpoint.judge import history as history_rules
 from killpoint.judge.baseline import Baseline, durable_results, effects
 from killpoint.judge.oracle import (
     Sides,
@@ -37,7 +38,7 @@ from killpoint.judge.oracle import (
     effect_findings,
 )
 from killpoint.kinds.base import Plan
-from killpoint.scenarios import gates
+from killpoint.scenarios import gates, history
 from killpoint.scenarios import ledger as ledger_mod
 from killpoint.scenarios.model import (
     SERVED_LOG,
@@ -49,6 +50,7 @@ from killpoint.scenarios.model import (
 from killpoint.stores.outage import outage_finding
 from killpoint.values.cell import Cell, CellResult
 from killpoint.values.findings import Finding, headline, ranked, verdict_of
+from killpoint.values.modes import find
 from killpoint.values.scenario_refs import resolve_scenario
 from killpoint.values.sentences import count, times
 from killpoint.values.timeline import Event
@@ -593,6 +595,15 @@ class CellRun:
             self.final if self.judged else None,
             entries,
             requested_turns(self.work / MODEL_STATE),
+        )
+        # The history of every worker of the cell, held to the same rules as the baseline's.
+        mode = find(self.adapter.modes, self.cell.mode)
+        checked += history_rules.check(
+            history.read(self.work / history.HISTORY),
+            self.final if self.judged else None,
+            replays=bool(mode and mode.replays_replies),
+            durable=bool(mode is None or mode.durable),
+            uninterrupted=False,
         )
         self.findings += contract.added_by_crash(checked, self.base.findings)
 

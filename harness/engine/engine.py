@@ -27,12 +27,15 @@ from killpoint.engine.slots import Slots
 from killpoint.engine.state_copy import Copy
 from killpoint.engine.work_root import default_parent, make_work_root, mark_kept, sweep_orphans
 from killpoint.judge import contract, expectations
+from killpoint.judge import history as history_rules
 from killpoint.judge.baseline import Baseline, effects
 from killpoint.judge.contract import acknowledged
+from killpoint.judge.durability import settings_findings
 from killpoint.judge.mode_check import check_mode
 from killpoint.judge.oracle import comparable, first_difference
 from killpoint.kinds import one_trace_only
 from killpoint.redaction import redact_folder
+from killpoint.scenarios import history
 from killpoint.scenarios import ledger as ledger_mod
 from killpoint.scenarios.model import SERVED_LOG, requested_turns, turn_log
 from killpoint.stores import backend_for, per_url, store_kind
@@ -357,6 +360,19 @@ class Engine:
                 requested_turns(work / MODEL_STATE),
                 served=len(turn_log(work / MODEL_STATE, SERVED_LOG)),
             )
+            # The run's history, held to its rules and its store's settings read back: what
+            # they find in an uninterrupted run is the row's (happens without a crash).
+            events = history.read(work / history.HISTORY)
+            base.history = [e.data for e in events]
+            found += history_rules.check(
+                events,
+                base.session,
+                replays=bool(mode_info and mode_info.replays_replies),
+                durable=bool(mode_info is None or mode_info.durable),
+                uninterrupted=True,
+            )
+            if mode_info is None or mode_info.durable:
+                found += settings_findings(events)
             # What the scenario says its runs end with, held against the baseline only (a
             # cell that ends otherwise differs from a baseline that does not), and only where
             # no contract check named the cause (a dropped confirmation changes the answer).

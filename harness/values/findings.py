@@ -63,6 +63,9 @@ _KINDS: tuple[FindingKind, ...] = (
     # losses
     FindingKind("run-lost", "lost", "high", "a run is not in the store after the crash"),
     FindingKind("acknowledged-lost", "lost", "high", "the runtime returned a status that the store does not hold"),
+    FindingKind("acknowledged-early", "lost", "high", "the runtime returned a status before the commit that holds it had landed (the run's history)"),
+    FindingKind("acknowledged-unsynced", "lost", "medium", "the runtime returned a status before the commit that holds it was synced: a power cut then loses what the caller was told (the run's history, on the power-loss filesystem)"),
+    FindingKind("durability-weaker", "lost", "medium", "the store's durability settings, read back from the runtime's own connection, let a power cut lose commits the mode promises are durable"),
     FindingKind("checkpoints-lost", "ok", "medium", "a power cut took back checkpoints that had landed (committed, not synced); what they held may run again"),
     # side effects (the ledger)
     FindingKind("effect-duplicated", "duplicated", "high", "a tool's side effect happened more often than the baseline's, beyond the bound"),
@@ -89,6 +92,9 @@ _KINDS: tuple[FindingKind, ...] = (
     FindingKind("state-not-once", "diverged", "high", "the session state disagrees with the tool calls the store's runs hold: an update applied twice or not at all, or calls the runs no longer hold"),
     FindingKind("confirmation-dropped", "diverged", "high", "a confirmation given to continue the run was neither applied nor refused"),
     FindingKind("usage-overcounted", "diverged", "low", "the runs count more model calls than the model served"),
+    FindingKind("usage-undercounted", "diverged", "low", "a run counts fewer model calls than the replies it consumed, across every continue"),
+    FindingKind("effect-before-record", "diverged", "high", "a tool's effect began before the reply that asked for it was durable, in a mode that promises to replay that reply (the run's history)"),
+    FindingKind("lease-stamped-expired", "duplicated", "high", "a lease was stamped already expired by the true clock: any other worker may take the run while its owner drives it (the run's history)"),
     FindingKind("ended-run-continued", "diverged", "high", "continuing a run that had ended changed the store or ran effects or model turns"),
     # the run itself
     FindingKind("nondeterministic", "diverged", "high", "two uninterrupted runs of the scenario differ: no cell of the row can be judged"),
@@ -103,6 +109,7 @@ _KINDS: tuple[FindingKind, ...] = (
     FindingKind("disk-full", "unavailable", "info", "the work folder ran out of space (ENOSPC) during the cell; what the cell saw is evidence, not a verdict on the runtime"),
     FindingKind("store-unavailable", "unavailable", "info", "the store server went away or restarted during the cell; what the cell saw is evidence, not a verdict on the runtime"),
     FindingKind("resource-exhausted", "unavailable", "info", "killpoint could not get a thread, a process or memory for the cell (a ulimit, a full machine); nothing is said of the runtime"),
+    FindingKind("store-not-durable", "ok", "info", "the store server is configured to keep less than the mode promises (fsync or synchronous_commit off): a setting of the server, not the runtime's"),
 )  # fmt: skip
 KINDS: dict[str, FindingKind] = {k.name: k for k in _KINDS}
 
@@ -123,19 +130,19 @@ HARMS: tuple[Harm, ...] = (
     Harm("stale-write", "high", "a worker that lost the run wrote after the takeover"),
     Harm("store", "high", "the store broke an invariant or took back a terminal status"),
     Harm("content", "high", "what the run holds differs: content, messages, tool results, status, state, effects"),
-    Harm("contract", "high", "a promise broken whatever the baseline did: cancel, confirmation, state once, ended runs, the mode, the scenario's expected outcome"),
+    Harm("contract", "high", "a promise broken whatever the baseline did: cancel, confirmation, state once, ended runs, the mode, the scenario's expected outcome, the order of a run's history"),
     Harm("unjudged", "high", "the cell could not be judged: hung, missed, unresumable, an adapter's or killpoint's error, a row that is not deterministic"),
     Harm("stalled", "medium", "a run stalled behind a lock a paused process held; nothing durable is lost while it waits"),
-    Harm("unsynced", "medium", "a power cut took back what had landed but was not synced"),
+    Harm("unsynced", "medium", "a power cut took back, or could take back, what had landed but was not synced"),
     Harm("order", "low", "the same tool executions, in another order"),
     Harm("usage", "low", "usage and metrics (tokens, model-call counts)"),
     Harm("bookkeeping", "low", "a field disagrees with the rest without changing what a resume does"),
     Harm("allowed", "info", "a repeat the bound allows"),
-    Harm("outage", "info", "killpoint's own store, disk or resources failed: evidence, not a verdict"),
+    Harm("outage", "info", "killpoint's own store, disk or resources failed, or the store server keeps less than the mode promises: evidence, not a verdict"),
 )  # fmt: skip
 HARM_OF: dict[str, str] = {
     "run-lost": "lost", "tool-executions-lost": "lost", "effect-lost": "lost",
-    "acknowledged-lost": "acknowledged",
+    "acknowledged-lost": "acknowledged", "acknowledged-early": "acknowledged",
     "effect-duplicated": "repeated", "two-drivers": "repeated", "idempotency-key-changed": "repeated",
     "effect-reissued": "repeated",
     "stale-write": "stale-write",
@@ -145,16 +152,18 @@ HARM_OF: dict[str, str] = {
     "state-differs": "content", "effect-foreign": "content",
     "cancel-ignored": "contract", "cancel-late": "contract", "state-not-once": "contract",
     "confirmation-dropped": "contract", "ended-run-continued": "contract", "mode-broken": "contract",
-    "outcome-unexpected": "contract",
+    "outcome-unexpected": "contract", "effect-before-record": "contract",
+    "lease-stamped-expired": "contract",
     "unresumable": "unjudged", "hung": "unjudged", "missed": "unjudged", "adapter-error": "unjudged", "error": "unjudged",
     "nondeterministic": "unjudged",
     "store-locked": "stalled",
-    "checkpoints-lost": "unsynced",
+    "checkpoints-lost": "unsynced", "acknowledged-unsynced": "unsynced", "durability-weaker": "unsynced",
     "tool-executions-reordered": "order",
-    "usage-differs": "usage", "usage-overcounted": "usage",
+    "usage-differs": "usage", "usage-overcounted": "usage", "usage-undercounted": "usage",
     "inconsistency": "bookkeeping",
     "effect-repeated": "allowed",
     "disk-full": "outage", "store-unavailable": "outage", "resource-exhausted": "outage",
+    "store-not-durable": "outage",
 }  # fmt: skip
 # Kinds grouped per tool: the tool is what the finding is about.
 BY_TOOL = frozenset(

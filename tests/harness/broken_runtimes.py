@@ -20,7 +20,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from killpoint.adapters.reference import ReferenceAdapter, ReferenceDriver
 from killpoint.runtime import Agent, OpenAIResponses, RunStatus, Store, cancellation
-from killpoint.runtime.messages import RunOutput, ToolCall
+from killpoint.runtime.messages import RunOutput, ToolCall, Usage
 from killpoint.runtime.model import ModelError, ModelReply, chain_point, parse_response
 from killpoint.runtime.store import schema, sql
 from killpoint.runtime.store.store import Checkpoint, StoredRun
@@ -545,3 +545,155 @@ class EarlyCancelAgent(Agent):
 
 def early_cancel() -> ReferenceAdapter:
     return _adapter("early-cancel", agent=EarlyCancelAgent)
+
+
+# -- one per rule of the run's history (killpoint.judge.history) and the store's settings read
+# back (killpoint.judge.durability): each breaks the rule in every run, the uninterrupted one
+# too, and no kill of the default plan lands where the break shows (HISTORY_VARIANTS).
+
+
+class _JournalLater:
+    """A reply journal whose saves wait until `flush()`."""
+
+    def __init__(self, journal: Any) -> None:
+        self.journal = journal
+        self.pending: list[tuple[Any, ...]] = []
+
+    def save(self, *args: Any) -> bool:
+        self.pending.append(args)
+        return True
+
+    def read(self, *args: Any) -> Any:
+        return self.journal.read(*args)
+
+    def flush(self) -> None:
+        for args in self.pending:
+            self.journal.save(*args)
+        self.pending.clear()
+
+
+class WriteBehindJournalAgent(Agent):
+    """Journals a reply once its batch has run, on the way to the batch's checkpoint (a
+    write taken off the path to the first tool): each effect begins before the reply that
+    asked for it is durable, and a kill between the two re-asks a model whose second answer
+    may differ. The effect and the journal's write are microseconds apart: no kill lands
+    there."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.journal is not None:
+            self.journal = _JournalLater(self.journal)  # type: ignore[assignment]
+
+    async def _run_batch(self, st: Any, batch: Any) -> None:
+        await super()._run_batch(st, batch)
+        if isinstance(self.journal, _JournalLater):
+            self.journal.flush()
+
+
+class MonotonicLeaseStore(Store):
+    """Checkpoints stamp the run's lease on the monotonic clock (seconds since boot) while
+    claims read it against the wall clock: every lease a checkpoint stamps has long run out
+    when it is written, and only the owner's being alive on this host keeps a second
+    resumer off (a claim after the owner died takes the run at once, as it should anyway)."""
+
+    def write_checkpoint(self, cp: Checkpoint) -> int:
+        if cp.lease_expires_at is not None:
+            import time
+
+            cp = replace(cp, lease_expires_at=cp.lease_expires_at - time.time() + time.monotonic())
+        return super().write_checkpoint(cp)
+
+
+class FreshUsageStore(Store):
+    """A claim hands the continued run a fresh usage record: each continue counts its
+    model calls anew, so a run continued after a pause or an error (the uninterrupted one
+    too) counts only those of its last stretch."""
+
+    def claim(self, run_id: str, session_id: str, owner: Any, *, lease_seconds: float) -> StoredRun:
+        run = super().claim(run_id, session_id, owner, lease_seconds=lease_seconds)
+        run.usage = Usage()
+        return run
+
+
+class UnsyncedHookStore(Store):
+    """A connection hook added after the runtime's own (a shared 'speed-up') turns SQLite's
+    synchronous OFF on every connection: the runtime passes FULL and a reader of what it
+    passed sees FULL; the store never syncs a commit."""
+
+    @property
+    def engine(self) -> Any:
+        engine = super().engine
+        if not engine.__dict__.get("killpoint_unsynced"):
+            from sqlalchemy import event
+
+            def off(dbapi_conn: Any, _record: Any) -> None:
+                dbapi_conn.execute("PRAGMA synchronous=OFF")
+
+            event.listen(engine, "connect", off)
+            engine.__dict__["killpoint_unsynced"] = True
+        return engine
+
+
+class FastFinishStore(Store):
+    """A run's terminal write commits with SQLite's synchronous OFF on its connection (the
+    status back to the caller sooner), then turns it back to FULL: every other commit is
+    synced, the settings read back say FULL, and the status returned is not durable until
+    a later commit syncs the WAL. Only the store-file trace sees it (FUSE)."""
+
+    _fast = False
+
+    def write_checkpoint(self, cp: Checkpoint) -> int:
+        self._fast = cp.status.terminal
+        try:
+            return super().write_checkpoint(cp)
+        finally:
+            self._fast = False
+
+    @contextmanager
+    def writing(self) -> Iterator[Any]:
+        if not self._fast or self.dialect != "sqlite":
+            with super().writing() as conn:
+                yield conn
+            return
+        from killpoint.runtime.store.engine import WRITER
+
+        with self.engine.connect().execution_options(**{WRITER: True}) as conn:
+            raw = conn.connection.driver_connection
+            raw.execute("PRAGMA synchronous=OFF")
+            try:
+                with conn.begin():
+                    yield conn
+            finally:
+                raw.execute("PRAGMA synchronous=FULL")
+
+
+def write_behind_journal() -> ReferenceAdapter:
+    return _adapter("write-behind-journal", agent=WriteBehindJournalAgent)
+
+
+def monotonic_lease() -> ReferenceAdapter:
+    return _adapter("monotonic-lease", store=MonotonicLeaseStore)
+
+
+def fresh_usage() -> ReferenceAdapter:
+    return _adapter("fresh-usage", store=FreshUsageStore)
+
+
+def unsynced_hook() -> ReferenceAdapter:
+    return _adapter("unsynced-hook", store=UnsyncedHookStore)
+
+
+def fast_finish() -> ReferenceAdapter:
+    return _adapter("fast-finish", store=FastFinishStore)
+
+
+# (variant, the finding kind that alone names it, the cell that shows it: in the row, since
+# the uninterrupted run breaks the rule, and in no crash cell beyond the row's finding).
+HISTORY_VARIANTS = (
+    ("write_behind_journal", "effect-before-record", "research/tool-batch/after-checkpoint:2"),
+    ("monotonic_lease", "lease-stamped-expired", "research/tool-batch/after-checkpoint:2"),
+    ("fresh_usage", "usage-undercounted", "flaky-model/tool-batch/continue-ended:1"),
+    ("unsynced_hook", "durability-weaker", "research/tool-batch/after-checkpoint:2"),
+)
+# Needs the store-file trace (FUSE): its break shows in no other event.
+SYNC_VARIANTS = (("fast_finish", "acknowledged-unsynced", "research/tool-batch/after-checkpoint:2"),)

@@ -29,6 +29,13 @@ UNSEEN: dict[str, dict[str, Any]] = {
     "effect-foreign": {"call": 'send_sms({"to":"a"})', "n": 1},
     "tool-executions-reordered": {"n": 7, "expected_side": "baseline", "actual_side": "resumed run"},
     "usage-overcounted": {"stored": 7, "served": 5},
+    "usage-undercounted": {"run_id": "r1", "stored": 2, "consumed": 4, "drives": 2},
+    "effect-before-record": {"call": 'search({"q":"a"})', "turn": 1, "reply": 2, "effect": 3, "committed": 6},
+    "acknowledged-early": {"run_id": "r1", "status": "COMPLETED", "ack": 9, "committed": 10},
+    "acknowledged-unsynced": {"run_id": "r1", "status": "COMPLETED", "ack": 9, "committed": 7, "write": 6, "file": "store.db-wal"},
+    "durability-weaker": {"setting": "synchronous", "value": "OFF", "why": "SQLite never syncs a commit"},
+    "store-not-durable": {"setting": "fsync", "value": "off", "why": "the server never flushes to disk"},
+    "lease-stamped-expired": {"run_id": "r1", "by": "checkpoint", "ago": 12.5},
 }  # fmt: skip
 
 
