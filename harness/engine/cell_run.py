@@ -536,6 +536,7 @@ class CellRun:
         self.observe("at the end", final)
         self.judged = True
         found = compare_sessions(self.base.session, final, self.sides)
+        found = self.reanswered(found)
         self.findings += found
         if found:
             self.diff = [
@@ -552,6 +553,30 @@ class CellRun:
                 f"the session of the {self.sides.actual} matches that of the "
                 f"{self.sides.expected}, field by field"
             )
+
+    def reanswered(self, found: list[Finding]) -> list[Finding]:
+        """The comparison's findings, allowed where the model answered a turn again
+        otherwise because the crash took its first answer before anything of it was durable
+        (its reply had arrived, not yet journaled or checkpointed): the runtime was right to
+        ask again, as after a kill before the reply, and the run that follows is another
+        run than the baseline's. What the contract, the history and the ledger find stands."""
+        if not found or self.work is None:
+            return found
+        again = history_rules.reanswered(history.read(self.work / history.HISTORY))
+        if not again:
+            return found
+        turns = sorted({int(second.get("turn") or 0) for _, second in again})
+        return [
+            Finding.of(
+                "turn-reanswered",
+                {"turns": turns, "differences": len(found)},
+                path="model",
+                evidence=tuple(
+                    x.describe() for first, second in again[:2] for x in (first, second)
+                ),
+                expected=True,
+            )
+        ]
 
     # -- the whole cell ---------------------------------------------------------------------
 

@@ -291,6 +291,39 @@ def _undercount(
     )
 
 
+def reanswered(events: Sequence[Event]) -> list[tuple[Event, Event]]:
+    """(the first reply, the reply given again otherwise) of each model turn that a worker
+    was answered otherwise after the worker first served it had made no record of that
+    reply durable (no commit of it held the reply's calls; where the adapter reports no
+    calls, no checkpoint of it landed after the reply): the turn was asked again because
+    its answer was lost, and may be answered again, as after a kill before the reply."""
+    facts = any(x.event == "committed" and "calls" in x.data for x in events)
+    found: list[tuple[Event, Event]] = []
+    for again in events:
+        if again.event != "model-reply" or not again.get("regenerated"):
+            continue
+        first = _last(
+            events,
+            again.n,
+            None,
+            lambda x: x.event == "model-reply"
+            and x.get("turn") == again.get("turn")
+            and x.pid != again.pid,
+        )
+        if first is None:
+            continue
+        calls = _calls(first)
+
+        def kept(x: Event, calls: set[tuple[str, str]] = calls) -> bool:
+            if x.event != "committed":
+                return False
+            return bool(calls & _calls(x)) if facts else _checkpoint(x)
+
+        if _first(events, first.n, first.pid, kept) is None:
+            found.append((first, again))
+    return found
+
+
 def check(
     events: Sequence[Event],
     session: Mapping[str, Any] | None,
@@ -328,4 +361,11 @@ def _between(events: Sequence[Event], start: int, end: int, pid: int, match: Any
     return any(x.pid == pid and match(x) for x in events[start + 1 : end])
 
 
-__all__ = ["acknowledgements", "check", "effects_before_records", "leases", "usage"]
+__all__ = [
+    "acknowledgements",
+    "check",
+    "effects_before_records",
+    "leases",
+    "reanswered",
+    "usage",
+]

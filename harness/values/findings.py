@@ -70,6 +70,7 @@ _KINDS: tuple[FindingKind, ...] = (
     # side effects (the ledger)
     FindingKind("effect-duplicated", "duplicated", "high", "a tool's side effect happened more often than the baseline's, beyond the bound"),
     FindingKind("effect-repeated", "ok", "info", "a call in flight at the crash ran again, as the bound allows"),
+    FindingKind("turn-reanswered", "ok", "info", "the model answered a turn again otherwise because the crash took its first answer before any of it was durable: the run from there is another run, its differences from the baseline allowed"),
     FindingKind("two-drivers", "duplicated", "high", "two workers drove the same run"),
     FindingKind("idempotency-key-changed", "duplicated", "high", "a tool that takes an idempotency key ran the same call again under a new key"),
     FindingKind("effect-reissued", "duplicated", "high", "the resumed model re-issued a call whose effect had happened (a new call id, another order, another spelling or wording) and the runtime ran it again"),
@@ -137,7 +138,7 @@ HARMS: tuple[Harm, ...] = (
     Harm("order", "low", "the same tool executions, in another order"),
     Harm("usage", "low", "usage and metrics (tokens, model-call counts)"),
     Harm("bookkeeping", "low", "a field disagrees with the rest without changing what a resume does"),
-    Harm("allowed", "info", "a repeat the bound allows"),
+    Harm("allowed", "info", "a repeat the bound allows, or a turn asked again whose first answer was never durable"),
     Harm("outage", "info", "killpoint's own store, disk or resources failed, or the store server keeps less than the mode promises: evidence, not a verdict"),
 )  # fmt: skip
 HARM_OF: dict[str, str] = {
@@ -161,7 +162,7 @@ HARM_OF: dict[str, str] = {
     "tool-executions-reordered": "order",
     "usage-differs": "usage", "usage-overcounted": "usage", "usage-undercounted": "usage",
     "inconsistency": "bookkeeping",
-    "effect-repeated": "allowed",
+    "effect-repeated": "allowed", "turn-reanswered": "allowed",
     "disk-full": "outage", "store-unavailable": "outage", "resource-exhausted": "outage",
     "store-not-durable": "outage",
 }  # fmt: skip

@@ -275,6 +275,16 @@ def _across(drives: int) -> str:
     return f" across its start and {count(drives - 1, 'continue')}" if drives > 1 else ""
 
 
+def _turn_reanswered(f: Facts) -> str:
+    turns = list(f["turns"])
+    return (
+        f"model {numbers('turn', turns)} {verb(len(turns), 'was', 'were')} answered again "
+        "otherwise after the crash took the first answer before any of it was durable: the "
+        f"run from there is another run, and its {count(f['differences'], 'difference')} "
+        "from the baseline are allowed"
+    )
+
+
 def _effect_before_record(f: Facts) -> str:
     record = (
         f"its record committed only after, at #{f['committed']}"
@@ -394,6 +404,7 @@ TEMPLATES: dict[str, Callable[[Facts], str]] = {
     "usage-overcounted": _usage_overcounted,
     "usage-undercounted": _usage_undercounted,
     "effect-before-record": _effect_before_record,
+    "turn-reanswered": _turn_reanswered,
     "acknowledged-early": _acknowledged_early,
     "acknowledged-unsynced": _acknowledged_unsynced,
     "durability-weaker": _durability_weaker,

@@ -185,6 +185,34 @@ class TestUsage:
         assert [] == rules.usage(history(*self.REPLIES), session, uninterrupted=True)
 
 
+class TestReanswered:
+    def test_a_turn_whose_first_answer_was_never_durable_may_be_answered_otherwise(
+        self,
+    ) -> None:
+        events = history(
+            ("model-reply", {"turn": 2, "calls": [CALL]}, 1),
+            ("model-reply", {"turn": 2, "calls": [CALL], "regenerated": True}, 2),
+        )
+        ((first, again),) = rules.reanswered(events)
+        assert (0, 1) == (first.n, again.n)
+
+    def test_a_turn_whose_first_answer_was_durable_is_no_excuse(self) -> None:
+        """Its record committed in the first worker: a resume should have taken it."""
+        events = history(
+            ("model-reply", {"turn": 2, "calls": [CALL]}, 1),
+            ("committed", {"what": "reply", "calls": [CALL]}, 1),
+            ("model-reply", {"turn": 2, "calls": [CALL], "regenerated": True}, 2),
+        )
+        assert [] == rules.reanswered(events)
+
+    def test_a_turn_answered_the_same_again_is_no_reanswer(self) -> None:
+        events = history(
+            ("model-reply", {"turn": 2, "calls": [CALL]}, 1),
+            ("model-reply", {"turn": 2, "calls": [CALL]}, 2),
+        )
+        assert [] == rules.reanswered(events)
+
+
 class TestSettings:
     @pytest.mark.parametrize(
         ("settings", "weak"),

@@ -36,6 +36,7 @@ UNSEEN: dict[str, dict[str, Any]] = {
     "durability-weaker": {"setting": "synchronous", "value": "OFF", "why": "SQLite never syncs a commit"},
     "store-not-durable": {"setting": "fsync", "value": "off", "why": "the server never flushes to disk"},
     "lease-stamped-expired": {"run_id": "r1", "by": "checkpoint", "ago": 12.5},
+    "turn-reanswered": {"turns": [2], "differences": 4},
 }  # fmt: skip
 
 
