@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from killpoint import kinds
 from killpoint.adapters.registry import load_adapter
 from killpoint.cli import output as cli_output
 from killpoint.cli import verbosity
@@ -12,7 +13,7 @@ from killpoint.redaction import redact
 from killpoint.report.text import visible
 from killpoint.values.cell import Cell
 from killpoint.values.modes import find
-from killpoint.values.points import CrashPoint, Schedule
+from killpoint.values.points import Schedule
 from killpoint.values.sentences import count
 
 # What `demo` calls the options it passes on (it has --mode, not --modes).
@@ -49,9 +50,7 @@ def run_demo(*, mode: str | None = None, store: str = "sqlite", runtime: str = "
     engine = Engine(EngineConfig(store=store, keep="none"))
     # A mode that writes only at the end has no boundary mid-run: crash mid-run instead,
     # to show the loss.
-    point = (
-        CrashPoint("after-checkpoint", 1) if chosen.persists_mid_run else CrashPoint("mid-model", 2)
-    )
+    point = kinds.boundary(1) if chosen.persists_mid_run else kinds.model_request(2)
     cell = Cell(runtime, "research", mode, engine.stores.kind, Schedule((point,)))
 
     say(f"killpoint demo — scenario 'research' on the {runtime} runtime, mode {mode!r}\n")

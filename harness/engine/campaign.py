@@ -193,7 +193,7 @@ class Campaign:
         explicit = [p for p in explicit if p.kind not in skip]
         if base.problem or base.nondeterministic:
             # The row cannot be planned; one cell carries its failure into the matrix.
-            return [Cell(*row, schedule=Schedule((explicit or [CrashPoint("mid-model", 1)])[:1]))]
+            return [Cell(*row, schedule=Schedule((explicit or [kinds.stand_in()])[:1]))]
         offered = [p for p in explicit if self._offered(base, p)]
         points = offered + kinds.points_of(base, chosen)
         if sample is not None:
@@ -208,10 +208,7 @@ class Campaign:
                     held = kinds.plan(base, p).checkpoints
                 except PointError:
                     continue
-                schedules += [
-                    (p, CrashPoint("after-checkpoint", j))
-                    for j in range(held + 1, base.checkpoints)
-                ]
+                schedules += [(p, kinds.boundary(j)) for j in range(held + 1, base.checkpoints)]
         return [Cell(*row, schedule=Schedule(s)) for s in schedules]
 
     def _traced(self, base: Baseline, cell: Cell) -> bool:

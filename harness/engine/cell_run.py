@@ -37,7 +37,7 @@ from killpoint.judge.oracle import (
     differences,
     effect_findings,
 )
-from killpoint.kinds.base import Plan
+from killpoint.kinds.base import Crashed, Plan
 from killpoint.scenarios import gates, history
 from killpoint.scenarios import ledger as ledger_mod
 from killpoint.scenarios.model import (
@@ -97,6 +97,7 @@ class CellRun:
         self.kind_evidence: dict[str, Any] = {}  # a kind's own, shown with the store at the crash
         self.confirmed: int | None = None  # checkpoints held when a lagging point was confirmed
         self.copy: Copy | None = None  # the state a traced worker left at the first point
+        self.crashed = False  # the first crash happened (CrashWatcher told)
         # The engine-side calls into the adapter and the store server, each with a deadline.
         self.caller = Caller(f"cell-{cell.id}"[:40], engine.stopping)
 
@@ -122,7 +123,7 @@ class CellRun:
         """The campaign's options this cell ran with that its id does not carry: a cut
         model other than the default, for a cell of a kind that cuts the power (whether
         or not it got as far as the cut)."""
-        cuts = any(getattr(kinds.get(p.kind), "cuts", False) for p in self.cell.schedule)
+        cuts = any(kinds.get(p.kind).cuts for p in self.cell.schedule)
         if cuts and self.cut != "synced":
             return ("--cut", self.cut)
         return ()
@@ -389,13 +390,13 @@ class CellRun:
     def kill(self, worker: Worker) -> None:
         worker.kill()
 
-    def crash_at(self, plan: Plan) -> Sequence[Worker]:
+    def crash_at(self, plan: Plan) -> Sequence[Crashed]:
         copy, self.copy = self.copy, None
         if copy is not None:
             # The copy in the cell's folder is what the kill would have left; it stands
             # for the crashed worker (after_crash reads only what it acknowledged).
             self.timeline += copy.events()
-            return cast("list[Worker]", [copy])
+            return [copy]
         worker = self.start("worker", gates=plan.arm)
         self.reach(worker, plan)
         self.kill(worker)
@@ -412,9 +413,13 @@ class CellRun:
     def after_crash(
         self,
         plan: Plan,
-        crashed: Sequence[Worker],
+        crashed: Sequence[Crashed],
         resume: Callable[[dict[str, Any], int], None] | None = None,
     ) -> None:
+        if not self.crashed:
+            self.crashed = True
+            for watcher in self.engine.watchers:
+                watcher.first_crash(self, plan)
         held, session = self.at_crash("after the crash")
         if self.confirmed is not None and held != self.confirmed:
             # Writes queued behind the run kept landing between the confirmation and the

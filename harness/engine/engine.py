@@ -18,7 +18,7 @@ from killpoint.adapters.blame import AdapterFault, charged, checked_session
 from killpoint.adapters.factory import agent_adapter
 from killpoint.adapters.protocol import RuntimeAdapter
 from killpoint.adapters.registry import load_adapter
-from killpoint.engine.cell_host import Row
+from killpoint.engine.cell_host import CrashWatcher, Row
 from killpoint.engine.cell_run import CellRun, log_tail
 from killpoint.engine.deadline import Caller, Overdue
 from killpoint.engine.options import EngineConfig
@@ -61,8 +61,6 @@ KEPT_TEXT_LIMIT = 4 * 1024 * 1024
 
 class Engine:
     session_id = SESSION_ID
-    # What runs one cell (a crash-state corpus records with a CellRun that keeps states).
-    cell_run: type[CellRun] = CellRun
 
     def __init__(self, config: EngineConfig) -> None:
         self.config = config
@@ -79,6 +77,8 @@ class Engine:
         self._lock = threading.Lock()
         self._adapters: dict[str, RuntimeAdapter] = {}
         self.stopping = threading.Event()
+        # Told of each cell's first crash (a crash-state corpus keeps the state there).
+        self.watchers: list[CrashWatcher] = []
         # Unbounded until a campaign bounds it: a cell replayed alone waits for no slot.
         self.slots = Slots(None, self.stopping)
         self._serial = 0
@@ -411,7 +411,7 @@ class Engine:
         line for its timeline (why it has no copy though its row was traced)."""
         watch = self.watch()
         base = self.baseline(cell.row)
-        run = self.cell_run(self, cell, base)
+        run = CellRun(self, cell, base)
         if note:
             run.event(note)
         try:

@@ -24,7 +24,7 @@ from killpoint import kinds
 from killpoint.engine.engine import Engine
 from killpoint.judge.baseline import Baseline
 from killpoint.values.cell import Cell, CellResult
-from killpoint.values.points import CrashPoint, PointError, Schedule
+from killpoint.values.points import PointError, Schedule
 
 DEFAULT_DATABASE = Path(".killpoint") / "search"
 
@@ -48,8 +48,10 @@ def database_key(row: tuple[str, str, str, str], depth: int) -> bytes:
 
 
 def schedules(base: Baseline, depth: int) -> st.SearchStrategy[Schedule]:
-    firsts = kinds.points_of(base, kinds.kills())
-    laters = kinds.points_of(base, ("after-checkpoint",))
+    # Kinds that cannot run here (power loss without FUSE) would fail as harness errors.
+    cannot = kinds.unavailable(kinds.kills(), base.store)
+    firsts = kinds.points_of(base, [k for k in kinds.kills() if k not in cannot])
+    laters = kinds.boundaries(base)
 
     def valid(schedule: Schedule) -> bool:
         # Each later crash must come after the checkpoints that survived the one before.
@@ -116,7 +118,7 @@ def search(
     base = engine.baseline(row)
     result = SearchResult(baseline=base)
     if base.problem or base.nondeterministic:
-        cell = Cell(*row, schedule=Schedule((CrashPoint("mid-model", 1),)))
+        cell = Cell(*row, schedule=Schedule((kinds.stand_in(),)))
         result.minimal = result.tried[cell.schedule] = engine.run_cell(cell)
         return result
 

@@ -193,6 +193,27 @@ def plan(base: Baseline, point: CrashPoint) -> Plan:
     return get(point.kind).plan(base, point)
 
 
+def boundary(k: int) -> CrashPoint:
+    """The kill after checkpoint k: what a depth-2 schedule crashes its resumed run at."""
+    return CrashPoint(AfterCheckpoint.name, k)
+
+
+def boundaries(base: Baseline) -> list[CrashPoint]:
+    """Every boundary the baseline offers (both its traces)."""
+    return points_of(base, (AfterCheckpoint.name,))
+
+
+def model_request(turn: int) -> CrashPoint:
+    """The kill while model turn `turn`'s request waits for its reply."""
+    return CrashPoint(MidModel.name, turn)
+
+
+def stand_in() -> CrashPoint:
+    """A point every row has (its first model request): the one cell that carries the
+    failure of a row that cannot be planned (its baseline failed)."""
+    return model_request(1)
+
+
 def kills() -> tuple[str, ...]:
     return tuple(k.name for k in REGISTRY.values() if k.kills)
 
@@ -218,11 +239,14 @@ __all__ = [
     "Plan",
     "PointKind",
     "UnknownKind",
+    "boundaries",
+    "boundary",
     "followers",
     "get",
     "groups",
     "is_kill",
     "kills",
+    "model_request",
     "names",
     "one_trace_only",
     "order",
@@ -234,5 +258,6 @@ __all__ = [
     "points_of",
     "register",
     "schedule_order",
+    "stand_in",
     "unavailable",
 ]

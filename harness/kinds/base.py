@@ -45,6 +45,14 @@ class Plan:
         return self.checkpoints == self.run_started_at
 
 
+class Crashed(Protocol):
+    """What a crash left of a worker: what it had acknowledged (a killed Worker, or the
+    traced worker's Copy that stands for one)."""
+
+    @property
+    def acks(self) -> list[dict[str, Any]]: ...
+
+
 class CellContext(Protocol):
     """What a kind may do with the cell it runs (harness.cell_run implements it).
 
@@ -86,12 +94,12 @@ class CellContext(Protocol):
         """SIGKILL the worker's process tree, reap it, count the calls in flight."""
         ...
 
-    def crash_at(self, plan: Plan) -> Sequence[Worker]:
+    def crash_at(self, plan: Plan) -> Sequence[Crashed]:
         """The cell's first crash: start a worker armed at the plan's gates, reach the
-        point, SIGKILL it; the crashed workers (for after_crash). A cell given a traced
-        worker's copy of the state there (killpoint.engine.row_trace) starts nothing: the
-        copy is what the kill would have left. A kind whose cell begins this way, and
-        needs no live process before the kill, may be listed in row_trace.COPYABLE."""
+        point, SIGKILL it; what crashed (for after_crash). A cell given a traced worker's
+        copy of the state there (killpoint.engine.row_trace) starts nothing: the copy is
+        what the kill would have left. A kind whose cell begins this way, and needs no
+        live process before the kill, says so (PointKind.copyable)."""
         ...
 
     def join(self, worker: Worker, what: str) -> str:
@@ -116,7 +124,7 @@ class CellContext(Protocol):
     def after_crash(
         self,
         plan: Plan,
-        crashed: Sequence[Worker],
+        crashed: Sequence[Crashed],
         resume: Callable[[dict[str, Any], int], None] | None = None,
     ) -> None:
         """Inspect the store, check what the crashed workers acknowledged, continue the
@@ -185,7 +193,9 @@ class CellContext(Protocol):
 
 
 class PointKind(Protocol):
-    """One kind of crash point (a column family of the matrix)."""
+    """One kind of crash point (a column family of the matrix), and what the engine, the
+    corpus and the planner need to know of it: read from the kind, never from a list of
+    kind names elsewhere."""
 
     name: str
     meaning: str  # one line, "K" and "I" standing for the point's numbers
@@ -194,6 +204,19 @@ class PointKind(Protocol):
     arity: int  # numbers after the name: 1 (K) or 2 (K:I)
     groups: tuple[str, ...]  # --points groups that include it (every kind is in "all")
     follows: bool  # may be the later crash of a depth-2 schedule (in the resumed run)
+    # Its cell begins with CellContext.crash_at (a worker armed at the point, reached and
+    # SIGKILLed) and nothing before the kill needs a live process, so all that survives
+    # the kill is in files: a row's traced worker's copy of them stands for the kill
+    # (killpoint.engine.row_trace, `--kills fast`). Not a point where a process must live
+    # on (a SIGSTOPped worker woken later, a lock or a restart under a worker, a model
+    # fault), nor a power cut (what was synced, not what was written).
+    copyable: bool
+    # A crash-state corpus keeps the state its kill leaves (killpoint.corpus.record): one
+    # crash, the state a deploy leaves; not a pause, a lock or a power cut.
+    kept: bool
+    # The power goes at the point: the campaign's cut model (--cut) shapes the cell, and
+    # the cell's replay must name it.
+    cuts: bool
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         """Every point of this kind the baseline offers, in order."""
@@ -261,6 +284,7 @@ def numbers(points: Sequence[CrashPoint]) -> list[int]:
 
 __all__ = [
     "CellContext",
+    "Crashed",
     "Plan",
     "PointKind",
     "after_checkpoint",

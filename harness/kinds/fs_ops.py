@@ -101,6 +101,9 @@ class FsOp:
     arity = 2
     groups: tuple[str, ...] = ("fs-ops",)  # opt-in: every cell mounts a filesystem
     follows = False  # the resumed run's store is a plain folder, not a mount
+    copyable = False
+    kept = False
+    cuts = False
     after = False
 
     def points(self, base: Baseline) -> list[CrashPoint]:

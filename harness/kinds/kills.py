@@ -25,6 +25,9 @@ class AfterCheckpoint:
     arity = 1
     groups: tuple[str, ...] = ("boundaries", "kills", "all")
     follows = True
+    copyable = True
+    kept = True
+    cuts = False
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         return [CrashPoint(self.name, k) for k in range(1, base.checkpoints)]
@@ -52,6 +55,9 @@ class MidBatch:
     arity = 2
     groups: tuple[str, ...] = ("kills", "all")
     follows = False
+    copyable = True
+    kept = True
+    cuts = False
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         return [
@@ -116,6 +122,9 @@ class MidModel:
     arity = 1
     groups: tuple[str, ...] = ("kills", "all")
     follows = True
+    copyable = True
+    kept = True
+    cuts = False
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         return [CrashPoint(self.name, t) for t in base.turns]
@@ -144,6 +153,9 @@ class MidCommit:
     arity = 1
     groups: tuple[str, ...] = ("kills", "all")
     follows = False
+    copyable = True
+    kept = True
+    cuts = False
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         # Only checkpoints whose commit the adapter marks (a runtime without a commit hook

@@ -168,6 +168,9 @@ class LeaseOutlived:
     arity = 1
     groups: tuple[str, ...] = ("faults", "all")
     follows = False
+    copyable = False
+    kept = False
+    cuts = False
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         """The first batch of a run that has a durable checkpoint before it (a row to
@@ -221,6 +224,9 @@ class SecondResumer:
     arity = 1
     groups: tuple[str, ...] = ("faults", "all")
     follows = False
+    copyable = True
+    kept = False
+    cuts = False
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         """The first boundary after which the run's next checkpoint is one it writes
@@ -281,6 +287,9 @@ class ContinueEnded:
     arity = 1
     groups: tuple[str, ...] = ("faults", "all")
     follows = False
+    copyable = False
+    kept = False
+    cuts = False
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         """The session's last run, when it ends in a status that does not continue."""

@@ -89,6 +89,8 @@ class PowerLoss:
         "power-loss",
     )  # opt-in: each cell mounts a filesystem (not in "all")
     follows = False  # the resumed run's store is the plain image, not a mount
+    copyable = False
+    kept = False
     cuts = True  # cut by the campaign's cut model (--cut), which its replay must repeat
 
     def points(self, base: Baseline) -> list[CrashPoint]:

@@ -49,6 +49,9 @@ class Regeneration:
     arity = 1
     groups: tuple[str, ...] = ("faults", "all")
     follows = False
+    copyable = True
+    kept = False
+    cuts = False
 
     def __init__(self, behaviour: str) -> None:
         self.name = behaviour

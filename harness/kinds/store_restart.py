@@ -49,6 +49,9 @@ class StoreRestart:
     arity = 1
     groups: tuple[str, ...] = ("restarts",)
     follows = False
+    copyable = False
+    kept = False
+    cuts = False
 
     def __init__(self, in_commit: bool = False) -> None:
         self.in_commit = in_commit

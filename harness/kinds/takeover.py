@@ -79,6 +79,9 @@ class _Pause:
     arity = 1
     groups: tuple[str, ...] = ("faults", "all")
     follows = False
+    copyable = False
+    kept = False
+    cuts = False
 
     def unavailable(self, store_kind: str) -> str | None:
         return None
