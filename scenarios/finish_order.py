@@ -10,27 +10,47 @@ the reply's own (call 0 first), unless the worker was given another for that bat
 (`choose`: a `finish-order` point). So every run finishes its batches' calls in an order
 the plan names, and a cell replays exactly.
 
+Returned to the runtime means its result reached the runtime's own code: for a tool the
+runtime runs in a thread through `asyncio.to_thread` (the reference runtime does), when
+that await returns in the event loop (`install` wraps it in the worker), so the next call's
+result cannot reach the loop first; otherwise when the tool's wrapper returns.
+
+A worker that resumes a run may take a batch's reply from its store rather than from the
+model (the reference runtime's reply journal): it is told the baseline's batches (`known`),
+and a call no reply served here is placed in the first of those that asked for it.
+
 Waiting never deadlocks a run: a call is not waited for while it is held at an armed gate
 (the engine holds it there, scenarios.gates), and a call that has not begun within WAIT
 seconds is given up (a runtime that runs its calls one at a time in another order, or
-asks the model for its next turn first). The batch's `order` event in the history says the
-order kept, and whether it was the one chosen.
+asks the model for its next turn first); within KNOWN_WAIT for a batch taken from the
+store, whose calls that already have a durable result a runtime may not run again. The
+batch's `order` event in the history says the order kept, and whether it was the one
+chosen.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
+import functools
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from . import gates, history
 
+T = TypeVar("T")
+
 # Seconds a finishing call waits for a call before it in the order to begin at all.
 WAIT = 2.0
+KNOWN_WAIT = 0.3  # the same, in a batch known from the baseline (taken from the store)
 _POLL = 0.01  # a waiter looks again this often (a held gate does not wake it)
 
 _lock = threading.Condition()
 _batches: list[_Batch] = []
+_known: list[_Batch] = []  # the baseline's batches, for calls no reply served here
 _chosen: dict[int, tuple[int, ...]] = {}
 _served = 0  # replies with calls served in this process
 
@@ -55,6 +75,7 @@ class _Batch:
     slots: list[Slot] = field(default_factory=list)
     finished: list[int] = field(default_factory=list)
     given_up: bool = False
+    known: bool = False  # the baseline's, not a reply served here
 
 
 def choose(number: int, order: tuple[int, ...]) -> None:
@@ -68,8 +89,20 @@ def reset() -> None:
     global _served
     with _lock:
         _batches.clear()
+        _known.clear()
         _chosen.clear()
         _served = 0
+
+
+def known(batches: list[list[list[str]]] | tuple[tuple[tuple[str, str], ...], ...]) -> None:
+    """The baseline's batches, in order ([name, canonical arguments] per call): where a
+    call goes that no reply served to this process asked for."""
+    with _lock:
+        _known.clear()
+        for number, calls in enumerate(batches, start=1):
+            b = _Batch(number, tuple(range(len(calls))), False, known=True)
+            b.slots = [Slot(b, i, str(n), str(a)) for i, (n, a) in enumerate(calls)]
+            _known.append(b)
 
 
 def batch(calls: list[list[str]]) -> None:
@@ -91,7 +124,7 @@ def begin(name: str, arguments: str) -> Slot | None:
     """A call of a tool begins: its slot in the latest batch that asked for it (None: a
     call of no batch served here, e.g. one a resumed run replays from its store)."""
     with _lock:
-        for b in reversed(_batches):
+        for b in [*reversed(_batches), *_known]:
             for slot in b.slots:
                 if not slot.begun and (slot.name, slot.arguments) == (name, arguments):
                     slot.begun = True
@@ -114,10 +147,13 @@ def wait(slot: Slot | None) -> None:
     if slot is None:
         return
     since = time.monotonic()
+    patience = KNOWN_WAIT if slot.batch.known else WAIT
     with _lock:
         while True:
             waiting = [
-                s for s in _before(slot) if not _held(s) and (s.begun or not _late(since))
+                s
+                for s in _before(slot)
+                if not _held(s) and (s.begun or time.monotonic() - since <= patience)
             ]
             if not waiting:
                 if any(not s.begun for s in _before(slot)):
@@ -141,6 +177,58 @@ def finished(slot: Slot | None) -> None:
     history.record("order", batch=b.number, order=b.finished, chosen=list(b.order), kept=kept)
 
 
+class _Delivery:
+    """Where a tool's wrapper, run in a thread by asyncio.to_thread, leaves its slot for
+    the awaiting coroutine to mark finished once the result is back in the loop."""
+
+    def __init__(self, func: Any) -> None:
+        self.func = func  # what to_thread runs: the wrapper itself, or the slot is not left
+        self.slot: Slot | None = None
+
+
+_delivery: contextvars.ContextVar[_Delivery | None] = contextvars.ContextVar(
+    "killpoint_delivery", default=None
+)
+
+
+def handed_back(slot: Slot | None, wrapper: Any) -> None:
+    """The tool's `wrapper` is done with `slot`: finished now, or, when the runtime ran
+    `wrapper` itself through asyncio.to_thread (not a thread that runs more than the
+    tool), once that hands the result back to the runtime."""
+    delivery = _delivery.get()
+    if delivery is not None and slot is not None and delivery.func is wrapper:
+        delivery.slot = slot
+        return
+    finished(slot)
+
+
+_installed = False
+
+
+def install() -> None:
+    """In this (worker) process, make `asyncio.to_thread` mark a tool's call finished only
+    once its result is back in the event loop (see the module's docstring). Once."""
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    original = asyncio.to_thread
+
+    @functools.wraps(original)
+    async def to_thread(func: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        delivery = _Delivery(func)
+        # Set while the original runs: it copies this context into the thread. Nothing
+        # else of this task runs meanwhile (it is suspended here).
+        token = _delivery.set(delivery)
+        try:
+            return await original(func, *args, **kwargs)
+        finally:
+            _delivery.reset(token)
+            finished(delivery.slot)
+
+    asyncio.to_thread = to_thread
+
+
 def _before(slot: Slot) -> list[Slot]:
     order = slot.batch.order
     place = order.index(slot.index)
@@ -154,8 +242,18 @@ def _held(slot: Slot) -> bool:
     )
 
 
-def _late(since: float) -> bool:
-    return time.monotonic() - since > WAIT
-
-
-__all__ = ["WAIT", "Slot", "batch", "begin", "choose", "finished", "must_wait", "reset", "wait"]
+__all__ = [
+    "KNOWN_WAIT",
+    "handed_back",
+    "install",
+    "WAIT",
+    "Slot",
+    "batch",
+    "begin",
+    "choose",
+    "finished",
+    "known",
+    "must_wait",
+    "reset",
+    "wait",
+]

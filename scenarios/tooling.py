@@ -135,7 +135,7 @@ class ToolEnv:
                         ledger.record(name, args, phase="finished", key=key)
                         gates.hit(gates.tool_gate(name, args, "finished"))
             finally:
-                finish_order.finished(slot)
+                finish_order.handed_back(slot, wrapper)
 
         return wrapper
 

@@ -160,6 +160,11 @@ def campaign(
             + (f" rerun={len(cells)} cell(s)" if cells is not None else "")
             + (f" shard={config.shard}" if config.shard is not None else ""),
         )
+        if config.points.everything:
+            from killpoint import kinds
+
+            for name, why in kinds.left_out_of_all().items():
+                cli_output.plain(err, f"{name} points are not part of --points all here: {why}")
     # Engaged by the campaign at its first interrupt or its last cell; released once the
     # reports are written, which no signal cuts off half-way.
     hold = SignalHold()

@@ -189,6 +189,11 @@ class CellRun:
         assert self.work is not None
         return turn_log(self.work / MODEL_STATE, SERVED_LOG if served else TURNS_LOG)
 
+    def history(self) -> list[history.Event]:
+        """The cell's history so far: every worker's events, in order."""
+        assert self.work is not None
+        return history.read(self.work / history.HISTORY)
+
     def regenerated(self) -> list[dict[str, Any]]:
         assert self.work is not None
         return regenerated_turns(self.work / MODEL_STATE)
@@ -227,6 +232,7 @@ class CellRun:
         assert self.work is not None
         url = spec.pop("store_url", self.url)
         spec.setdefault("checkpoint_trace", self.base.writes_lag)
+        spec.setdefault("batches", self.base.batch_calls())
         worker = Worker(
             self.engine.worker_spec(self.cell.row, url, self.work, log_name=log_name, **spec),
             self.timeline,
@@ -567,7 +573,7 @@ class CellRun:
         run than the baseline's. What the contract, the history and the ledger find stands."""
         if not found or self.work is None:
             return found
-        again = history_rules.reanswered(history.read(self.work / history.HISTORY))
+        again = history_rules.reanswered(self.history())
         if not again:
             return found
         turns = sorted({int(second.get("turn") or 0) for _, second in again})
@@ -629,7 +635,7 @@ class CellRun:
         # The history of every worker of the cell, held to the same rules as the baseline's.
         mode = find(self.adapter.modes, self.cell.mode)
         checked += history_rules.check(
-            history.read(self.work / history.HISTORY),
+            self.history(),
             self.final if self.judged else None,
             replays=bool(mode and mode.replays_replies),
             durable=bool(mode is None or mode.durable),

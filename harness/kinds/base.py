@@ -19,6 +19,7 @@ from killpoint.values import sentences
 if TYPE_CHECKING:
     from killpoint.judge.baseline import Baseline, Call
     from killpoint.judge.oracle import Sides
+    from killpoint.scenarios.history import Event as HistoryEvent
     from killpoint.scenarios.ledger import Entry
     from killpoint.stores import StoreBackend
     from killpoint.values.findings import Finding
@@ -162,6 +163,10 @@ class CellContext(Protocol):
         any worker; `served`: of every reply it answered."""
         ...
 
+    def history(self) -> list[HistoryEvent]:
+        """The cell's history so far, every worker's events in order (scenarios.history)."""
+        ...
+
     def regenerated(self) -> list[dict[str, Any]]:
         """Each re-asked turn the scripted model answered otherwise in this cell
         (scenarios.model.regenerated_turns)."""
@@ -217,6 +222,10 @@ class PointKind(Protocol):
     # The power goes at the point: the campaign's cut model (--cut) shapes the cell, and
     # the cell's replay must name it.
     cuts: bool
+    # At most this many of its points per row (per K, for a kind whose points are K:I),
+    # drawn from the campaign's seed when a row offers more; None: every point. A kind
+    # named in --points on its own, not through a group, gives every point.
+    sampled: int | None
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         """Every point of this kind the baseline offers, in order."""

@@ -28,6 +28,7 @@ class AfterCheckpoint:
     copyable = True
     kept = True
     cuts = False
+    sampled: int | None = None
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         return [CrashPoint(self.name, k) for k in range(1, base.checkpoints)]
@@ -58,6 +59,7 @@ class MidBatch:
     copyable = True
     kept = True
     cuts = False
+    sampled: int | None = None
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         return [
@@ -125,6 +127,7 @@ class MidModel:
     copyable = True
     kept = True
     cuts = False
+    sampled: int | None = None
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         return [CrashPoint(self.name, t) for t in base.turns]
@@ -156,6 +159,7 @@ class MidCommit:
     copyable = True
     kept = True
     cuts = False
+    sampled: int | None = None
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         # Only checkpoints whose commit the adapter marks (a runtime without a commit hook

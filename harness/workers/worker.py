@@ -67,6 +67,10 @@ class WorkerSpec:
     # (batch number, order): that tool batch's calls finish in this order (call indices);
     # every other batch in call order (scenarios.finish_order).
     finish_order: tuple[int, tuple[int, ...]] | None = None
+    # The baseline's tool batches ((name, canonical arguments) per call, in call order): a
+    # batch this worker takes from its store rather than from the model finishes in call
+    # order too.
+    batches: tuple[tuple[tuple[str, str], ...], ...] = ()
 
 
 class _Channel:
@@ -161,6 +165,8 @@ def _run(spec: WorkerSpec, channel: _Channel, work: Path) -> list[RunResult]:
     # The run's history, shared by every worker of the cell (scenarios.history).
     history.configure(work / history.HISTORY)
     finish_order.reset()
+    finish_order.install()
+    finish_order.known(spec.batches)
     if spec.finish_order is not None:
         finish_order.choose(*spec.finish_order)
     if spec.clock_skew:

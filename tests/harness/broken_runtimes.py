@@ -697,3 +697,122 @@ HISTORY_VARIANTS = (
 )
 # Needs the store-file trace (FUSE): its break shows in no other event.
 SYNC_VARIANTS = (("fast_finish", "acknowledged-unsynced", "research/tool-batch/after-checkpoint:2"),)
+
+
+# -- one per plan that reaches a narrow window (NARROW_VARIANTS): each passes every point
+# the plan offered before, and the new points catch it every time.
+
+
+class CompletionOrderAgent(Agent):
+    """Keeps a batch's results in the order its calls finished, not the order they were
+    asked in (as a runtime that appends each result as it comes back does): a run whose
+    calls happen to finish in call order ends as the baseline's, one whose calls finish in
+    another order holds its results out of order."""
+
+    async def _run_batch(self, st: Any, batch: Any) -> None:
+        before = len(st.messages)
+        finished: list[str] = []
+        record = self._record
+
+        def recording(state: Any, execution: Any) -> None:
+            finished.append(execution.call_id)
+            record(state, execution)
+
+        self._record = recording  # type: ignore[method-assign]
+        try:
+            await super()._run_batch(st, batch)
+        finally:
+            del self._record
+        results = st.messages[before:]
+        by_id = {m.call_id: m for m in results}
+        st.messages[before:] = [by_id[c] for c in finished if c in by_id] + [
+            m for m in results if m.call_id not in finished
+        ]
+
+
+class StaleRenewalAgent(Agent):
+    """A heartbeat that renews the lease of the version the run had at its first renewal:
+    renewals work until the run's next checkpoint moves the version on, then match no row,
+    and nothing reads renew_lease's answer. Held before its first renewal (lease-outlived),
+    the owner keeps the run; held once it has renewed and checkpointed since, it loses it."""
+
+    async def _heartbeat(self, st: Any) -> None:
+        version = None
+        while True:
+            await asyncio.sleep(self.lease_seconds / 3)
+            if st.version is None:
+                continue
+            if version is None:
+                version = st.version
+            with contextlib.suppress(SQLAlchemyError):
+                self.db.renew_lease(st.run_id, st.owner, version, self.lease_seconds)
+
+
+class PreClaimVersionAgent(Agent):
+    """A continued run's heartbeat renews the lease of the version the run had before this
+    worker claimed it (read before the claim, kept by mistake): a run this worker began
+    renews as it should, a run it resumed renews nothing, and loses its lease while alive."""
+
+    stale: dict[str, int]
+
+    async def acontinue_run(self, run_id: str, session_id: str, **kwargs: Any) -> RunOutput:
+        before = self.db.read_run(run_id, whole=False)
+        if before is not None:
+            self.__dict__.setdefault("stale", {})[run_id] = before.version
+        return await super().acontinue_run(run_id, session_id, **kwargs)
+
+    async def _heartbeat(self, st: Any) -> None:
+        stale = self.__dict__.get("stale", {}).get(st.run_id)
+        while True:
+            await asyncio.sleep(self.lease_seconds / 3)
+            version = stale if stale is not None else st.version
+            if version is not None:
+                with contextlib.suppress(SQLAlchemyError):
+                    self.db.renew_lease(st.run_id, st.owner, version, self.lease_seconds)
+
+
+class EagerStealStore(Store):
+    """A claim takes over a run whose lease has less than half its length left ("faster
+    failover"), trusting the owner's heartbeat to keep a live lease above that: true while
+    every worker's clock agrees, false once the owner's runs behind."""
+
+    def claim(self, run_id: str, session_id: str, owner: Any, *, lease_seconds: float) -> StoredRun:
+        import time
+
+        with self.writing() as conn:
+            conn.execute(
+                update(schema.runs)
+                .where(
+                    schema.runs.c.run_id == run_id,
+                    schema.runs.c.owner.is_not(None),
+                    schema.runs.c.lease_expires_at < time.time() + lease_seconds / 2,
+                )
+                .values(lease_expires_at=0.0)
+            )
+        return super().claim(run_id, session_id, owner, lease_seconds=lease_seconds)
+
+
+def completion_order() -> ReferenceAdapter:
+    return _adapter("completion-order", agent=CompletionOrderAgent)
+
+
+def stale_renewal() -> ReferenceAdapter:
+    return _adapter("stale-renewal", agent=StaleRenewalAgent)
+
+
+def pre_claim_version() -> ReferenceAdapter:
+    return _adapter("pre-claim-version", agent=PreClaimVersionAgent)
+
+
+def eager_steal() -> ReferenceAdapter:
+    return _adapter("eager-steal", store=EagerStealStore)
+
+
+# (variant, the finding kind that names it, the kind whose point catches it, the row, the
+# kinds that were there before and pass it in that row).
+NARROW_VARIANTS = (
+    ("stale_renewal", "two-drivers", "lease-renewed", "parallel-fetch/tool-batch", ("lease-outlived",)),
+    ("pre_claim_version", "two-drivers", "lease-resumed", "research/tool-batch", ("lease-outlived", "lease-renewed")),
+    ("eager_steal", "two-drivers", "clock-behind", "research/tool-batch", ("second-resumer",)),
+    ("completion_order", "messages-differ", "finish-order", "parallel-fetch/tool-batch", ("after-checkpoint", "mid-batch")),
+)  # fmt: skip
