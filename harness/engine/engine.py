@@ -275,6 +275,16 @@ class Engine:
 
         return available() is None
 
+    def _fs_history(self) -> bool:
+        """Whether baselines run with the store on the power-loss filesystem so that the
+        run's history holds the store files' writes and syncs (a SQLite store, FUSE here):
+        the rule that nothing is returned before its commit is synced reads them."""
+        if store_kind(self.config.store) != "sqlite":
+            return False
+        from killpoint.powerloss import available
+
+        return available() is None
+
     def _run_baseline(self, row: Row) -> Baseline:
         runtime, scenario, mode, store = row
         mode_info = find(self.adapter(runtime).modes, mode)
@@ -301,11 +311,14 @@ class Engine:
         fs = None
         try:
             armed: dict[str, Any] = {}
-            if self._fs_traced():
+            traced = self._fs_traced()
+            if traced or self._fs_history():
                 from killpoint.engine import fs_trace
 
                 fs, url = fs_trace.mount(url)
-                armed = {"gates": fs_trace.landed_gates(), "release": True}
+                fs.record_into(work / history.HISTORY)
+                if traced:
+                    armed = {"gates": fs_trace.landed_gates(), "release": True}
             w = Worker(
                 self.worker_spec(row, url, work, trace=True, log_name="baseline", **armed),
                 timeline,
@@ -315,6 +328,9 @@ class Engine:
             deadline = time.monotonic() + self.config.timeout
             if fs is None:
                 out = w.join(deadline)
+            elif not traced:
+                out = w.join(deadline)
+                url = fs_trace.unmount(fs, url)
             else:
                 out = fs_trace.follow(w, fs, deadline)
                 base.fs_ops = [op.to_json() for op in fs.ops()]

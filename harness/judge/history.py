@@ -189,7 +189,7 @@ def _unsynced_finding(ack: Event, commit: Event, write: Event) -> Finding:
         path=f"runs[{ack.get('run_id')!r}].status",
         expected_value="synced before it is returned",
         actual_value=ack.get("status"),
-        evidence=(commit.describe(), write.describe(), ack.describe()),
+        evidence=tuple(x.describe() for x in sorted((write, commit, ack), key=lambda x: x.n)),
         sides=("the order the mode promises", "the order in the history"),
     )
 

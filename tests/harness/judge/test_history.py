@@ -14,7 +14,7 @@ import pytest
 from killpoint.judge import history as rules
 from killpoint.judge.durability import settings_findings, shortfalls
 from killpoint.scenarios.history import Event
-from tests.harness.broken_runtimes import HISTORY_VARIANTS
+from tests.harness.broken_runtimes import HISTORY_VARIANTS, SYNC_VARIANTS
 from tests.harness.judge.test_contract import run_with_row, unexpected_kinds
 
 
@@ -256,14 +256,36 @@ class TestSettings:
     ("variant", "kind", "where"), HISTORY_VARIANTS, ids=[v[0] for v in HISTORY_VARIANTS]
 )
 def test_only_its_rule_names_each_broken_runtime(
-    tmp_path: Path, variant: str, kind: str, where: str
+    tmp_path: Path, variant: str, kind: str, where: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The broken variant's row shows its rule's finding alone, the cell adds nothing
     (no kill lands where the break shows); the reference runtime passes the same cell and
-    its row shows nothing."""
+    its row shows nothing. Without the store-file trace: with it, a store that never syncs
+    also returns statuses before their commits are synced, and says so twice."""
+    monkeypatch.setenv("KILLPOINT_NO_FUSE", "1")
+    held_to_its_rule(tmp_path, variant, kind, where)
+
+
+def held_to_its_rule(tmp_path: Path, variant: str, kind: str, where: str) -> None:
     broken, row = run_with_row(tmp_path, f"tests.harness.broken_runtimes:{variant}", where)
     assert {kind} == unexpected_kinds(broken) | row, [f["sentence"] for f in broken.findings]
     assert kind not in unexpected_kinds(broken), "a cell repeats what its row shows"
     sound, sound_row = run_with_row(tmp_path, "reference", where)
     assert set() == sound_row
     assert (True, set()) == (sound.expected, unexpected_kinds(sound)), sound.detail
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("variant", "kind", "where"), SYNC_VARIANTS, ids=[v[0] for v in SYNC_VARIANTS]
+)
+def test_a_return_before_its_commit_is_synced_shows_in_the_store_file_trace(
+    tmp_path: Path, variant: str, kind: str, where: str
+) -> None:
+    """With the baseline's store on the power-loss filesystem (where FUSE mounts), the
+    history holds the store files' writes and syncs: a terminal commit made unsynced is
+    named in the row alone, and its settings read back say nothing (FULL)."""
+    from tests.harness.powerloss.conftest import need_fuse
+
+    need_fuse("the store-file trace")
+    held_to_its_rule(tmp_path, variant, kind, where)
