@@ -7,8 +7,9 @@ is the calls of one model reply (the scripted model tells this module each reply
 serves), and each call, its tool's work done, waits at its finish point until the calls
 before it in the batch's order have finished, i.e. returned to the runtime. The order is
 the reply's own (call 0 first), unless the worker was given another for that batch
-(`choose`: a `finish-order` point). So every run finishes its batches' calls in an order
-the plan names, and a cell replays exactly.
+(`choose`: a `finish-order` point). The calls also begin in call order (`start`), so the
+call a point holds or kills at "call 0 of batch K" is the same one in every run. So every
+run finishes its batches' calls in an order the plan names, and a cell replays exactly.
 
 Returned to the runtime means its result reached the runtime's own code: for a tool the
 runtime runs in a thread through `asyncio.to_thread` (the reference runtime does), when
@@ -64,7 +65,9 @@ class Slot:
     name: str
     arguments: str
     begun: bool = False
+    started: bool = False  # past its `started` gate
     done: bool = False
+    abandoned: bool = False  # waited for once in vain: the runtime does not run it here
 
 
 @dataclass
@@ -133,6 +136,34 @@ def begin(name: str, arguments: str) -> Slot | None:
     return None
 
 
+def must_start_later(slot: Slot | None) -> bool:
+    """Whether a call beginning now has calls before it (in call order) yet to begin."""
+    if slot is None:
+        return False
+    with _lock:
+        return bool(_unbegun(slot))
+
+
+def start(slot: Slot | None) -> None:
+    """Block until every call before `slot` in call order is past its `started` gate (or
+    held at it, or has not begun within the patience: the runtime does not run it here).
+    Calls start in call order in every run, so which of them a plan's point holds or
+    kills is the same in every run."""
+    if slot is None:
+        return
+    since = time.monotonic()
+    with _lock:
+        while True:
+            if all(s.begun and (s.started or _held(s, "started")) for s in _unbegun(slot)):
+                return
+            if time.monotonic() - since > _patience(slot):
+                for s in _unbegun(slot):
+                    s.abandoned = True
+                slot.batch.given_up = True
+                return
+            _lock.wait(_POLL)
+
+
 def must_wait(slot: Slot | None) -> bool:
     """Whether a call finishing now has calls to wait for (cheap: no waiting here)."""
     if slot is None:
@@ -143,23 +174,44 @@ def must_wait(slot: Slot | None) -> bool:
 
 def wait(slot: Slot | None) -> None:
     """Block until every call before `slot` in its batch's order has finished, is held at
-    an armed gate, or has not begun within WAIT seconds."""
+    an armed gate, or has not begun within the patience (WAIT, or KNOWN_WAIT)."""
     if slot is None:
         return
     since = time.monotonic()
-    patience = KNOWN_WAIT if slot.batch.known else WAIT
     with _lock:
         while True:
+            late = time.monotonic() - since > _patience(slot)
             waiting = [
                 s
                 for s in _before(slot)
-                if not _held(s) and (s.begun or time.monotonic() - since <= patience)
+                if not any(_held(s, phase) for phase in gates.TOOL_PHASES)
+                and (s.begun or not late)
             ]
             if not waiting:
-                if any(not s.begun for s in _before(slot)):
-                    slot.batch.given_up = True
+                for s in _before(slot):
+                    if not s.begun:
+                        s.abandoned = True
+                        slot.batch.given_up = True
                 return
             _lock.wait(_POLL)
+
+
+def _patience(slot: Slot) -> float:
+    return KNOWN_WAIT if slot.batch.known else WAIT
+
+
+def started(slot: Slot | None) -> None:
+    """The call is past its `started` gate: the next in call order may start."""
+    if slot is None:
+        return
+    with _lock:
+        slot.started = True
+        _lock.notify_all()
+
+
+def _unbegun(slot: Slot) -> list[Slot]:
+    """The calls before `slot` in call order not yet started (nor given up)."""
+    return [s for s in slot.batch.slots[: slot.index] if not s.started and not s.abandoned]
 
 
 def finished(slot: Slot | None) -> None:
@@ -232,14 +284,17 @@ def install() -> None:
 def _before(slot: Slot) -> list[Slot]:
     order = slot.batch.order
     place = order.index(slot.index)
-    return [slot.batch.slots[i] for i in order[:place] if not slot.batch.slots[i].done]
+    return [
+        s
+        for s in (slot.batch.slots[i] for i in order[:place])
+        if not s.done and not s.abandoned
+    ]
 
 
-def _held(slot: Slot) -> bool:
-    return any(
-        gates.holding(gates.tool_gate(slot.name, slot.arguments, phase))
-        for phase in gates.TOOL_PHASES
-    )
+def _held(slot: Slot, phase: str) -> bool:
+    """Whether the engine holds the call at its gate of `phase` (started: it cannot start
+    before it is released; finished: its work is done and its result is held back)."""
+    return gates.holding(gates.tool_gate(slot.name, slot.arguments, phase))
 
 
 __all__ = [
@@ -253,7 +308,10 @@ __all__ = [
     "choose",
     "finished",
     "known",
+    "must_start_later",
     "must_wait",
     "reset",
+    "start",
+    "started",
     "wait",
 ]

@@ -39,8 +39,9 @@ _wait: Callable[[str], None] | None = None  # None: block forever
 _tracer: Callable[[str], None] | None = None
 _hits: list[str] = []
 _seen: dict[str, int] = {}
-# Base names (no `#n`) of the armed gates a thread is blocked at now (holding()).
-_holding: dict[str, int] = {}
+# The armed gates a thread is blocked at now and that no release has been sent for yet
+# (holding()): a gate stops being held when its release arrives, not when its thread wakes.
+_holding: set[str] = set()
 
 
 def call_signature(arguments: str | dict[str, object]) -> str:
@@ -180,10 +181,9 @@ def hit(name: str) -> None:
         _tracer(name)
     if name not in _armed:
         return
-    base = base_name(name)
     with _lock:
         _hits.append(name)
-        _holding[base] = _holding.get(base, 0) + 1
+        _holding.add(name)
         announce, wait = _announce, _wait
         if announce is not None:
             announce(name)  # under the lock: announcements from threads never interleave
@@ -193,16 +193,22 @@ def hit(name: str) -> None:
     try:
         wait(name)
     finally:
-        with _lock:
-            _holding[base] -= 1
+        released(name)
+
+
+def released(name: str) -> None:
+    """The release of gate `name` has arrived (its thread may not have woken yet)."""
+    with _lock:
+        _holding.discard(name)
 
 
 def holding(name: str) -> bool:
     """Whether a thread of this process is blocked at the armed gate `name` (a base name,
-    without `#n`) now: the engine holds it there (scenarios.finish_order does not wait
-    for a call held so)."""
+    without `#n`; any of its passes) and no release of it has arrived: the engine holds it
+    there (scenarios.finish_order does not wait for a call held so)."""
+    base = base_name(name)
     with _lock:
-        return _holding.get(base_name(name), 0) > 0
+        return any(base_name(held) == base for held in _holding)
 
 
 def hits() -> list[str]:

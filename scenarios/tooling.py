@@ -104,7 +104,11 @@ class ToolEnv:
                 args, key = split(kwargs)
                 slot = finish_order.begin(name, canonical_arguments(args))
                 try:
+                    if finish_order.must_start_later(slot):
+                        # In a thread: the calls it waits for begin on this loop.
+                        await asyncio.to_thread(finish_order.start, slot)
                     await _async_hit(gates.tool_gate(name, args, "started"))
+                    finish_order.started(slot)
                     effect(args, key)
                     try:
                         return await fn(**kwargs)
@@ -125,7 +129,9 @@ class ToolEnv:
             args, key = split(kwargs)
             slot = finish_order.begin(name, canonical_arguments(args))
             try:
+                finish_order.start(slot)
                 gates.hit(gates.tool_gate(name, args, "started"))
+                finish_order.started(slot)
                 effect(args, key)
                 try:
                     return fn(**kwargs)

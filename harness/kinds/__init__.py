@@ -202,6 +202,19 @@ def sample(points: list[CrashPoint], seed: str, named: Iterable[str] = ()) -> li
     return [p for p in points if p in keep]
 
 
+def reorderable(base: Baseline) -> list[tuple[int, int]]:
+    """(batch number, how many orders its calls can finish in) of each batch of two calls
+    or more: what a search draws finish orders from."""
+    from math import factorial
+
+    return [(b.number, factorial(len(b.calls))) for b in base.batches if len(b.calls) >= 2]
+
+
+def order_point(batch: int, rank: int) -> CrashPoint:
+    """The point at which batch `batch`'s calls finish in the order of this rank."""
+    return CrashPoint(FinishOrder().name, batch, rank)
+
+
 def left_out_of_all() -> dict[str, str]:
     """Kinds that join `--points all` only where they can run, each with why it is not
     part of it here (power loss without FUSE): what the matrix's banner says."""
@@ -276,6 +289,8 @@ def groups() -> dict[str, tuple[str, ...]]:
 __all__ = [
     "REGISTRY",
     "left_out_of_all",
+    "order_point",
+    "reorderable",
     "sample",
     "CellContext",
     "Plan",

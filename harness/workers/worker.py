@@ -112,6 +112,7 @@ class _Channel:
             except (EOFError, OSError):
                 os._exit(3)
             if kind == "release":
+                gates.released(name)  # no longer held, before its thread wakes
                 self._event(name).set()
 
 
