@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import functools
 import threading
 import time
 from collections.abc import Callable
@@ -184,8 +183,7 @@ def wait(slot: Slot | None) -> None:
             waiting = [
                 s
                 for s in _before(slot)
-                if not any(_held(s, phase) for phase in gates.TOOL_PHASES)
-                and (s.begun or not late)
+                if not any(_held(s, phase) for phase in gates.TOOL_PHASES) and (s.begun or not late)
             ]
             if not waiting:
                 for s in _before(slot):
@@ -266,7 +264,6 @@ def install() -> None:
     _installed = True
     original = asyncio.to_thread
 
-    @functools.wraps(original)
     async def to_thread(func: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         delivery = _Delivery(func)
         # Set while the original runs: it copies this context into the thread. Nothing
@@ -278,6 +275,7 @@ def install() -> None:
             _delivery.reset(token)
             finished(delivery.slot)
 
+    to_thread.__doc__ = original.__doc__
     asyncio.to_thread = to_thread
 
 
@@ -285,9 +283,7 @@ def _before(slot: Slot) -> list[Slot]:
     order = slot.batch.order
     place = order.index(slot.index)
     return [
-        s
-        for s in (slot.batch.slots[i] for i in order[:place])
-        if not s.done and not s.abandoned
+        s for s in (slot.batch.slots[i] for i in order[:place]) if not s.done and not s.abandoned
     ]
 
 
@@ -299,14 +295,14 @@ def _held(slot: Slot, phase: str) -> bool:
 
 __all__ = [
     "KNOWN_WAIT",
-    "handed_back",
-    "install",
     "WAIT",
     "Slot",
     "batch",
     "begin",
     "choose",
     "finished",
+    "handed_back",
+    "install",
     "known",
     "must_start_later",
     "must_wait",

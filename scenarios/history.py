@@ -113,20 +113,27 @@ class Event:
             "run": lambda: f"run {d.get('run_id')} {d.get('how')}",
             "ack": lambda: f"returned {d.get('status')} for run {d.get('run_id')}",
             "model-request": lambda: f"asked for model turn {d.get('turn')}",
-            "model-reply": lambda: f"model turn {d.get('turn')} answered"
-            + (f" ({_calls(d.get('calls'))})" if d.get("calls") else ""),
+            "model-reply": lambda: (
+                f"model turn {d.get('turn')} answered"
+                + (f" ({_calls(d.get('calls'))})" if d.get("calls") else "")
+            ),
             "model-refused": lambda: f"model turn {d.get('turn')} refused ({d.get('status')})",
             "effect": lambda: f"effect of {d.get('tool')}({d.get('arguments')}) began",
             "effect-done": lambda: f"{d.get('tool')}({d.get('arguments')}) returned",
             "write": lambda: f"{_written(d)} began",
             "committed": lambda: f"{_written(d)} committed",
             "write-failed": lambda: f"{_written(d)} failed",
-            "lease": lambda: f"lease of run {d.get('run_id')} stamped to expire at "
-            f"{_clock(d.get('expires_at'))} ({d.get('by')})",
-            "claim": lambda: f"claim of run {d.get('run_id')} "
-            + ("granted" if d.get("granted") else f"refused ({d.get('why')})"),
-            "settings": lambda: "store settings: "
-            + ", ".join(f"{k}={v}" for k, v in d.items() if k not in _COMMON),
+            "lease": lambda: (
+                f"lease of run {d.get('run_id')} stamped to expire at "
+                f"{_clock(d.get('expires_at'))} ({d.get('by')})"
+            ),
+            "claim": lambda: (
+                f"claim of run {d.get('run_id')} "
+                + ("granted" if d.get("granted") else f"refused ({d.get('why')})")
+            ),
+            "settings": lambda: (
+                "store settings: " + ", ".join(f"{k}={v}" for k, v in d.items() if k not in _COMMON)
+            ),
             "clock": lambda: f"wall clock set off by {d.get('skew')} s",
             "order": lambda: f"batch {d.get('batch')} finished in order {d.get('order')}",
             "fs": lambda: f"{d.get('op')} of {d.get('file')}",

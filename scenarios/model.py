@@ -20,11 +20,10 @@ from typing import Any
 import httpx
 import respx
 
-from . import gates, history
+from . import finish_order, gates, history
 from . import http_mock as _http_mock  # noqa: F401  (registers the "httpx2" mocker)
 from .behaviours import Regenerated, Replan, check, regenerate
 from .conversation import Conversation, canonical_arguments
-from . import finish_order
 from .faults import Fault, FaultCounter
 from .own_writes import own_write
 from .responses import response_body, response_id

@@ -170,9 +170,7 @@ class CheckpointGates:
             raise
         history.record("committed" if written.landed else "write-failed", what=what, **facts)
 
-    def lease(
-        self, run_id: str, expires_at: float, *, by: str, since: float | None = None
-    ) -> None:
+    def lease(self, run_id: str, expires_at: float, *, by: str, since: float | None = None) -> None:
         """The runtime stamped a lease of `run_id` to expire at `expires_at` (its clock's
         time.time()); `by`: what stamped it (claim, renewal, checkpoint); `since`: when
         the operation that stamped it began (history.true_time(); default: now). A lease

@@ -27,14 +27,38 @@ def shortfalls(settings: Mapping[str, Any]) -> list[tuple[str, str, str, bool]]:
     sync = str(settings.get("synchronous", "")).upper()
     mode = str(settings.get("journal_mode", "")).lower()
     if sync == "OFF":
-        found.append(("synchronous", sync, "SQLite never syncs a commit: a power cut may lose any of them", False))
+        found.append(
+            (
+                "synchronous",
+                sync,
+                "SQLite never syncs a commit: a power cut may lose any of them",
+                False,
+            )
+        )
     elif sync == "NORMAL" and mode == "wal":
-        found.append(("synchronous", sync, "in WAL mode SQLite then syncs only at a checkpoint of the WAL: a power cut may lose the last commits", False))
+        found.append(
+            (
+                "synchronous",
+                sync,
+                "in WAL mode SQLite then syncs only at a checkpoint of the WAL: a power cut may lose the last commits",
+                False,
+            )
+        )
     if mode in ("off", "memory"):
-        found.append(("journal_mode", mode, "no rollback journal on disk: a power cut during a commit may corrupt the store", False))
+        found.append(
+            (
+                "journal_mode",
+                mode,
+                "no rollback journal on disk: a power cut during a commit may corrupt the store",
+                False,
+            )
+        )
     for name, why in (
         ("fsync", "the server never flushes to disk: a power cut may lose or corrupt anything"),
-        ("synchronous_commit", "a commit returns before its WAL is flushed: a power cut may lose the last commits returned"),
+        (
+            "synchronous_commit",
+            "a commit returns before its WAL is flushed: a power cut may lose the last commits returned",
+        ),
     ):
         if str(settings.get(name, "")).lower() == "off":
             found.append((name, "off", why, settings.get(f"{name}_source") == "server"))

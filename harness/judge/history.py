@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from killpoint.scenarios.history import Event
@@ -55,13 +56,15 @@ def effects_before_records(events: Sequence[Event]) -> list[Finding]:
         if e.event != "effect" or not e.get("effect", True):
             continue
         call = _call(e.get("tool"), e.get("arguments"))
-        reply = _last(events, e.n, e.pid, lambda x: x.event == "model-reply" and call in _calls(x))
+        asked = partial(_asks, call=call)
+        reply = _last(events, e.n, e.pid, asked)
         if reply is None or reply.n in told:
             continue
-        if _between(events, reply.n, e.n, e.pid, lambda x: _records(x, call)):
+        kept = partial(_records, call=call)
+        if _between(events, reply.n, e.n, e.pid, kept):
             continue
         told.add(reply.n)
-        late = _first(events, e.n, e.pid, lambda x: _records(x, call))
+        late = _first(events, e.n, e.pid, kept)
         found.append(
             Finding.of(
                 "effect-before-record",
@@ -84,6 +87,10 @@ def effects_before_records(events: Sequence[Event]) -> list[Finding]:
     return found
 
 
+def _asks(event: Event, call: tuple[str, str]) -> bool:
+    return event.event == "model-reply" and call in _calls(event)
+
+
 def _records(event: Event, call: tuple[str, str]) -> bool:
     return event.event == "committed" and call in _calls(event)
 
@@ -101,15 +108,14 @@ def acknowledgements(events: Sequence[Event]) -> list[Finding]:
         commit: Event | None
         if told:
             # Any worker's commit: a second caller may return what the owner wrote.
-            commit = _last(events, a.n, None, lambda x: _holds(x, run_id, status))
+            holds = partial(_holds, run_id=run_id, status=status)
+            commit = _last(events, a.n, None, holds)
             if commit is None:
-                late = _first(events, a.n, None, lambda x: _holds(x, run_id, status))
+                late = _first(events, a.n, None, holds)
                 found.append(_early(a, late))
                 continue
         else:
-            commit = _last(
-                events, a.n, a.pid, lambda x: x.event == "committed" and _checkpoint(x)
-            )
+            commit = _last(events, a.n, a.pid, lambda x: x.event == "committed" and _checkpoint(x))
         if commit is None or not traced:
             continue
         unsynced = _unsynced(events, commit, a)
@@ -119,11 +125,11 @@ def acknowledgements(events: Sequence[Event]) -> list[Finding]:
 
 
 def _checkpoint(event: Event) -> bool:
-    return event.get("what") == "checkpoint"
+    return bool(event.get("what") == "checkpoint")
 
 
 def _holds(event: Event, run_id: Any, status: Any) -> bool:
-    return (
+    return bool(
         event.event == "committed"
         and _checkpoint(event)
         and event.get("run_id") == run_id
@@ -303,14 +309,7 @@ def reanswered(events: Sequence[Event]) -> list[tuple[Event, Event]]:
     for again in events:
         if again.event != "model-reply" or not again.get("regenerated"):
             continue
-        first = _last(
-            events,
-            again.n,
-            None,
-            lambda x: x.event == "model-reply"
-            and x.get("turn") == again.get("turn")
-            and x.pid != again.pid,
-        )
+        first = _last(events, again.n, None, partial(_first_pass, again=again))
         if first is None:
             continue
         calls = _calls(first)
@@ -323,6 +322,15 @@ def reanswered(events: Sequence[Event]) -> list[tuple[Event, Event]]:
         if _first(events, first.n, first.pid, kept) is None:
             found.append((first, again))
     return found
+
+
+def _first_pass(event: Event, again: Event) -> bool:
+    """`event` served the turn `again` answers again, to another worker."""
+    return (
+        event.event == "model-reply"
+        and event.get("turn") == again.get("turn")
+        and event.pid != again.pid
+    )
 
 
 def check(

@@ -207,7 +207,12 @@ class PointKind(Protocol):
     label: str  # short, for column headers
     kills: bool  # the worker is SIGKILLed at the point
     arity: int  # numbers after the name: 1 (K) or 2 (K:I)
-    groups: tuple[str, ...]  # --points groups that include it (every kind is in "all")
+    @property
+    def groups(self) -> tuple[str, ...]:
+        """The --points groups that include it (where it can run, every kind is in "all"
+        unless it needs to be asked for: a filesystem per cell, a server restart)."""
+        ...
+
     follows: bool  # may be the later crash of a depth-2 schedule (in the resumed run)
     # Its cell begins with CellContext.crash_at (a worker armed at the point, reached and
     # SIGKILLed) and nothing before the kill needs a live process, so all that survives

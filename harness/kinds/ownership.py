@@ -261,8 +261,7 @@ class LeaseRenewed:
         held = [
             b
             for b in base.batches
-            if b.calls
-            and base.landed_before(b.first_index) > base.run_at(b.first_index)[1]
+            if b.calls and base.landed_before(b.first_index) > base.run_at(b.first_index)[1]
         ]
         for before, after in pairwise(held):
             same_run = base.run_at(before.first_index)[0] == base.run_at(after.first_index)[0]

@@ -313,10 +313,7 @@ def _acknowledged_unsynced(f: Facts) -> str:
 
 
 def _durability_weaker(f: Facts) -> str:
-    return (
-        f"the store's {f['setting']} is {f['value']} on the runtime's own connection: "
-        f"{f['why']}"
-    )
+    return f"the store's {f['setting']} is {f['value']} on the runtime's own connection: {f['why']}"
 
 
 def _store_not_durable(f: Facts) -> str:

@@ -24,11 +24,19 @@ from typing import Any
 
 from killpoint.adapters.checkpoint_gates import CheckpointGates
 from killpoint.adapters.registry import load_adapter
-from killpoint.scenarios import Fault, Ledger, RunResult, ScriptedModel, drive, gates
-from killpoint.scenarios import finish_order, history
+from killpoint.scenarios import (
+    Fault,
+    Ledger,
+    RunResult,
+    ScriptedModel,
+    drive,
+    finish_order,
+    gates,
+    history,
+)
 from killpoint.scenarios.own_writes import on_refused
-from killpoint.workers.clock import skew_clock
 from killpoint.values.scenario_refs import resolve_scenario
+from killpoint.workers.clock import skew_clock
 from killpoint.workers.limits import record_refusals
 
 LEDGER = "ledger.jsonl"

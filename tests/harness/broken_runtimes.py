@@ -696,7 +696,9 @@ HISTORY_VARIANTS = (
     ("unsynced_hook", "durability-weaker", "research/tool-batch/after-checkpoint:2"),
 )
 # Needs the store-file trace (FUSE): its break shows in no other event.
-SYNC_VARIANTS = (("fast_finish", "acknowledged-unsynced", "research/tool-batch/after-checkpoint:2"),)
+SYNC_VARIANTS = (
+    ("fast_finish", "acknowledged-unsynced", "research/tool-batch/after-checkpoint:2"),
+)
 
 
 # -- one per plan that reaches a narrow window (NARROW_VARIANTS): each passes every point

@@ -66,7 +66,9 @@ def test_calls_come_back_in_call_order_whatever_their_work_takes(tmp_path: Path)
 
 
 @pytest.mark.parametrize("chosen", [(2, 0, 1), (1, 2, 0), (0, 2, 1)])
-def test_a_chosen_order_is_the_order_the_runtime_sees(tmp_path: Path, chosen: tuple[int, ...]) -> None:
+def test_a_chosen_order_is_the_order_the_runtime_sees(
+    tmp_path: Path, chosen: tuple[int, ...]
+) -> None:
     """Twenty times each: the order is the plan's, never the scheduler's."""
     for _ in range(20):
         finish_order.reset()
@@ -83,7 +85,9 @@ def test_a_call_held_at_an_armed_gate_is_not_waited_for(tmp_path: Path) -> None:
     released = threading.Event()
     announced = threading.Event()
     held = gates.tool_gate("fetch", {"page": "a"}, "finished")
-    gates.configure([held], announce=lambda name: announced.set(), wait=lambda name: released.wait())
+    gates.configure(
+        [held], announce=lambda name: announced.set(), wait=lambda name: released.wait()
+    )
     seen: list[str] = []
     served(["a", "b", "c"])
 

@@ -45,7 +45,9 @@ def test_an_unknown_cut_model_is_one_line_naming_the_choices() -> None:
     ) == str(caught.value)
 
 
-def test_the_banner_says_when_power_loss_is_left_out_of_all(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_banner_says_when_power_loss_is_left_out_of_all(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Without FUSE, `--points all` (and random:N, which samples it) runs no power-loss
     point, and the banner says why; points that do not take `all` say nothing of it."""
     monkeypatch.setenv("KILLPOINT_NO_FUSE", "1")

@@ -1,4 +1,3 @@
-# ruff: noqa: SIM300 - tests assert `expected == actual`
 """A worker's wall clock set off (clock-skew points), in a child process: time.time and
 time.time_ns run behind, the true clock and the history's times do not."""
 
