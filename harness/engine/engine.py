@@ -11,8 +11,9 @@ import threading
 import time
 import traceback
 import weakref
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from killpoint.adapters.blame import AdapterFault, charged, checked_session
 from killpoint.adapters.factory import agent_adapter
@@ -49,10 +50,12 @@ from killpoint.values.normal_form import NormalFormError, exclude
 from killpoint.values.points import CrashPoint, PointError
 from killpoint.values.scenario_refs import resolve_scenario
 from killpoint.values.sentences import count
-from killpoint.values.timeline import Event
 from killpoint.workers.limits import exhausted, refusals
 from killpoint.workers.processes import Interrupted, Outcome, Worker, context, kill_left_behind
 from killpoint.workers.worker import LEDGER, MODEL_STATE, WorkerSpec
+
+if TYPE_CHECKING:
+    from killpoint.powerloss import PowerLossFS
 
 SESSION_ID = "killpoint-session"
 # A kept worker log is cut to this size (head and tail), and kept text files are masked up to it.
@@ -79,8 +82,8 @@ class Engine:
         self.stopping = threading.Event()
         # Told of each cell's first crash (a crash-state corpus keeps the state there).
         self.watchers: list[CrashWatcher] = []
-        # Unbounded until a campaign bounds it: a cell replayed alone waits for no slot.
-        self.slots = Slots(None, self.stopping)
+        # Cells at work at once: a campaign's --workers; a cell replayed alone waits for none.
+        self.slots = Slots(config.workers, self.stopping)
         self._serial = 0
         # Folders work_dir made whose fate is not settled yet (kept, or removed for good):
         # what sweep() removes once no worker runs.
@@ -286,9 +289,36 @@ class Engine:
         return available() is None
 
     def _run_baseline(self, row: Row) -> Baseline:
+        """One run of the row without a crash, read back and checked."""
+        runtime, scenario, mode, _ = row
+        base = self._new_baseline(row)
+        run = BaselineRun(self.work_dir(f"baseline-{runtime}-{scenario}-{mode}"))
+        run.caller = Caller(f"baseline-{scenario}"[:40], self.stopping)
+        try:
+            run.url = run.caller.call(
+                "a new store (the store server)", self.config.timeout, self.stores.fresh, run.work
+            )
+        except Overdue as exc:
+            run.caller.close()
+            self.settle_folder(run.work, keep=False)
+            base.problem, base.problem_kind = f"the store server: {exc}", "store-unavailable"
+            return base
+        try:
+            out = self._drive_baseline(row, base, run)
+            if out.kind != "done":
+                tail = log_tail(run.work, "baseline")
+                base.problem = f"the baseline run failed ({out.kind}): {out.detail}" + tail
+                base.problem_kind = "hung" if out.kind == "timeout" else "missed"
+                return base
+            self._read_baseline(row, base, run)
+            return base
+        finally:
+            self._end_baseline(base, run)
+
+    def _new_baseline(self, row: Row) -> Baseline:
         runtime, scenario, mode, store = row
         mode_info = find(self.adapter(runtime).modes, mode)
-        base = Baseline(
+        return Baseline(
             runtime,
             scenario,
             mode,
@@ -296,122 +326,118 @@ class Engine:
             per_call=bool(mode_info and mode_info.results_per_call),
             writes_lag=bool(mode_info and mode_info.writes_lag),
         )
-        work = self.work_dir(f"baseline-{runtime}-{scenario}-{mode}")
-        caller = Caller(f"baseline-{scenario}"[:40], self.stopping)
-        limit = self.config.timeout
-        try:
-            url = caller.call("a new store (the store server)", limit, self.stores.fresh, work)
-        except Overdue as exc:
-            caller.close()
-            self.settle_folder(work, keep=False)
-            base.problem, base.problem_kind = f"the store server: {exc}", "store-unavailable"
-            return base
-        timeline: list[Event] = []
-        w: Worker | None = None
-        fs = None
-        try:
-            armed: dict[str, Any] = {}
-            traced = self._fs_traced()
-            if traced or self._fs_history():
-                from killpoint.engine import fs_trace
 
-                fs, url = fs_trace.mount(url)
-                fs.record_into(work / history.HISTORY)
-                if traced:
-                    armed = {"gates": fs_trace.landed_gates(), "release": True}
-            w = Worker(
-                self.worker_spec(row, url, work, trace=True, log_name="baseline", **armed),
-                timeline,
-                time.monotonic(),
-                self.stopping,
+    def _drive_baseline(self, row: Row, base: Baseline, run: BaselineRun) -> Outcome:
+        """The worker runs the scenario to its end (its store's file-system operations
+        traced, where fs-op points are planned); its trace and results."""
+        armed: dict[str, Any] = {}
+        traced = self._fs_traced()
+        if traced or self._fs_history():
+            from killpoint.engine import fs_trace
+
+            run.fs, run.url = fs_trace.mount(run.url)
+            run.fs.record_into(run.work / history.HISTORY)
+            if traced:
+                armed = {"gates": fs_trace.landed_gates(), "release": True}
+        spec = self.worker_spec(row, run.url, run.work, trace=True, log_name="baseline", **armed)
+        run.worker = Worker(spec, [], time.monotonic(), self.stopping)
+        deadline = time.monotonic() + self.config.timeout
+        if run.fs is None:
+            out = run.worker.join(deadline)
+        elif not traced:
+            out = run.worker.join(deadline)
+            run.url = fs_trace.unmount(run.fs, run.url)
+        else:
+            out = fs_trace.follow(run.worker, run.fs, deadline)
+            base.fs_ops = [op.to_json() for op in run.fs.ops()]
+            base.fs_budget = self.config.fs_ops
+            run.url = fs_trace.unmount(run.fs, run.url)
+        base.trace = run.worker.trace
+        base.results = out.results
+        return out
+
+    def _read_baseline(self, row: Row, base: Baseline, run: BaselineRun) -> None:
+        """What the finished run left (the session, the ledger, the store's tables), held
+        to the contract; the first thing that fails is the baseline's problem."""
+        runtime, scenario, _, _ = row
+        limit, caller = self.config.timeout, run.caller
+        try:
+            base.session = caller.call(
+                "the adapter's read_session()", limit, self.read_session, runtime, run.url
             )
-            deadline = time.monotonic() + self.config.timeout
-            if fs is None:
-                out = w.join(deadline)
-            elif not traced:
-                out = w.join(deadline)
-                url = fs_trace.unmount(fs, url)
-            else:
-                out = fs_trace.follow(w, fs, deadline)
-                base.fs_ops = [op.to_json() for op in fs.ops()]
-                base.fs_budget = self.config.fs_ops
-                url = fs_trace.unmount(fs, url)
-            base.trace = w.trace
-            base.results = out.results
-            if out.kind != "done":
-                base.problem = f"the baseline run failed ({out.kind}): {out.detail}" + log_tail(
-                    work, "baseline"
-                )
-                base.problem_kind = "hung" if out.kind == "timeout" else "missed"
-                return base
-            try:
-                base.session = caller.call(
-                    "the adapter's read_session()", limit, self.read_session, runtime, url
-                )
-            except AdapterFault as exc:
-                base.problem, base.problem_kind = str(exc), "adapter-error"
-                return base
-            except Overdue as exc:
-                base.problem, base.problem_kind = f"{exc} (in killpoint's own process)", "hung"
-                return base
-            entries = ledger_mod.read(work / LEDGER)
-            base.effects = effects(entries)
-            try:
-                base.tables = caller.call("the store's tables()", limit, self.stores.tables, url)
-            except Overdue as exc:
-                base.problem = f"the store server: {exc}"
-                base.problem_kind = "store-unavailable"
-                return base
-            problems = acknowledged(w.acks, base.session)
-            if problems:
-                base.problem = "the baseline acknowledged what its store does not hold: " + (
-                    "; ".join(p.sentence for p in problems)
-                )
-                base.problem_kind = "acknowledged-lost"
-                return base
-            found = contract.without_crash(
-                resolve_scenario(scenario),
-                base.session,
-                entries,
-                requested_turns(work / MODEL_STATE),
-                served=len(turn_log(work / MODEL_STATE, SERVED_LOG)),
+        except AdapterFault as exc:
+            base.problem, base.problem_kind = str(exc), "adapter-error"
+            return
+        except Overdue as exc:
+            base.problem, base.problem_kind = f"{exc} (in killpoint's own process)", "hung"
+            return
+        entries = ledger_mod.read(run.work / LEDGER)
+        base.effects = effects(entries)
+        try:
+            base.tables = caller.call("the store's tables()", limit, self.stores.tables, run.url)
+        except Overdue as exc:
+            base.problem = f"the store server: {exc}"
+            base.problem_kind = "store-unavailable"
+            return
+        assert run.worker is not None
+        problems = acknowledged(run.worker.acks, base.session)
+        if problems:
+            base.problem = "the baseline acknowledged what its store does not hold: " + (
+                "; ".join(p.sentence for p in problems)
             )
-            # The run's history, held to its rules and its store's settings read back: what
-            # they find in an uninterrupted run is the row's (happens without a crash).
-            events = history.read(work / history.HISTORY)
-            base.history = [e.data for e in events]
-            found += history_rules.check(
+            base.problem_kind = "acknowledged-lost"
+            return
+        found = contract.without_crash(
+            resolve_scenario(scenario),
+            base.session,
+            entries,
+            requested_turns(run.work / MODEL_STATE),
+            served=len(turn_log(run.work / MODEL_STATE, SERVED_LOG)),
+        )
+        found += self._history_findings(row, base, run)
+        # What the scenario says its runs end with, held against the baseline only (a cell
+        # that ends otherwise differs from a baseline that does not), and only where no
+        # contract check named the cause (a dropped confirmation changes the answer).
+        found = found or expectations.unmet(resolve_scenario(scenario), base.session)
+        base.findings = [contract.row_finding(f) for f in found]
+
+    def _history_findings(self, row: Row, base: Baseline, run: BaselineRun) -> list[Finding]:
+        """The run's history, held to its rules and its store's settings read back: what
+        they find in an uninterrupted run is the row's (happens without a crash)."""
+        mode = find(self.adapter(row[0]).modes, row[2])
+        events = history.read(run.work / history.HISTORY)
+        base.history = [e.data for e in events]
+        durable = mode is None or mode.durable
+        return [
+            *history_rules.check(
                 events,
                 base.session,
-                replays=bool(mode_info and mode_info.replays_replies),
-                durable=bool(mode_info is None or mode_info.durable),
+                replays=bool(mode and mode.replays_replies),
+                durable=durable,
                 uninterrupted=True,
-            )
-            if mode_info is None or mode_info.durable:
-                found += settings_findings(events)
-            # What the scenario says its runs end with, held against the baseline only (a
-            # cell that ends otherwise differs from a baseline that does not), and only where
-            # no contract check named the cause (a dropped confirmation changes the answer).
-            found = found or expectations.unmet(resolve_scenario(scenario), base.session)
-            base.findings = [contract.row_finding(f) for f in found]
-            return base
-        finally:
-            caller.close()
-            kill_left_behind()
-            if fs is not None:
-                fs.close()
-            refused = refusals(work) + "\n".join(w.own_writes if w is not None else ())
-            if refused:
-                # A thread or fork refused in the run, or an own write the disk refused (a
-                # tool's error in one baseline only, say): what the baseline holds is the
-                # limit's or the disk's, not the runtime's.
-                base.problem, base.problem_kind = refused, "error"
-                base.findings = []
-            if self.config.keep == "all":
-                self.keep_store(url, work)
-            else:
-                self.forget_store(url)
-            self.settle_folder(work, keep=self.config.keep == "all")
+            ),
+            *(settings_findings(events) if durable else ()),
+        ]
+
+    def _end_baseline(self, base: Baseline, run: BaselineRun) -> None:
+        """Whatever ended the run: nothing of it left running, its store and folder
+        settled; a limit or a full disk met on the way is the baseline's problem."""
+        run.caller.close()
+        kill_left_behind()
+        if run.fs is not None:
+            run.fs.close()
+        refused = refusals(run.work) + "\n".join(run.worker.own_writes if run.worker else ())
+        if refused:
+            # A thread or fork refused in the run, or an own write the disk refused (a
+            # tool's error in one baseline only, say): what the baseline holds is the
+            # limit's or the disk's, not the runtime's.
+            base.problem, base.problem_kind = refused, "error"
+            base.findings = []
+        if self.config.keep == "all":
+            self.keep_store(run.url, run.work)
+        else:
+            self.forget_store(run.url)
+        self.settle_folder(run.work, keep=self.config.keep == "all")
 
     # -- cells ----------------------------------------------------------------------------
 
@@ -473,6 +499,17 @@ class Engine:
         result.seconds = round(time.monotonic() - run.t0, 4)
         result.kept = str(kept) if kept else None
         return result
+
+
+@dataclass
+class BaselineRun:
+    """One of a baseline's two runs, as its end needs it whatever ended it."""
+
+    work: Path
+    caller: Caller = field(init=False)
+    url: str = ""
+    worker: Worker | None = None
+    fs: PowerLossFS | None = None  # the store's folder, mounted to trace its operations
 
 
 def trace_note(base: Baseline) -> str | None:

@@ -52,6 +52,9 @@ class EngineConfig:
     # how many per checkpoint the points take (--fs-ops: all, syncs or a number).
     fs_trace: bool = False
     fs_ops: str = default_of("fs_ops")
+    # Cells at work at once (killpoint.engine.slots); None: as many as ask (a cell replayed
+    # alone waits for no slot).
+    workers: int | None = None
 
 
 @dataclass

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from killpoint.judge.baseline import Baseline
 from killpoint.judge.oracle import Sides
-from killpoint.kinds.base import CellContext, Plan, after_checkpoint
+from killpoint.kinds.base import CellContext, CellStore, Plan, after_checkpoint
 from killpoint.kinds.kills import MidBatch
 from killpoint.scenarios import gates
 from killpoint.values.findings import Finding
@@ -57,7 +57,7 @@ BOTH = Sides("baseline", "store after both resumers")
 ENDED = Sides("store when the run had ended", "store after one more continue_run")
 
 
-def drove(cell: CellContext, worker: Worker) -> tuple[list[str], list[int]]:
+def drove(cell: CellStore, worker: Worker) -> tuple[list[str], list[int]]:
     """What `worker` did itself: the tools it started (ledger) and the model turns it
     asked for (the scripted model's log), in order."""
     tools = [e.tool for e in cell.ledger() if e.pid == worker.pid and e.phase == "started"]
@@ -65,7 +65,7 @@ def drove(cell: CellContext, worker: Worker) -> tuple[list[str], list[int]]:
     return tools, turns
 
 
-def at_once(cell: CellContext, one: Worker, other: Worker) -> str | None:
+def at_once(cell: CellStore, one: Worker, other: Worker) -> str | None:
     """What shows that `one` and `other` drove the same stretch of the run, or None when
     at most one drove each stretch.
 

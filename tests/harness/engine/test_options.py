@@ -147,9 +147,11 @@ def test_crash_check_of_a_module_that_is_not_importable_fails_in_one_line(
 def test_the_engine_config_is_derived_from_the_campaigns(tmp_path: Path) -> None:
     from killpoint.engine.options import EngineConfig
 
-    config = CampaignConfig(store="sqlite", timeout=3.5, keep="all", work_parent=tmp_path)
+    config = CampaignConfig(
+        store="sqlite", timeout=3.5, keep="all", work_parent=tmp_path, workers=3
+    )
     assert config.engine_config() == EngineConfig(
-        store="sqlite", timeout=3.5, keep="all", work_parent=tmp_path
+        store="sqlite", timeout=3.5, keep="all", work_parent=tmp_path, workers=3
     )
 
 
