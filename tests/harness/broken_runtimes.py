@@ -813,7 +813,7 @@ def eager_steal() -> ReferenceAdapter:
 # (variant, the finding kind that names it, the kind whose point catches it, the row, the
 # kinds that were there before and pass it in that row).
 NARROW_VARIANTS = (
-    ("stale_renewal", "two-drivers", "lease-renewed", "parallel-fetch/tool-batch", ("lease-outlived",)),
+    ("stale_renewal", "two-drivers", "lease-renewed", "research/tool-batch", ("lease-outlived",)),
     ("pre_claim_version", "two-drivers", "lease-resumed", "research/tool-batch", ("lease-outlived", "lease-renewed")),
     ("eager_steal", "two-drivers", "clock-behind", "research/tool-batch", ("second-resumer",)),
     ("completion_order", "messages-differ", "finish-order", "parallel-fetch/tool-batch", ("after-checkpoint", "mid-batch")),

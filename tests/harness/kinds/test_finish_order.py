@@ -72,7 +72,7 @@ def test_a_failing_order_replays_ten_times_out_of_ten(tmp_path: Path) -> None:
     report = tmp_path / "report.json"
     matrix = subprocess.run(
         [
-            sys.executable, "-m", "killpoint", "matrix", "--runtime", BROKEN,
+            sys.executable, "-m", "killpoint.cli.main", "matrix", "--runtime", BROKEN,
             "--scenarios", ROW[0], "--modes", ROW[1], "--points", "finish-order:2:5",
             "--keep", "none", "--seed", "1", "--json", str(report),
             "--report", str(tmp_path / "report.html"), "--work-dir", str(tmp_path), "-q",
@@ -84,7 +84,7 @@ def test_a_failing_order_replays_ten_times_out_of_ten(tmp_path: Path) -> None:
     assert ("diverged", False) == (cell["verdict"], cell["expected"])
     replay = subprocess.run(
         [
-            sys.executable, "-m", "killpoint", "replay", cell["id"], "--json", str(report),
+            sys.executable, "-m", "killpoint.cli.main", "replay", cell["id"], "--json", str(report),
             "--repeat", "10", "--work-dir", str(tmp_path),
         ],
         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=900, check=False,
