@@ -1,6 +1,7 @@
-"""Every command README.md and docs/plugin.md show in their `sh` blocks names what exists:
-a `killpoint` command line that the command's own parser accepts, `--crash-*` options the
-pytest plugin declares, `-m` markers it registers, benchmark modules that import.
+"""Every command README.md, docs/plugin.md and docs/history.md show in their `sh` blocks
+names what exists: a `killpoint` command line that the command's own parser accepts,
+`--crash-*` options the pytest plugin declares, `-m` markers it registers, benchmark
+modules that import.
 (docs/adapters.md's commands are run for real by tests/test_adapters_guide.py.)"""
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from killpoint.plugin.corpus_items import OPTIONS as CORPUS_OPTIONS
 from killpoint.plugin.keys import MATRIX_MARKER
 
 REPO = Path(__file__).resolve().parents[1]
-PAGES = ("README.md", "docs/plugin.md")
+PAGES = ("README.md", "docs/plugin.md", "docs/history.md")
 SH_BLOCK = re.compile(r"^```sh\n(.*?)^```", re.S | re.M)
 
 
