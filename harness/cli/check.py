@@ -16,7 +16,8 @@ from killpoint.cli import output as cli_output
 from killpoint.cli import verbosity
 from killpoint.cli.exit_codes import EXIT_OK, EXIT_UNEXPECTED
 from killpoint.engine.option_table import option
-from killpoint.engine.options import CampaignConfig, ConfigError, OptionError
+from killpoint.engine.options import CampaignConfig
+from killpoint.errors import ConfigError, OptionError
 
 LABELS = {"scenarios": "--scenario", "modes": "--mode"}
 DEFAULT_SCENARIO = "research"

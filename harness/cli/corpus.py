@@ -87,7 +87,7 @@ def _say_recorded(recorded: Any) -> None:
 
 
 def cmd_record(args: argparse.Namespace) -> int:
-    from killpoint.engine.options import ConfigError, OptionError
+    from killpoint.errors import ConfigError, OptionError
 
     out = Path(args.out)
     problem = _empty_target(out)
@@ -115,7 +115,8 @@ def _versions_table(result: Any) -> list[str]:
 
 def _targets(args: argparse.Namespace) -> list[Any]:
     """The --json and --report targets, checked before any work (TargetError otherwise)."""
-    from killpoint.report.targets import Target, TargetError, same_file
+    from killpoint.errors import TargetError
+    from killpoint.report.targets import Target, same_file
 
     paths = [Path(p) for p in (args.json, args.report) if p]
     if len(paths) == 2 and same_file(*paths):
@@ -183,11 +184,8 @@ def _report(result: Any, args: argparse.Namespace, found: list[Any]) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from killpoint.corpus.check import check
-    from killpoint.corpus.manifest import CorpusError
-    from killpoint.engine.options import ConfigError, runtime_adapter
-    from killpoint.report.targets import TargetError
-    from killpoint.stores import StoreError
-    from killpoint.values.scenario_refs import ScenarioRefError
+    from killpoint.engine.options import runtime_adapter
+    from killpoint.errors import ConfigError, CorpusError, ScenarioRefError, StoreError, TargetError
 
     try:
         runtime_adapter(args.runtime)
@@ -222,10 +220,10 @@ def _is_scenario(value: str) -> bool:
 
 def cmd_upgrade(args: argparse.Namespace) -> int:
     from killpoint.corpus.check import check
-    from killpoint.corpus.manifest import CorpusError
-    from killpoint.engine.options import ConfigError, OptionError, runtime_adapter
+    from killpoint.engine.options import runtime_adapter
+    from killpoint.errors import ConfigError, CorpusError, OptionError, ScenarioRefError
     from killpoint.scenarios import versions
-    from killpoint.values.scenario_refs import ScenarioRefError, resolve_scenario
+    from killpoint.values.scenario_refs import resolve_scenario
 
     a, b = args.from_, args.to
     if _is_scenario(a) != _is_scenario(b):
@@ -257,7 +255,7 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
         return cli_output.usage_error(str(exc))
     except ConfigError as exc:
         return cli_output.usage_error(str(exc))
-    from killpoint.report.targets import TargetError
+    from killpoint.errors import TargetError
 
     kept = Path(args.keep_corpus) if args.keep_corpus else None
     if kept is not None:

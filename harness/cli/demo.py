@@ -6,9 +6,10 @@ from killpoint import kinds
 from killpoint.adapters.registry import load_adapter
 from killpoint.cli import output as cli_output
 from killpoint.cli import verbosity
-from killpoint.engine.campaign import CampaignConfig, ConfigError
+from killpoint.engine.campaign import CampaignConfig
 from killpoint.engine.engine import SESSION_ID, Engine
-from killpoint.engine.options import EngineConfig, OptionError
+from killpoint.engine.options import EngineConfig
+from killpoint.errors import ConfigError, OptionError
 from killpoint.redaction import redact
 from killpoint.report.text import visible
 from killpoint.values.cell import Cell

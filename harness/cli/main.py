@@ -1,7 +1,8 @@
 """The `killpoint` command: its parser, the small commands, and how the process ends.
 
-`matrix` lives in cli_matrix.py, `replay` in cli_replay.py, `check-adapter` in cli_check.py, what is printed in
-cli_output.py; the exit statuses in exit_codes.py.
+`matrix` lives in matrix.py, `replay` in replay.py, `check-adapter` in check.py, `corpus` in
+corpus.py, `merge` in merge.py, `diff` in diff.py, what is printed in output.py; the exit
+statuses in exit_codes.py; the options a campaign takes in killpoint.engine.option_table.
 """
 
 from __future__ import annotations
@@ -67,9 +68,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 def _cmd_search(args: argparse.Namespace) -> int:
     from killpoint.engine.engine import Engine
-    from killpoint.engine.options import CampaignConfig, ConfigError, EngineConfig, OptionError
+    from killpoint.engine.options import CampaignConfig, EngineConfig
     from killpoint.engine.search import database_at, search
-    from killpoint.report.targets import TargetError
+    from killpoint.errors import ConfigError, OptionError, TargetError
 
     try:
         config = CampaignConfig.from_options(
@@ -122,10 +123,11 @@ def _cmd_search(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from killpoint.report.document import ReportError, read_json
+    from killpoint.errors import ReportError, TargetError
+    from killpoint.report.document import read_json
     from killpoint.report.html import render_report
     from killpoint.report.redact import redact
-    from killpoint.report.targets import Target, TargetError, same_file
+    from killpoint.report.targets import Target, same_file
 
     if args.from_journal is not None or args.results is None:
         if args.results is not None or args.from_journal is None:
@@ -143,7 +145,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
         return cli_output.usage_error(
             f"killpoint: -o {str(out)!r} is the report's own JSON; give another path"
         )
-    from killpoint.report.diff import DiffError, compare
+    from killpoint.errors import DiffError
+    from killpoint.report.diff import compare
 
     try:
         document = read_json(source)

@@ -22,9 +22,10 @@ from killpoint.cli.exit_codes import (
 )
 from killpoint.engine import option_table as table
 from killpoint.engine.cell_log import heads
-from killpoint.engine.options import CampaignConfig, ConfigError, OptionError
+from killpoint.engine.options import CampaignConfig
 from killpoint.engine.signal_hold import SignalHold
-from killpoint.report.targets import Target, TargetError, default_paths, same_file
+from killpoint.errors import ConfigError, OptionError, TargetError
+from killpoint.report.targets import Target, default_paths, same_file
 
 SHOWN_SWEPT = 10  # folders named one by one; the rest are counted
 
@@ -57,8 +58,8 @@ def left_out(config: CampaignConfig) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from killpoint.cli import project_config
-    from killpoint.errors import KillpointError
-    from killpoint.judge.groups import AcceptError, read_accepted
+    from killpoint.errors import AcceptError, KillpointError
+    from killpoint.judge.groups import read_accepted
 
     # What was typed, before [tool.killpoint] fills the rest: a rerun takes from its report
     # what the command line did not name.
@@ -299,7 +300,7 @@ def recover_left_behind(json_target: Target, html_target: Target, err: Console) 
     """A journal beside this campaign's JSON is an earlier campaign's that did not write its
     reports (the JSON's lock is ours, so it has ended): its cells are rebuilt into reports
     of their own, before this campaign replaces the JSON."""
-    from killpoint.report.document import ReportError
+    from killpoint.errors import ReportError
     from killpoint.report.journal import journal_path, read_journal, recovered_paths, write_rebuilt
 
     if json_target.kind != "regular":

@@ -19,11 +19,11 @@ from killpoint.cli.exit_codes import EXIT_UNEXPECTED
 
 def run(args: argparse.Namespace) -> int:
     from killpoint.cli.documents import targets, write_all
-    from killpoint.report.diff import DiffError, compare
-    from killpoint.report.document import ReportError, read_json
-    from killpoint.report.merge import MergeError, merge, read_shards
+    from killpoint.errors import DiffError, MergeError, ReportError, TargetError
+    from killpoint.report.diff import compare
+    from killpoint.report.document import read_json
+    from killpoint.report.merge import merge, read_shards
     from killpoint.report.redact import redact_argv
-    from killpoint.report.targets import TargetError
 
     paths = [Path(p) for p in args.shards]
     out = Path(args.output)

@@ -28,8 +28,8 @@ from killpoint.engine.option_table import (
     WORD_OR_WHOLE,
     Option,
 )
-from killpoint.errors import KillpointError
-from killpoint.values.input_files import InputError, load_toml
+from killpoint.errors import InputError, ProjectConfigError
+from killpoint.values.input_files import load_toml
 
 FILE = "pyproject.toml"
 TABLE = "[tool.killpoint]"
@@ -37,10 +37,6 @@ TABLE = "[tool.killpoint]"
 # key -> the option (its name is the command line's dest): every option the table gives
 # this front, with what TOML type it takes.
 KEYS: dict[str, Option] = {o.key: o for o in table.on(table.PROJECT)}
-
-
-class ProjectConfigError(KillpointError, ValueError):
-    """An unknown key or a value of the wrong type in [tool.killpoint]."""
 
 
 @dataclass

@@ -16,7 +16,8 @@ from killpoint import kinds
 from killpoint.cli import output as cli_output
 from killpoint.cli import verbosity
 from killpoint.cli.exit_codes import EXIT_UNEXPECTED
-from killpoint.engine.options import CampaignConfig, ConfigError, OptionError
+from killpoint.engine.options import CampaignConfig
+from killpoint.errors import ConfigError, OptionError
 
 
 def signature(cell: dict[str, Any]) -> tuple[str, frozenset[str]]:
@@ -43,14 +44,15 @@ def compare(recorded: dict[str, Any], now: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from killpoint.cli.rerun import RerunError, same_as_report, store_fix
+    from killpoint.cli.rerun import same_as_report, store_fix
     from killpoint.engine.engine import Engine
     from killpoint.engine.option_table import option
+    from killpoint.engine.option_values import whole_number
     from killpoint.engine.options import EngineConfig
+    from killpoint.errors import PointError, ReportError, RerunError, StoreError
     from killpoint.kinds.fs_ops import KINDS as FS_KINDS
-    from killpoint.report.document import ReportError, read_json
-    from killpoint.stores import StoreError, store_kind
-    from killpoint.values.points import PointError
+    from killpoint.report.document import read_json
+    from killpoint.stores import store_kind
 
     try:
         cell = kinds.parse_cell(args.cell)
@@ -89,13 +91,9 @@ def run(args: argparse.Namespace) -> int:
         except RerunError as exc:
             return cli_output.usage_error(str(exc))
     try:
-        repeat = int(args.repeat)
-        if repeat < 1:
-            raise ValueError
-    except ValueError:
-        return cli_output.usage_error(
-            f"killpoint: --repeat={args.repeat!r}: give a whole number, at least 1"
-        )
+        repeat = whole_number("repeat", args.repeat, 1)
+    except OptionError as exc:
+        return cli_output.usage_error(exc.text())
     work_parent = Path(args.work_dir) if args.work_dir else None
     try:
         config = CampaignConfig.from_options(

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from killpoint.errors import KillpointError
+from killpoint.errors import CorpusError
 
 SCHEMA = 1  # the corpus format this killpoint writes and reads
 MANIFEST = "corpus.json"
@@ -28,10 +28,6 @@ BASELINES = "baselines"
 MAX_MANIFEST_BYTES = 8 * 1024 * 1024
 # A SQLite state is a file (store.db); a PostgreSQL state a dump of its schema (store.sql).
 STORES = ("sqlite", "postgresql")
-
-
-class CorpusError(KillpointError, ValueError):
-    """A corpus folder this killpoint cannot use (missing, malformed, another schema)."""
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from sqlalchemy.engine import make_url
 
-from killpoint.errors import KillpointError
+from killpoint.errors import PgStateError
 from killpoint.redaction import redact
 from killpoint.stores.postgresql import PREFIX, schema_of
 
@@ -36,11 +36,6 @@ DUMP = "store.sql"
 PLACEHOLDER = "__killpoint_schema__"
 TIMEOUT = 120.0  # seconds for one dump or restore: a cell's store is small
 TOOLS_HINT = "install the PostgreSQL client programs (Debian: apt-get install postgresql-client)"
-
-
-class PgStateError(KillpointError, RuntimeError):
-    """A dump or a restore failed (the tool missing, the server refusing): said with the
-    tool's own first lines, redacted."""
 
 
 def tool(name: str) -> str:

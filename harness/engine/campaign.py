@@ -13,11 +13,10 @@ from typing import Any, Protocol
 
 from killpoint import kinds, scenarios
 from killpoint.adapters.protocol import RuntimeAdapter, declined_kinds
-from killpoint.engine.cell_host import Row
 from killpoint.engine.cell_log import CellLog, heads, select
-from killpoint.engine.engine import Engine, Interrupted
+from killpoint.engine.engine import Engine
 from killpoint.engine.heap_trim import HeapTrimmer
-from killpoint.engine.options import CampaignConfig, ConfigError, OptionError, default_workers
+from killpoint.engine.options import CampaignConfig, default_workers
 from killpoint.engine.row_trace import Trace, copyable
 from killpoint.engine.scheduler import (
     NO_THREAD,
@@ -29,12 +28,13 @@ from killpoint.engine.scheduler import (
 )
 from killpoint.engine.signal_hold import SignalHold
 from killpoint.engine.state_copy import Copy
+from killpoint.errors import ConfigError, Interrupted, OptionError, PointError
 from killpoint.judge.baseline import Baseline
 from killpoint.judge.groups import Accepted, Group, apply_accepted, group_findings, row_groups
-from killpoint.values.cell import Cell, CellResult
+from killpoint.values.cell import Cell, CellResult, Row
 from killpoint.values.findings import Finding, verdict_of
 from killpoint.values.modes import find
-from killpoint.values.points import CrashPoint, PointError, Schedule
+from killpoint.values.points import CrashPoint, Schedule
 from killpoint.values.scenario_refs import resolve_scenario
 from killpoint.values.sentences import count
 from killpoint.workers.processes import kill_all
@@ -67,7 +67,7 @@ class CampaignResult:
     # Each planned row (runtime, scenario, mode, store) and the schedules of its cells, in
     # order; None: the campaign stopped before the row's cells were planned (its baseline
     # had not finished). What the reports tell "not run" from "not applicable" by.
-    plan: dict[tuple[str, str, str, str], list[str] | None] = field(default_factory=dict)
+    plan: dict[Row, list[str] | None] = field(default_factory=dict)
 
     accepted: dict[str, Accepted] = field(default_factory=dict)  # --accept
     # Stores that could not be dropped, even when retried at the end (StoreLeftover.to_json).
@@ -170,7 +170,7 @@ class Campaign:
         # Points of kinds that cannot run here (no FUSE for power loss): one per row and kind.
         self.skipped_points: list[Skipped] = []
 
-    def rows(self) -> tuple[list[tuple[str, str, str, str]], list[Skipped]]:
+    def rows(self) -> tuple[list[Row], list[Skipped]]:
         if self.only is not None:
             return list(dict.fromkeys(c.row for c in self.only)), []
         adapter = self.engine.adapter(self.config.runtime)
@@ -192,7 +192,7 @@ class Campaign:
         return cells if shard is None else [c for c in cells if shard.owns(c.id)]
 
     def _row_cells(self, base: Baseline) -> list[Cell]:
-        row = (base.runtime, base.scenario, base.mode, base.store)
+        row = base.row
         if self.only is not None:
             only = [c for c in self.only if c.row == row]
             skip = self.skip_kinds(base, [p.kind for c in only for p in c.schedule])

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from killpoint import kinds
-from killpoint.adapters.blame import AdapterFault
-from killpoint.engine.deadline import Caller, Overdue
+from killpoint.engine.deadline import Caller
 from killpoint.engine.stall import paused_lock
+from killpoint.errors import AdapterFault, Overdue
 from killpoint.judge.baseline import Baseline
 from killpoint.judge.oracle import (
     Sides,

@@ -16,10 +16,8 @@ if TYPE_CHECKING:
     from killpoint.engine.slots import Slots
     from killpoint.kinds.base import Plan
     from killpoint.stores.backend import StoreBackend
-    from killpoint.values.cell import Cell
+    from killpoint.values.cell import Cell, Row
     from killpoint.workers.worker import WorkerSpec
-
-Row = tuple[str, str, str, str]  # runtime, scenario, mode, store kind
 
 
 class CrashedCell(Protocol):

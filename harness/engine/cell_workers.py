@@ -9,9 +9,9 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from killpoint.adapters.blame import AdapterFault
 from killpoint.engine.polling import poll
 from killpoint.engine.stall import holds_commit_lock, pause_unlocked
+from killpoint.errors import AdapterFault
 from killpoint.kinds.base import Crashed, Plan
 from killpoint.scenarios import gates
 from killpoint.values.findings import Finding

@@ -16,21 +16,11 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from killpoint.errors import KillpointError
-from killpoint.workers.processes import Interrupted
+from killpoint.errors import Interrupted, Overdue
 
 T = TypeVar("T")
 # How often a waiting cell looks at the campaign's stop event while a call runs.
 STOP_CHECK = 0.05
-
-
-class Overdue(KillpointError):
-    """A call did not return within its time limit (its thread is abandoned)."""
-
-    def __init__(self, what: str, seconds: float) -> None:
-        super().__init__(f"{what} did not return within the time limit ({seconds:g} s)")
-        self.what = what
-        self.seconds = seconds
 
 
 class _Box:

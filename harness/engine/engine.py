@@ -15,18 +15,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from killpoint.adapters.blame import AdapterFault, charged, checked_session
+from killpoint.adapters.blame import charged, checked_session
 from killpoint.adapters.factory import agent_adapter
 from killpoint.adapters.protocol import RuntimeAdapter
 from killpoint.adapters.registry import load_adapter
-from killpoint.engine.cell_host import CrashWatcher, Row
+from killpoint.engine.cell_host import CrashWatcher
 from killpoint.engine.cell_run import CellRun, log_tail
-from killpoint.engine.deadline import Caller, Overdue
+from killpoint.engine.deadline import Caller
 from killpoint.engine.options import EngineConfig
 from killpoint.engine.row_trace import Trace, trace_row
 from killpoint.engine.slots import Slots
 from killpoint.engine.state_copy import Copy
 from killpoint.engine.work_root import default_parent, make_work_root, mark_kept, sweep_orphans
+from killpoint.errors import (
+    AdapterFault,
+    Interrupted,
+    NormalFormError,
+    Overdue,
+    PointError,
+    StoreLeftover,
+)
 from killpoint.judge import contract, expectations
 from killpoint.judge import history as history_rules
 from killpoint.judge.baseline import Baseline, effects
@@ -40,18 +48,17 @@ from killpoint.scenarios import history
 from killpoint.scenarios import ledger as ledger_mod
 from killpoint.scenarios.model import SERVED_LOG, requested_turns, turn_log
 from killpoint.stores import backend_for, per_url, store_kind
-from killpoint.stores.backend import StoreLeftover
 from killpoint.stores.outage import FULL_BELOW, Watch
 from killpoint.stores.sampling import Sampler
-from killpoint.values.cell import Cell, CellResult
+from killpoint.values.cell import Cell, CellResult, Row
 from killpoint.values.findings import Finding
 from killpoint.values.modes import find
-from killpoint.values.normal_form import NormalFormError, exclude
-from killpoint.values.points import CrashPoint, PointError
+from killpoint.values.normal_form import exclude
+from killpoint.values.points import CrashPoint
 from killpoint.values.scenario_refs import resolve_scenario
 from killpoint.values.sentences import count
 from killpoint.workers.limits import exhausted, refusals
-from killpoint.workers.processes import Interrupted, Outcome, Worker, context, kill_left_behind
+from killpoint.workers.processes import Outcome, Worker, context, kill_left_behind
 from killpoint.workers.worker import LEDGER, MODEL_STATE, WorkerSpec
 
 if TYPE_CHECKING:
@@ -235,9 +242,8 @@ class Engine:
 
     def adopt_baseline(self, base: Baseline) -> None:
         """Use a baseline made by another process (the pytest-xdist controller) for its row."""
-        row = (base.runtime, base.scenario, base.mode, base.store)
         with self._lock:
-            self._baselines[row] = base
+            self._baselines[base.row] = base
 
     def _make_baseline(self, row: Row) -> Baseline:
         t0 = time.monotonic()

@@ -95,7 +95,7 @@ def make_plan(config: CampaignConfig, *, cells: list[str] | None = None) -> Matr
             ("/".join((s.runtime, s.scenario, s.mode, campaign.store_kind)), s.reason)
         )
     for base in baselines:
-        row = "/".join((base.runtime, base.scenario, base.mode, base.store))
+        row = "/".join(base.row)
         if base.problem:
             plan.broken.append((row, base.problem))
         plan.cells += [c.id for c in campaign.cells_for(base)]
@@ -113,8 +113,8 @@ def make_plan(config: CampaignConfig, *, cells: list[str] | None = None) -> Matr
 def lost_cell(cell_id: str, why: str) -> CellResult | None:
     """The verdict of a cell whose pytest worker died before it could report one."""
     from killpoint import kinds
+    from killpoint.errors import PointError
     from killpoint.values.cell import CellResult
-    from killpoint.values.points import PointError
 
     try:
         cell = kinds.parse_cell(cell_id)

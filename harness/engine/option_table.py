@@ -26,7 +26,7 @@ from typing import Any
 
 from killpoint.adapters.registry import RUNTIME_HELP
 from killpoint.engine import option_values as read
-from killpoint.errors import flag_of
+from killpoint.errors import ConfigError, flag_of
 
 # The fronts an option can be given through.
 CLI = "cli"  # `killpoint matrix --fs-ops 4`
@@ -68,7 +68,7 @@ class Option:
             object.__setattr__(self, "sets", self.name)
         unknown = set(self.fronts) - set(FRONTS)
         if unknown:
-            raise ValueError(f"option {self.name}: no front {sorted(unknown)}")
+            raise ConfigError(f"killpoint: option {self.name}: no front {sorted(unknown)}")
 
     def parse(self, value: Any) -> Any:
         """The checked value; OptionError names what is wrong."""

@@ -150,7 +150,8 @@ def behaviour(option: str, value: Any) -> str:
 
 def cut(option: str, value: Any) -> str:
     """A cut model's name (checked; the seed is each cell's own)."""
-    from killpoint.powerloss.cut_models import CutModelError, parse_cut, spec_of
+    from killpoint.errors import CutModelError
+    from killpoint.powerloss.cut_models import parse_cut, spec_of
 
     try:
         return spec_of(parse_cut(str(value)))
@@ -174,7 +175,8 @@ def fs_ops(option: str, value: Any) -> str:
 
 
 def shard(option: str, value: Any) -> Shard:
-    from killpoint.values.shard import ShardError, parse_shard
+    from killpoint.errors import ShardError
+    from killpoint.values.shard import parse_shard
 
     try:
         return parse_shard(value)
@@ -238,7 +240,7 @@ def _resolve(
     text: str, option: str = "points"
 ) -> tuple[tuple[str, ...], int | None, tuple[CrashPoint, ...]]:
     from killpoint import kinds
-    from killpoint.values.points import PointError
+    from killpoint.errors import PointError
 
     groups = kinds.groups()
     if text.startswith("random:"):

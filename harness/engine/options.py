@@ -145,7 +145,8 @@ class CampaignConfig:
             for name in self.scenarios:
                 scenario_ref(name)
         if "store" in wanted:
-            from killpoint.stores import StoreError, backend_for
+            from killpoint.errors import StoreError
+            from killpoint.stores import backend_for
 
             try:
                 backend_for(self.store).check()
@@ -210,8 +211,8 @@ def declined_unknown(spec: str, adapter: Any) -> None:
 
 def runtime_adapter(spec: str) -> Any:
     """The adapter for `spec`, or OptionError with what failed and the fix."""
-    from killpoint.adapters.protocol import AdapterError
     from killpoint.adapters.registry import load_adapter
+    from killpoint.errors import AdapterError
 
     try:
         return load_adapter(spec)
@@ -232,7 +233,8 @@ def runtime_adapter(spec: str) -> Any:
 
 def scenario_ref(name: str) -> Any:
     """The scenario `name` names, or OptionError."""
-    from killpoint.values.scenario_refs import ScenarioRefError, resolve_scenario
+    from killpoint.errors import ScenarioRefError
+    from killpoint.values.scenario_refs import resolve_scenario
 
     try:
         return resolve_scenario(name)

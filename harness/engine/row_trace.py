@@ -46,8 +46,9 @@ from typing import TYPE_CHECKING, Any
 from killpoint import kinds
 from killpoint.engine.cell_run import CellOver, CellRun
 from killpoint.engine.state_copy import Copy
+from killpoint.errors import PointError
 from killpoint.values.cell import Cell
-from killpoint.values.points import CrashPoint, PointError, Schedule
+from killpoint.values.points import CrashPoint, Schedule
 from killpoint.workers.processes import Outcome
 
 if TYPE_CHECKING:
@@ -107,7 +108,7 @@ def trace_row(host: CellHost, base: Baseline, points: Sequence[CrashPoint]) -> T
     )
     if not plans:
         return trace
-    row = (base.runtime, base.scenario, base.mode, base.store)
+    row = base.row
     tracer = CellRun(host, Cell(*row, schedule=Schedule((plans[0].point,))), base)
     tracer.work = host.work_dir(f"trace-{'-'.join(row)}")
     armed = frozenset(g for plan in plans for g in plan.arm)

@@ -20,8 +20,8 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, Protocol, TypeVar
 
 from killpoint.engine.slots import Slots
+from killpoint.errors import Interrupted
 from killpoint.values.cell import Cell
-from killpoint.workers.processes import Interrupted
 
 T = TypeVar("T")
 NO_THREAD = "can't start new thread"

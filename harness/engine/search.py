@@ -22,11 +22,10 @@ from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
 from killpoint import kinds
 from killpoint.engine.engine import Engine
+from killpoint.errors import PointError
 from killpoint.judge.baseline import Baseline
-from killpoint.values.cell import Cell, CellResult
-from killpoint.values.points import PointError, Schedule
-
-DEFAULT_DATABASE = Path(".killpoint") / "search"
+from killpoint.values.cell import Cell, CellResult, Row
+from killpoint.values.points import Schedule
 
 
 @dataclass
@@ -41,7 +40,7 @@ def database_at(folder: Path | None) -> ExampleDatabase | None:
     return None if folder is None else DirectoryBasedExampleDatabase(str(folder))
 
 
-def database_key(row: tuple[str, str, str, str], depth: int) -> bytes:
+def database_key(row: Row, depth: int) -> bytes:
     """One key per row and depth: a failure of one row is never replayed on another
     (hypothesis's own default key, the condition's source, is the same for every row)."""
     return f"killpoint.search/{'/'.join(row)}/depth={depth}".encode()
@@ -119,7 +118,7 @@ def find_failing(
 
 def search(
     engine: Engine,
-    row: tuple[str, str, str, str],
+    row: Row,
     *,
     depth: int = 2,
     max_examples: int = 30,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable
 
-from killpoint.errors import KillpointError
+from killpoint.errors import KindError, PointError, UnknownKind
 from killpoint.judge.baseline import Baseline
 from killpoint.kinds.base import CellContext, Plan, PointKind
 from killpoint.kinds.clock_skew import ClockSkew
@@ -35,12 +35,7 @@ from killpoint.kinds.store_restart import StoreRestart
 from killpoint.kinds.takeover import Sigstop, SigstopWriting
 from killpoint.scenarios.behaviours import BEHAVIOURS
 from killpoint.values.cell import Cell
-from killpoint.values.points import CrashPoint, PointError, Schedule
-
-
-class UnknownKind(KillpointError, LookupError):
-    """No registered kind has this name."""
-
+from killpoint.values.points import CrashPoint, Schedule
 
 # Column order in reports: boundaries first, then in-step points, then other faults.
 REGISTRY: dict[str, PointKind] = {}
@@ -49,7 +44,7 @@ REGISTRY: dict[str, PointKind] = {}
 def register(kind: PointKind) -> PointKind:
     """Add a kind (once; its name must be new)."""
     if kind.name in REGISTRY:
-        raise ValueError(f"killpoint: a crash-point kind named {kind.name!r} is registered")
+        raise KindError(f"killpoint: a crash-point kind named {kind.name!r} is registered")
     REGISTRY[kind.name] = kind
     return kind
 
@@ -105,10 +100,6 @@ def order(name: str) -> int:
 def point_order(point: CrashPoint) -> tuple[int, int, int]:
     """Where a point stands in a report: its kind's column, then its numbers."""
     return (order(point.kind), point.k, point.i or 0)
-
-
-def schedule_order(schedule: Schedule) -> tuple[tuple[int, int, int], ...]:
-    return tuple(point_order(p) for p in schedule)
 
 
 def is_kill(point: CrashPoint) -> bool:
@@ -271,11 +262,6 @@ def kills() -> tuple[str, ...]:
     return tuple(k.name for k in REGISTRY.values() if k.kills)
 
 
-def followers() -> tuple[str, ...]:
-    """Kinds that may crash the resumed run of a depth-2 schedule."""
-    return tuple(k.name for k in REGISTRY.values() if k.follows)
-
-
 def groups() -> dict[str, tuple[str, ...]]:
     """`--points` groups: each group's kinds, in column order ("all": the default set)."""
     found: dict[str, list[str]] = {}
@@ -294,7 +280,6 @@ __all__ = [
     "UnknownKind",
     "boundaries",
     "boundary",
-    "followers",
     "get",
     "groups",
     "is_kill",
@@ -314,7 +299,6 @@ __all__ = [
     "register",
     "reorderable",
     "sample",
-    "schedule_order",
     "stand_in",
     "unavailable",
 ]

@@ -278,8 +278,8 @@ def kill_at(cell: CellContext, plan: Plan) -> None:
 def after_checkpoint(base: Baseline, point: CrashPoint) -> Plan:
     """The plan of a point at a boundary: checkpoint K has landed, K+1 has not (armed at
     K's `landed` gate). Shared by every kind that acts between two checkpoints."""
+    from killpoint.errors import PointError
     from killpoint.scenarios import gates
-    from killpoint.values.points import PointError
 
     k = point.k
     if not 1 <= k < base.checkpoints:

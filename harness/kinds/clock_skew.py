@@ -22,10 +22,11 @@ reports the leases it stamps.
 
 from __future__ import annotations
 
+from killpoint.errors import PointError
 from killpoint.judge.baseline import Baseline
 from killpoint.kinds.base import CellContext, Plan, after_checkpoint
 from killpoint.kinds.ownership import SecondResumer, owned_boundaries
-from killpoint.values.points import CrashPoint, PointError
+from killpoint.values.points import CrashPoint
 
 SKEW = 20  # seconds a planned point sets a clock off by
 

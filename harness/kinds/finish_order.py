@@ -20,12 +20,13 @@ from __future__ import annotations
 
 from math import factorial
 
+from killpoint.errors import PointError
 from killpoint.judge.baseline import Baseline, Batch
 from killpoint.judge.oracle import Sides
 from killpoint.kinds.base import CellContext, Plan
 from killpoint.values import orders
 from killpoint.values.findings import Finding
-from killpoint.values.points import CrashPoint, PointError
+from killpoint.values.points import CrashPoint
 
 DRAWS = 16  # PCT draws a large batch offers (the plan keeps `sampled` of them)
 REORDERED = Sides("baseline", "run with its calls reordered")

@@ -29,6 +29,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
+from killpoint.errors import PointError
 from killpoint.judge.baseline import Baseline
 from killpoint.kinds.base import CellContext, Plan
 from killpoint.kinds.power_loss import BACKING, MOUNTPOINT, fuse_unavailable
@@ -38,7 +39,7 @@ from killpoint.scenarios.history import HISTORY
 from killpoint.stores import per_url
 from killpoint.stores.sqlite import FILE, path_of
 from killpoint.values.findings import Finding
-from killpoint.values.points import CrashPoint, PointError
+from killpoint.values.points import CrashPoint
 
 BUDGETS = ("all", "syncs")  # or a whole number of operations per checkpoint
 KINDS = ("fs-op", "fs-op-after")  # a campaign with either traces its baselines' operations

@@ -10,10 +10,11 @@ mid-commit:K         inside checkpoint K's (last) transaction, before COMMIT
 
 from __future__ import annotations
 
+from killpoint.errors import PointError
 from killpoint.judge.baseline import Baseline
 from killpoint.kinds.base import CellContext, Plan, after_checkpoint, kill_at
 from killpoint.scenarios import gates
-from killpoint.values.points import CrashPoint, PointError
+from killpoint.values.points import CrashPoint
 from killpoint.values.sentences import count, numbers
 
 

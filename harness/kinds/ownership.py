@@ -32,13 +32,14 @@ from dataclasses import replace
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
+from killpoint.errors import PointError
 from killpoint.judge.baseline import Baseline
 from killpoint.judge.oracle import Sides
 from killpoint.kinds.base import CellContext, CellStore, Plan, after_checkpoint
 from killpoint.kinds.kills import MidBatch
 from killpoint.scenarios import gates
 from killpoint.values.findings import Finding
-from killpoint.values.points import CrashPoint, PointError
+from killpoint.values.points import CrashPoint
 from killpoint.values.sentences import count, numbers
 
 if TYPE_CHECKING:

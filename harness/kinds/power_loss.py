@@ -18,6 +18,7 @@ import sqlite3
 from dataclasses import replace
 from pathlib import Path
 
+from killpoint.errors import PointError
 from killpoint.judge.baseline import Baseline
 from killpoint.kinds.base import CellContext, Plan, after_checkpoint
 from killpoint.kinds.kills import MidCommit
@@ -26,7 +27,7 @@ from killpoint.scenarios.history import HISTORY
 from killpoint.stores import per_url
 from killpoint.stores.sqlite import FILE, path_of
 from killpoint.values.findings import Finding
-from killpoint.values.points import CrashPoint, PointError
+from killpoint.values.points import CrashPoint
 from killpoint.values.sentences import count
 from killpoint.workers.processes import Worker
 

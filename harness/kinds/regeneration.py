@@ -22,12 +22,13 @@ import json
 from dataclasses import replace
 from typing import Any
 
+from killpoint.errors import PointError
 from killpoint.judge.baseline import Baseline, Batch
 from killpoint.kinds.base import CellContext, Plan
 from killpoint.kinds.kills import MidBatch
 from killpoint.scenarios.ledger import Entry
 from killpoint.values.findings import Finding
-from killpoint.values.points import CrashPoint, PointError
+from killpoint.values.points import CrashPoint
 from killpoint.values.scenario_refs import resolve_scenario
 
 _WHAT = {

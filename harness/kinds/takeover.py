@@ -17,6 +17,7 @@ import time
 from collections import Counter
 from typing import Any
 
+from killpoint.errors import PointError
 from killpoint.judge.baseline import Baseline, as_effects, durable_results, effects
 from killpoint.judge.contract import acknowledged
 from killpoint.judge.oracle import Sides
@@ -24,7 +25,7 @@ from killpoint.kinds.base import CellContext, Plan, after_checkpoint, boundaries
 from killpoint.scenarios import gates
 from killpoint.scenarios.conversation import canonical_arguments
 from killpoint.values.findings import Finding
-from killpoint.values.points import CrashPoint, PointError
+from killpoint.values.points import CrashPoint
 
 SIGSTOP_LEASE = 0.3  # seconds: short, so the takeover after a pause waits little
 # Seconds the woken worker of `sigstop-writing` has to try its write while the takeover

@@ -17,6 +17,7 @@ import pytest
 
 from killpoint.engine import option_table as table
 from killpoint.engine.option_values import split_list
+from killpoint.errors import UnnamedObject
 from killpoint.plugin.failure_messages import finding_lines
 from killpoint.plugin.keys import MARKER, RESULTS_KEY, SESSION_KEY
 
@@ -130,7 +131,7 @@ class Crash:
     def run(self, runtime: Any = None, scenario: Any = None, **options: Any) -> CrashResults:
         __tracebackhide__ = True
         from killpoint.engine.campaign import Campaign
-        from killpoint.engine.options import ConfigError, OptionError
+        from killpoint.errors import ConfigError, OptionError
 
         problem = None
         try:
@@ -193,7 +194,7 @@ class Crash:
         )
 
     def _config(self, runtime: Any, scenario: Any, options: dict[str, Any]) -> CampaignConfig:
-        from killpoint.engine.options import ConfigError
+        from killpoint.errors import ConfigError
 
         marker_args: dict[str, Any] = {}
         for mark in reversed(list(self.request.node.iter_markers(MARKER))):
@@ -244,7 +245,7 @@ class Crash:
             for name, value in vars(module).items():
                 if value is obj and not name.startswith("_"):
                     return f"{module.__name__}:{name}"
-        raise TypeError(
+        raise UnnamedObject(
             f"killpoint: cannot find {obj!r} at the top level of a module; pass the {kind} as "
             "an import path 'package.module:name' (worker processes import it by name)"
         )

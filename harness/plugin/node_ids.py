@@ -37,9 +37,9 @@ def checked(settings: Settings, cells: Sequence[str]) -> Settings:
     """The settings with the named cells (the matrix on, their runtime); a usage error for
     an id that is not a cell's or that the options contradict."""
     from killpoint import kinds
+    from killpoint.errors import PointError, StoreError
     from killpoint.plugin.settings import masked_usage
-    from killpoint.stores import StoreError, store_kind
-    from killpoint.values.points import PointError
+    from killpoint.stores import store_kind
 
     parsed = []
     for cell_id in cells:

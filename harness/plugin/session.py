@@ -36,8 +36,8 @@ def warm_forkserver(runtime: str) -> None:
     what comes next."""
     from multiprocessing import forkserver
 
-    from killpoint.adapters.protocol import AdapterError
     from killpoint.adapters.registry import load_adapter
+    from killpoint.errors import AdapterError
     from killpoint.workers.processes import context
 
     try:

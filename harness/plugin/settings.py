@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from killpoint.engine import option_table as table
-from killpoint.engine.options import CampaignConfig, ConfigError, OptionError
+from killpoint.engine.options import CampaignConfig
+from killpoint.errors import ConfigError, OptionError
 
 # The paths the plugin writes or reads, beside the campaign's options.
 PATHS = ("report", "json", "accept")
@@ -126,7 +127,8 @@ def check(settings: Settings) -> None:
         raise settings.usage(exc) from None
     except ConfigError as exc:
         raise masked_usage(str(exc)) from None
-    from killpoint.report.targets import Target, TargetError, same_file
+    from killpoint.errors import TargetError
+    from killpoint.report.targets import Target, same_file
 
     if settings.report and settings.json and same_file(settings.report, settings.json):
         raise masked_usage(
@@ -143,7 +145,8 @@ def check(settings: Settings) -> None:
                     f"killpoint: {settings.label(key)}={str(path)!r}: {exc}"
                 ) from None
     if settings.accept is not None:
-        from killpoint.judge.groups import AcceptError, read_accepted
+        from killpoint.errors import AcceptError
+        from killpoint.judge.groups import read_accepted
 
         try:
             read_accepted(settings.accept)

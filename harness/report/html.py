@@ -28,13 +28,14 @@ import jinja2
 from markupsafe import Markup
 
 from killpoint import kinds
+from killpoint.errors import PointError, ReportError
 from killpoint.report.planned import ROW_FIELDS, read_planned
 from killpoint.report.redact import redact, redact_tree
 from killpoint.report.text import FIELD_LIMIT, as_float, clip_head, clip_tail, number, visible
 from killpoint.values.findings import KINDS as FINDING_KINDS
 from killpoint.values.findings import RANK, SEVERITIES, deciding_data
 from killpoint.values.findings import VERDICTS as VERDICT_LIST
-from killpoint.values.points import CrashPoint, PointError
+from killpoint.values.points import CrashPoint
 from killpoint.values.sentences import count
 from killpoint.values.timeline import KINDS, event_from_json
 
@@ -789,7 +790,7 @@ def assets() -> dict[str, Markup]:
     for name, (file, closing) in ASSETS.items():
         text = (TEMPLATES / file).read_text(encoding="utf-8")
         if closing in text.lower():
-            raise ValueError(f"killpoint: {file} holds {closing!r}, which would end its element")
+            raise ReportError(f"killpoint: {file} holds {closing!r}, which would end its element")
         found[name] = Markup(text)  # our own files, never run content
     return found
 

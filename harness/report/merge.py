@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from killpoint.engine.campaign import sorted_cells
-from killpoint.errors import KillpointError
+from killpoint.errors import MergeError
 from killpoint.report.document import assemble
 from killpoint.values.cell import CellResult
 from killpoint.values.shard import Shard
@@ -34,10 +34,6 @@ SAME = (
     "versions",
     "excluded_from_comparison",
 )
-
-
-class MergeError(KillpointError, ValueError):
-    """Shards that cannot be merged into one report; the message names why and the fix."""
 
 
 def _shown(value: Any) -> str:
@@ -200,7 +196,8 @@ def _narrowed_by(document: dict[str, Any]) -> list[str]:
 
 
 def read_shards(paths: Sequence[Path]) -> list[tuple[str, dict[str, Any]]]:
-    from killpoint.report.document import ReportError, read_json
+    from killpoint.errors import ReportError
+    from killpoint.report.document import read_json
 
     found = []
     for path in paths:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from killpoint.errors import KillpointError
+from killpoint.errors import SchemaError
 
 Spec = tuple[type | None, ...]
 TEXT: Spec = (str,)
@@ -136,10 +136,6 @@ PLANNED: dict[str, Spec] = {
 }
 
 
-class SchemaError(KillpointError, ValueError):
-    """A field of the wrong type; the message names where."""
-
-
 def _type_names(spec: Spec) -> str:
     names = {
         str: "text",
@@ -182,7 +178,7 @@ def _all(items: Any, fits: Spec, where: str) -> None:
 
 def check_cell(cell: Any, where: str) -> None:
     from killpoint import kinds
-    from killpoint.values.points import PointError
+    from killpoint.errors import PointError
 
     check_fields(cell, CELL, where)
     _all(cell.get("schedule", ()), TEXT, f"{where}: 'schedule'")
@@ -219,7 +215,8 @@ def check_cell(cell: Any, where: str) -> None:
 
 def check_shard(shard: Any) -> None:
     """A shard names K of N, 1 <= K <= N."""
-    from killpoint.values.shard import Shard, ShardError
+    from killpoint.errors import ShardError
+    from killpoint.values.shard import Shard
 
     check_fields(shard, SHARD, "'shard'")
     try:

@@ -11,10 +11,9 @@ from __future__ import annotations
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
+from killpoint.errors import StoreError, StoreUnavailable
 from killpoint.redaction import remember_url
-from killpoint.stores.backend import StoreBackend, StoreError, StoreUnavailable
-
-STORE_KINDS = ("sqlite", "postgresql")
+from killpoint.stores.backend import StoreBackend
 
 
 def store_kind(option: str) -> str:
@@ -77,7 +76,6 @@ def shown(option: str) -> str:
 # Until every caller asks for a backend by name.
 
 __all__ = [
-    "STORE_KINDS",
     "StoreBackend",
     "StoreError",
     "StoreUnavailable",

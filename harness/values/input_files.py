@@ -15,16 +15,11 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from killpoint.errors import KillpointError
+from killpoint.errors import InputError
 
 REPORT_BYTES = 32 * 1024 * 1024  # six times the size a report is held to
 ACCEPT_BYTES = 1024 * 1024
 DEPTH = 64  # a report nests 8 deep at most; an accept file 3
-
-
-class InputError(KillpointError, ValueError):
-    """An input file that is too large, too deep or not of its format; the message names
-    the file and what is wrong."""
 
 
 def read_bounded(path: Path, limit: int) -> str:

@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 from killpoint import scenarios
-from killpoint.errors import KillpointError
+from killpoint.errors import ScenarioRefError
 from killpoint.scenarios import Scenario, versions
 from killpoint.values.import_paths import call_problem, import_attribute
-
-
-class ScenarioRefError(KillpointError, ValueError):
-    """A scenario reference that names no scenario."""
 
 
 def resolve_scenario(ref: str) -> Scenario:

@@ -10,7 +10,7 @@ import argparse
 import pytest
 
 from killpoint.cli import matrix as cli_matrix
-from killpoint.engine.options import OptionError
+from killpoint.errors import OptionError
 
 
 def parse(*argv: str) -> argparse.Namespace:

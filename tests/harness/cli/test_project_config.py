@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from killpoint.cli.project_config import ProjectConfigError, merge, read
+from killpoint.cli.project_config import merge, read
+from killpoint.errors import ProjectConfigError
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -14,9 +14,9 @@ from killpoint.cli.main import main
 from killpoint.corpus import manifest as mf
 from killpoint.corpus import pg_state
 from killpoint.corpus.check import check
-from killpoint.corpus.manifest import CorpusError
 from killpoint.corpus.record import record
 from killpoint.engine.options import CampaignConfig
+from killpoint.errors import CorpusError
 from killpoint.stores.postgresql import PostgresStores, schema_of
 
 

@@ -20,7 +20,8 @@ from killpoint.cli import project_config
 from killpoint.cli.main import main
 from killpoint.engine import option_table as table
 from killpoint.engine.option_values import max_workers
-from killpoint.engine.options import CampaignConfig, EngineConfig, OptionError
+from killpoint.engine.options import CampaignConfig, EngineConfig
+from killpoint.errors import OptionError
 from killpoint.plugin import settings as plugin_settings
 from killpoint.plugin.crash_fixture import CHECK_KEYS
 from killpoint.values.shard import Shard

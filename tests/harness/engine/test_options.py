@@ -8,13 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from killpoint.engine.options import (
-    CampaignConfig,
-    OptionError,
-    parse_points,
-    runtime_adapter,
-    split_list,
-)
+from killpoint.engine.options import CampaignConfig, parse_points, runtime_adapter, split_list
+from killpoint.errors import OptionError
 
 pytest_plugins = ["pytester"]
 REPO = Path(__file__).resolve().parents[3]

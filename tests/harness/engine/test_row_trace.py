@@ -11,8 +11,9 @@ import pytest
 from killpoint.adapters.registry import load_adapter
 from killpoint.engine.campaign import Campaign
 from killpoint.engine.engine import SESSION_ID, Engine
-from killpoint.engine.options import CampaignConfig, EngineConfig, OptionError
+from killpoint.engine.options import CampaignConfig, EngineConfig
 from killpoint.engine.row_trace import copyable
+from killpoint.errors import OptionError
 from killpoint.kinds import get
 from killpoint.stores.sqlite import FILE
 from killpoint.values.cell import Cell

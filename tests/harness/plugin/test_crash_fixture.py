@@ -1,6 +1,6 @@
 """What a `crash.check` reports: when it passes, its one-line summary, and the failure
 message that lists each unexpected cell with its replay command. (The fixture in a test
-run, markers and options included: test_pytest_plugin.py.)"""
+run, markers and options included: test_hooks.py.)"""
 
 # ruff: noqa: SIM300
 from __future__ import annotations

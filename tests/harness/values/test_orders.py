@@ -10,6 +10,7 @@ from math import factorial
 
 import pytest
 
+from killpoint.errors import PointError
 from killpoint.values import orders
 
 
@@ -22,7 +23,7 @@ def test_ranks_number_every_order_once_in_lexicographic_order(n: int) -> None:
 
 def test_rank_zero_is_call_order_and_a_bad_rank_names_the_range() -> None:
     assert (0, 1, 2) == orders.unrank(0, 3)
-    with pytest.raises(ValueError, match=r"give 0\.\.5"):
+    with pytest.raises(PointError, match=r"give 0\.\.5"):
         orders.unrank(6, 3)
 
 
