@@ -147,18 +147,23 @@ def start(slot: Slot | None) -> None:
     """Block until every call before `slot` in call order is past its `started` gate (or
     held at it, or has not begun within the patience: the runtime does not run it here).
     Calls start in call order in every run, so which of them a plan's point holds or
-    kills is the same in every run."""
+    kills is the same in every run. Only a call that has not begun is given up: one that
+    has begun is on its way (itself waiting to start, at most its own patience), and
+    giving it up too would let this call overtake it in the finish order as well."""
     if slot is None:
         return
     since = time.monotonic()
     with _lock:
         while True:
-            if all(s.begun and (s.started or _held(s, "started")) for s in _unbegun(slot)):
-                return
-            if time.monotonic() - since > _patience(slot):
+            late = time.monotonic() - since > _patience(slot)
+            waiting = [
+                s for s in _unbegun(slot) if not _held(s, "started") and (s.begun or not late)
+            ]
+            if not waiting:
                 for s in _unbegun(slot):
-                    s.abandoned = True
-                slot.batch.given_up = True
+                    if not s.begun:
+                        s.abandoned = True
+                        slot.batch.given_up = True
                 return
             _lock.wait(_POLL)
 

@@ -112,3 +112,26 @@ def test_a_call_that_never_begins_is_given_up(tmp_path: Path) -> None:
     asyncio.run(batch(tools(tmp_path, seen), ["b", "c"], seen))
     assert ["b", "c"] == seen
     assert finish_order.WAIT <= time.monotonic() - t0 < finish_order.WAIT + 2
+
+
+def test_a_call_that_has_begun_is_never_given_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Call 2 outlasts its patience while call 0 never begins and call 1 has begun but not
+    started (itself still waiting for call 0): call 0 is given up, call 1 is waited for,
+    so call 2 can overtake it neither in starting nor in finishing."""
+    monkeypatch.setattr(finish_order, "WAIT", 0.2)
+    served(["a", "b", "c"])
+    b = finish_order.begin("fetch", '{"page":"b"}')
+    c = finish_order.begin("fetch", '{"page":"c"}')
+    assert b is not None and c is not None
+    returned = threading.Event()
+    waiter = threading.Thread(target=lambda: (finish_order.start(c), returned.set()))
+    waiter.start()
+    try:
+        assert not returned.wait(5 * finish_order.WAIT)
+        finish_order.started(b)
+        assert returned.wait(5)
+    finally:
+        finish_order.started(b)
+        waiter.join(5)
+    a = c.batch.slots[0]
+    assert (True, False, True) == (a.abandoned, b.abandoned, c.batch.given_up)
