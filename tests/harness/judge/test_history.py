@@ -70,6 +70,21 @@ class TestEffectBeforeRecord:
         assert [] == rules.effects_before_records(events)
 
 
+    def test_commits_that_never_say_what_they_hold_are_no_evidence(self) -> None:
+        """An adapter that reports its commits but not the calls they hold (agno's): no
+        commit can be shown to hold the reply, nor not to, so the rule says nothing; the
+        same history with one commit that says what it holds is judged."""
+        run: list[tuple[str, dict[str, Any]]] = [
+            ("model-reply", {"turn": 1, "calls": [CALL]}),
+            ("effect", {"tool": "charge", "arguments": '{"amount":5}', "effect": True}),
+            ("committed", {"what": "checkpoint", "number": 1}),
+        ]
+        assert [] == rules.effects_before_records(history(*run))
+        told = history(*run, ("committed", {"what": "checkpoint", "number": 2, "calls": []}))
+        (found,) = rules.effects_before_records(told)
+        assert "no record of it was committed" in found.sentence
+
+
 class TestAcknowledgements:
     def test_a_status_returned_before_its_commit_landed_is_early(self) -> None:
         events = history(
