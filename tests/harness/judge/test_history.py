@@ -69,7 +69,6 @@ class TestEffectBeforeRecord:
         )
         assert [] == rules.effects_before_records(events)
 
-
     def test_commits_that_never_say_what_they_hold_are_no_evidence(self) -> None:
         """An adapter that reports its commits but not the calls they hold (agno's): no
         commit can be shown to hold the reply, nor not to, so the rule says nothing; the
