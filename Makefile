@@ -7,12 +7,12 @@ STAMP := $(VENV)/.installed
 # Spread the suite over every core; override with `make test PYTEST_ARGS=...`.
 PYTEST_ARGS ?= -n auto -q
 
-.PHONY: matrix test lint typecheck format bench
+.PHONY: matrix test lint typecheck format bench docs
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip "setuptools>=68"
-	$(PY) -m pip install --quiet -e '.[test,agno,langgraph,pydantic-ai,powerloss]'
+	$(PY) -m pip install --quiet -e '.[test,clients,agno,langgraph,pydantic-ai,adk,powerloss,docs]'
 	touch $(STAMP)
 
 matrix: $(STAMP)
@@ -40,6 +40,12 @@ typecheck: $(STAMP)
 format: $(STAMP)
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
+
+# The documentation site: the reference pages' generated blocks filled from the code, then
+# built into site/ by MkDocs, strict (a broken link or anchor fails).
+docs: $(STAMP)
+	$(PY) docs/generate.py
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 bench: $(STAMP)
 	$(PY) -m tests.benchmarks.checkpoint_cost

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         gates,
         idempotent,
     )
+    from killpoint.scenarios.model_server import model_url
     from killpoint.values.findings import Finding
     from killpoint.values.modes import Mode
     from killpoint.values.normal_form import Session
@@ -60,6 +61,7 @@ _EXPORTS: dict[str, str] = {
     "Session": "killpoint.values.normal_form",
     "NormalFormError": "killpoint.errors",
     "agent_adapter": "killpoint.adapters.factory",
+    "model_url": "killpoint.scenarios.model_server",
 }
 
 __all__ = [
@@ -84,6 +86,7 @@ __all__ = [
     "agent_adapter",
     "gates",
     "idempotent",
+    "model_url",
 ]
 
 

@@ -197,12 +197,19 @@ class MergeError(KillpointError, ValueError):
 
 
 class CorpusError(KillpointError, ValueError):
-    """A corpus folder this killpoint cannot use (missing, malformed, another schema)."""
+    """A corpus folder this killpoint cannot use (missing, malformed, another schema, a
+    file that is not plain data or passes a size limit); the message names the file, and
+    the line or field where there is one. The command exits 2."""
+
+
+class FormError(CorpusError):
+    """A line of a PostgreSQL state (killpoint.corpus.pg_form) that is not the form: names
+    the file, the line and the field."""
 
 
 class PgStateError(KillpointError, RuntimeError):
-    """A PostgreSQL state's dump or restore failed (the tool missing, the server refusing):
-    said with the tool's own first lines, redacted."""
+    """A dump or a restore failed on the server's side (unreachable, or a schema that
+    holds what a state cannot): said with the server's first line, redacted."""
 
 
 # -- the power-loss filesystem -------------------------------------------------------------------
@@ -251,8 +258,12 @@ class Interrupted(KillpointError):
 class Overdue(KillpointError):
     """A call did not return within its time limit (its thread is abandoned)."""
 
-    def __init__(self, what: str, seconds: float) -> None:
-        super().__init__(f"{what} did not return within the time limit ({seconds:g} s)")
+    def __init__(self, what: str, seconds: float, shown: str = "") -> None:
+        # `shown`: the limit as every output shows time (killpoint.values.durations, a
+        # layer below that this module, under every layer, cannot import).
+        super().__init__(
+            f"{what} did not return within the time limit ({shown or f'{seconds:g} s'})"
+        )
         self.what = what
         self.seconds = seconds
 
@@ -288,6 +299,7 @@ __all__ = [
     "CutError",
     "CutModelError",
     "DiffError",
+    "FormError",
     "ImageExists",
     "InputError",
     "Interrupted",

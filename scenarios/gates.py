@@ -4,6 +4,9 @@ Names (built and parsed here, nowhere else):
   run:{i}:start                run i of the session begins (1-based)
   run:{i}:resume               run i is continued after a crash
   model:{turn}:received        the scripted model got the request for model turn `turn`
+  model:{turn}:chunk:{n}       its streamed reply is about to send chunk n: n-1 are sent (the
+                               first and last chunks are traced; the others pass only when
+                               armed)
   tool:{name}:{sig}:started    a tool call began (sig = call_signature of its arguments)
   tool:{name}:{sig}:finished   a tool call returned, before its result goes back to the runtime
   checkpoint:{n}:writing       (adapters) the n-th checkpoint's durable write is about to begin
@@ -56,6 +59,12 @@ def model_gate(turn: int) -> str:
     return f"model:{turn}:received"
 
 
+def chunk_gate(turn: int, n: int) -> str:
+    """`model:{turn}:chunk:{n}`: model turn `turn`'s streamed reply is about to send chunk
+    n (n-1 chunks are sent)."""
+    return f"model:{turn}:chunk:{n}"
+
+
 CHECKPOINT_PHASES = ("writing", "committing", "landed")
 RUN_PHASES = ("start", "resume")
 TOOL_PHASES = ("started", "finished")
@@ -79,7 +88,8 @@ def run_gate(index: int, phase: str) -> str:
 class Gate:
     """A gate name taken apart: `kind` is run, model, tool or checkpoint; `number` the
     run, turn or checkpoint (None for a tool); `tool` and `signature` a tool's;
-    `occurrence` 1 for the first pass of the name in a process, 2 for `#2`, ..."""
+    `occurrence` 1 for the first pass of the name in a process, 2 for `#2`, ...; `chunk`
+    the chunk of a streamed reply (phase "chunk")"""
 
     kind: str
     phase: str
@@ -87,17 +97,21 @@ class Gate:
     tool: str | None = None
     signature: str | None = None
     occurrence: int = 1
+    chunk: int | None = None
 
     @property
     def base(self) -> str:
         """The name without its occurrence suffix."""
         if self.kind == "tool":
             return f"tool:{self.tool}:{self.signature}:{self.phase}"
+        if self.chunk is not None:
+            return f"{self.kind}:{self.number}:{self.phase}:{self.chunk}"
         return f"{self.kind}:{self.number}:{self.phase}"
 
 
 _NUMBERED = re.compile(r"(run|model|checkpoint):(\d+):([a-z]+)(?:#(\d+))?")
 _TOOL = re.compile(r"tool:(.+):([0-9a-f]{12}):(started|finished)(?:#(\d+))?")
+_CHUNK = re.compile(r"model:(\d+):chunk:(\d+)(?:#(\d+))?")
 
 
 def parse(name: str) -> Gate | None:
@@ -109,6 +123,12 @@ def parse(name: str) -> Gate | None:
         if phase not in phases[kind]:
             return None
         return Gate(kind, phase, number=int(number), occurrence=int(occurrence or 1))
+    m = _CHUNK.fullmatch(name)
+    if m:
+        turn, chunk, occurrence = m.groups()
+        return Gate(
+            "model", "chunk", number=int(turn), chunk=int(chunk), occurrence=int(occurrence or 1)
+        )
     m = _TOOL.fullmatch(name)
     if m:
         tool, signature, phase, occurrence = m.groups()
@@ -168,16 +188,17 @@ def armed() -> frozenset[str]:
     return _armed
 
 
-def hit(name: str) -> None:
+def hit(name: str, *, trace: bool = True) -> None:
     """Pass the named point. Its second and later passes in this process are named
-    `name#2`, `name#3`, ... (a retried model turn, the same call made twice)."""
-    if _tracer is None and not _armed:
+    `name#2`, `name#3`, ... (a retried model turn, the same call made twice).
+    `trace=False`: the tracer does not see it (a point passed too often to trace)."""
+    if (_tracer is None or not trace) and not _armed:
         return
     with _lock:
         _seen[name] = n = _seen.get(name, 0) + 1
     if n > 1:
         name = f"{name}#{n}"
-    if _tracer is not None:
+    if _tracer is not None and trace:
         _tracer(name)
     if name not in _armed:
         return

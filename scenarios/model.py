@@ -1,10 +1,14 @@
-"""The scripted model, served as respx routes for `POST /v1/responses`.
+"""The scripted model, served as respx routes in the worker and, when an adapter asks, at
+a real local address (scenarios.model_server).
 
-Installed into a process, it answers every openai SDK client built with defaults
-(openai 3.x sends through httpx2; see http_mock). Its replies depend only on the
-conversation, and it keeps what it answered in a state directory outside the
-worker, like a real provider: a runtime that chains turns with
-`previous_response_id` gets the right reply from a fresh process after a crash.
+It speaks every wire format in scenarios.wire's table: the OpenAI Responses API
+(`POST …/responses`), OpenAI Chat Completions (`POST …/chat/completions`) and the
+Anthropic Messages API (`POST …/v1/messages`), each whole or streamed. Installed into a
+process, it answers every openai SDK client built with defaults (openai 3.x sends through
+httpx2; see http_mock). Its replies depend only on the conversation, and it keeps what it
+answered in a state directory outside the worker, like a real provider: a runtime that
+chains turns with `previous_response_id` gets the right reply from a fresh process after
+a crash.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -19,21 +24,30 @@ from typing import Any
 
 import httpx
 import respx
+from respx.models import AllMockedAssertionError
 
 from . import finish_order, gates, history
 from . import http_mock as _http_mock  # noqa: F401  (registers the "httpx2" mocker)
+from .anthropic_messages import MessagesFormat
 from .behaviours import Regenerated, Replan, check, regenerate
+from .chat_completions import ChatCompletionsFormat
 from .conversation import Conversation, canonical_arguments
 from .faults import Fault, FaultCounter
 from .own_writes import own_write
-from .responses import response_body, response_id
+from .responses import ResponsesFormat, answer_for, response_body, response_id
 from .script import Reply, Script
+from .sse import Chunks
+from .wire import RESPONSES, RequestError, WireFormat, openai_error
 
+FORMATS: tuple[WireFormat, ...] = (ResponsesFormat(), ChatCompletionsFormat(), MessagesFormat())
+SERVED_PATHS = ("/v1/responses", "/v1/chat/completions", "/v1/messages")
 RESPONSES_PATH = r".*/responses$"
 TURNS_LOG = "turns.log"  # the model turn of every request, one line each, in state_dir
 SERVED_LOG = "served.log"  # the model turn of every reply answered (200), one line each
 # Every re-asked turn a behaviour answered otherwise, one JSON line each (regenerated_turns).
 REGENERATED_LOG = "regenerated.log"
+# Every HTTP request received, served or not, one JSON line each (requests_seen).
+REQUESTS_LOG = "requests.log"
 
 
 def requested_turns(state_dir: str | os.PathLike[str]) -> list[int]:
@@ -78,9 +92,36 @@ def regenerated_turns(state_dir: str | os.PathLike[str]) -> list[dict[str, Any]]
     return found
 
 
-def _error(status: int, message: str, param: str | None = None) -> httpx.Response:
-    error = {"message": f"scripted model: {message}", "type": "invalid_request", "param": param}
-    return httpx.Response(status, json={"error": error})
+def requests_seen(state_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Every HTTP request the scripted model of a state folder received, in order: method,
+    path, format (None: a request no format serves), stream, pid, and `via` (mock: in the
+    worker's HTTP transport; local: at the local address)."""
+    try:
+        text = (Path(state_dir) / REQUESTS_LOG).read_text()
+    except FileNotFoundError:
+        return []
+    found = []
+    for line in text.splitlines():
+        try:
+            found.append(json.loads(line))
+        except ValueError:
+            continue  # a line torn by a kill
+    return found
+
+
+def format_for(method: str, path: str) -> WireFormat | None:
+    """The wire format that serves `method path`; None when none does."""
+    if method != "POST":
+        return None
+    return next((f for f in FORMATS if f.path.fullmatch(path)), None)
+
+
+def not_served(method: str, path: str) -> str:
+    served = ", ".join(f"POST …{p}" for p in SERVED_PATHS)
+    return (
+        f"scripted model: {method} {path} is not a request it serves; it answers {served} "
+        "(the OpenAI Responses API, OpenAI Chat Completions, the Anthropic Messages API)"
+    )
 
 
 class ScriptedModel:
@@ -102,6 +143,7 @@ class ScriptedModel:
         (self.state_dir / "responses").mkdir(parents=True, exist_ok=True)
         self.faults = tuple(faults)
         self._counter = FaultCounter(self.state_dir / "faults.log")
+        self._fault_lock = threading.Lock()
         self._hooks: dict[int, list[Callable[[], None]]] = defaultdict(list)
         self.record_traffic = record_traffic
         self.traffic: list[tuple[str, int, str]] = []  # (request body, status, response body)
@@ -116,82 +158,116 @@ class ScriptedModel:
 
     # -- serving ------------------------------------------------------------------------
 
-    def handle(self, request: httpx.Request) -> httpx.Response:
-        response = self._answer(request)
+    def handle(self, request: httpx.Request, *, via: str = "mock") -> httpx.Response:
+        """Answer one request in its wire format (or 404 for one no format serves). A
+        transport fault raises httpx's error (ReadTimeout, RemoteProtocolError)."""
+        wire = format_for(request.method, request.url.path)
+        if wire is None:
+            self._log_request(request, None, via)
+            return openai_error(404, not_served(request.method, request.url.path))
+        response = self._answer(wire, request, via)
         if self.record_traffic:
-            self.traffic.append(
-                (request.content.decode(), response.status_code, response.content.decode())
-            )
+            stream = response.stream
+            body = stream.joined() if isinstance(stream, Chunks) else response.content
+            self.traffic.append((request.content.decode(), response.status_code, body.decode()))
         return response
 
-    def _answer(self, request: httpx.Request) -> httpx.Response:
+    def _answer(self, wire: WireFormat, request: httpx.Request, via: str) -> httpx.Response:
         try:
             body = json.loads(request.content)
         except ValueError:
-            return _error(400, f"request body is not JSON: {request.content[:200]!r}")
-        raw = body.get("input", [])
-        if isinstance(raw, str):
-            raw = [{"role": "user", "content": raw}]
-        previous = body.get("previous_response_id")
-        if previous:
-            stored = self._load(previous)
-            if stored is None:
-                return _error(
-                    400, f"previous_response_id {previous!r} is unknown", "previous_response_id"
-                )
-            raw = stored["input"] + stored["output"] + raw
-        conversation = Conversation.from_input(raw)
+            body = None
+        self._log_request(request, wire, via, stream=isinstance(body, dict) and body.get("stream"))
+        if body is None:
+            return wire.error(
+                400, f"scripted model: request body is not JSON: {request.content[:200]!r}"
+            )
+        if not isinstance(body, dict):
+            return wire.error(400, "scripted model: the request body is not a JSON object")
+        try:
+            parsed = wire.parse(body, self._load)
+        except RequestError as exc:
+            return wire.error(400, f"scripted model: {exc.message}", exc.param)
+        conversation = parsed.conversation
         turn = conversation.model_turn
         self._log_turn(TURNS_LOG, turn)
         history.record("model-request", turn=turn)
         for hook in self._hooks.get(turn, ()):
             hook()
         gates.hit(gates.model_gate(turn))
+        cut = False
         for fault in self.faults:
-            if fault.turn == turn and self._counter.fired(fault) < fault.times:
-                self._counter.fire(fault)
-                response = fault.response(request)
+            if fault.turn != turn:
+                continue
+            with self._fault_lock:  # two requests at once must not both take the last one
+                due = self._counter.fired(fault) < fault.times
+                if due:
+                    self._counter.fire(fault)
+            if not due:
+                continue
+            if fault.kind != "cut":
+                response = fault.response(request, wire.error)
                 history.record("model-refused", turn=turn, status=response.status_code)
                 return response
+            cut = True
+            break
         try:
             reply = self.script(conversation)
         except Exception as exc:  # a broken script must fail loudly, not hang
             history.record("model-refused", turn=turn, status=400)
-            return _error(400, f"the script raised {type(exc).__name__}: {exc}")
+            return wire.error(400, f"scripted model: the script raised {type(exc).__name__}: {exc}")
         regenerated = self._regenerated(conversation, reply)
         if regenerated is not None:
             reply = regenerated.reply
         # Sized from the conversation, not the request: a chained request and a resent
         # transcript of the same conversation cost the same, as with a real provider.
-        size = len(conversation.digest_source())
-        answer = response_body(
+        answer = answer_for(
             conversation,
             reply,
-            model=str(body.get("model", "")),
-            request_size=size,
+            model=parsed.model,
+            request_size=len(conversation.digest_source()),
             regenerated=regenerated,
         )
-        self._save(answer["id"], {"input": raw, "output": answer["output"]})
+        if wire.name == RESPONSES:
+            self._save(answer.id, {"input": parsed.items, "output": answer.output})
         if regenerated is not None:
-            self._log_regenerated(conversation, turn, answer)
+            self._log_regenerated(conversation, turn, answer.output)
         # Served: what a provider bills. A worker killed before it reads the reply was
         # served all the same, so a run's stored count of model calls is at most this.
         self._log_turn(SERVED_LOG, turn, conversation.digest())
+        response = wire.render(parsed, answer, turn)
+        if cut:
+            # The reply begins and drops half-way: the runtime never holds its calls.
+            history.record("model-refused", turn=turn, status="cut")
+            return cut_short(response)
         calls = [
             [item["name"], canonical_arguments(item["arguments"])]
-            for item in answer["output"]
+            for item in answer.output
             if item["type"] == "function_call"
         ]
         history.record(
             "model-reply",
             turn=turn,
-            response_id=answer["id"],
+            response_id=answer.id,
             calls=calls,
-            usage={k: v for k, v in answer["usage"].items() if isinstance(v, int)},
+            usage={
+                "input_tokens": answer.input_tokens,
+                "output_tokens": answer.output_tokens,
+                "total_tokens": answer.input_tokens + answer.output_tokens,
+            },
             regenerated=regenerated is not None,
         )
         finish_order.batch(calls)
-        return httpx.Response(200, json=answer)
+        return response
+
+    def _load(self, rid: str) -> dict[str, Any] | None:
+        if not rid.replace("_", "").isalnum():
+            return None
+        try:
+            loaded: dict[str, Any] = json.loads(self._path(rid).read_text())
+        except FileNotFoundError:
+            return None
+        return loaded
 
     def _regenerated(self, conversation: Conversation, reply: Reply) -> Regenerated | None:
         """The behaviour's reply when this conversation was served before to another
@@ -205,7 +281,9 @@ class ScriptedModel:
             return None
         return regenerate(self.behaviour, conversation, reply, len(served), self.replan)
 
-    def _log_regenerated(self, conversation: Conversation, turn: int, answer: Any) -> None:
+    def _log_regenerated(
+        self, conversation: Conversation, turn: int, output: list[dict[str, Any]]
+    ) -> None:
         """What the first pass served for this turn against what it got now, per call: a
         finding names both call ids. A reordered call keeps its id (matched by id); the
         others are matched by their place in the batch."""
@@ -213,9 +291,7 @@ class ScriptedModel:
         first = [i for i in body["output"] if i["type"] == "function_call"]
         by_id = {i["call_id"]: n for n, i in enumerate(first)}
         calls = []
-        for position, item in enumerate(
-            i for i in answer["output"] if i["type"] == "function_call"
-        ):
+        for position, item in enumerate(i for i in output if i["type"] == "function_call"):
             was = by_id.get(item["call_id"], position if position < len(first) else None)
             before = first[was] if was is not None else None
             calls.append(
@@ -246,6 +322,25 @@ class ScriptedModel:
             forgotten += 1
         return forgotten
 
+    def _log_request(
+        self, request: httpx.Request, wire: WireFormat | None, via: str, *, stream: Any = False
+    ) -> None:
+        line = {
+            "method": request.method,
+            "path": request.url.path,
+            "format": wire.name if wire is not None else None,
+            "stream": bool(stream),
+            "pid": os.getpid(),
+            "via": via,
+        }
+        self._append(REQUESTS_LOG, json.dumps(line, ensure_ascii=True))
+
+    def _unrouted(self, request: httpx.Request) -> httpx.Response:
+        """A request in the worker's HTTP transport that no route serves: logged, then
+        refused as respx refuses it, before anything reaches the network."""
+        self._log_request(request, None, "mock")
+        raise AllMockedAssertionError(f"RESPX: {request!r} not mocked!")
+
     def _log_turn(self, log: str, turn: int, digest: str = "") -> None:
         self._append(log, f"{turn} {os.getpid()} {digest}".rstrip())
 
@@ -261,14 +356,6 @@ class ScriptedModel:
     def _path(self, rid: str) -> Path:
         return self.state_dir / "responses" / f"{rid}.json"
 
-    def _load(self, rid: str) -> dict[str, Any] | None:
-        if not rid.replace("_", "").isalnum():
-            return None
-        try:
-            return json.loads(self._path(rid).read_text())
-        except FileNotFoundError:
-            return None
-
     def _save(self, rid: str, data: dict[str, Any]) -> None:
         # Atomic: a worker killed mid-write leaves the old file or none, never half of one.
         with own_write("the scripted model's state"):
@@ -280,11 +367,14 @@ class ScriptedModel:
     # -- installing ---------------------------------------------------------------------
 
     def install(self) -> respx.MockRouter:
-        """Route every `POST …/responses` of this process here; anything else fails loudly."""
+        """Route every request of this process's httpx2 transports (every openai SDK client)
+        to a path of a served format here; anything else fails loudly."""
         if self._router is not None:
             return self._router
         router = respx.mock(using="httpx2", assert_all_mocked=True, assert_all_called=False)
-        router.route(method="POST", url__regex=RESPONSES_PATH).mock(side_effect=self.handle)
+        for wire in FORMATS:
+            router.route(method="POST", url__regex=wire.path.pattern).mock(side_effect=self.handle)
+        router.route().mock(side_effect=self._unrouted)
         router.start()
         self._router = router
         return router
@@ -302,13 +392,36 @@ class ScriptedModel:
         self.uninstall()
 
 
+def cut_short(response: httpx.Response) -> httpx.Response:
+    """The same response, its connection dropped half-way: a stream after half of its
+    chunks (its last event never sent), a whole body after half of its bytes (the length
+    it announced never reached)."""
+    stream = response.stream
+    if isinstance(stream, Chunks):
+        stream.cut_after = max(1, len(stream.chunks) // 2)
+        return response
+    body = response.content
+    half = max(1, len(body) // 2)
+    headers = {k: v for k, v in response.headers.items() if k.lower() != "content-length"}
+    headers["content-length"] = str(len(body))
+    return httpx.Response(
+        response.status_code,
+        headers=headers,
+        stream=Chunks([body[:half], body[half:]], cut_after=1),
+    )
+
+
 __all__ = [
+    "FORMATS",
     "REGENERATED_LOG",
+    "REQUESTS_LOG",
     "SERVED_LOG",
     "TURNS_LOG",
     "ScriptedModel",
+    "format_for",
     "regenerated_turns",
     "requested_turns",
+    "requests_seen",
     "response_id",
     "turn_log",
 ]

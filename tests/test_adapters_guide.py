@@ -19,7 +19,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 GUIDE = REPO / "docs" / "adapters.md"
-FILE_BLOCK = re.compile(r"^```\w+ file=(\S+)\n(.*?)^```", re.S | re.M)
+FILE_BLOCK = re.compile(r'^```\w+ title="([^"]+)"\n(.*?)^```', re.S | re.M)
 SH_BLOCK = re.compile(r"^```sh\n(.*?)^```", re.S | re.M)
 EXITS = re.compile(r"\s+#\s*exits (\d+)\b.*$")
 

@@ -1,7 +1,7 @@
 """The GitHub Actions workflow is valid YAML of a workflow's shape, its sharded jobs are the
-ones README.md shows (block for block), their killpoint command lines are ones killpoint's
-parser takes, the shards cover 1..N, and the README's Kubernetes Indexed Job shards by
-JOB_COMPLETION_INDEX over the same N it runs."""
+ones docs/how-to/ci.md shows (block for block), their killpoint command lines are ones
+killpoint's parser takes, the shards cover 1..N, and the page's Kubernetes Indexed Job
+shards by JOB_COMPLETION_INDEX over the same N it runs."""
 
 # ruff: noqa: SIM300
 from __future__ import annotations
@@ -27,8 +27,11 @@ def workflow() -> dict[str, Any]:
     return data
 
 
-def readme_blocks() -> list[Any]:
-    text = (REPO / "README.md").read_text()
+GUIDE = REPO / "docs" / "how-to" / "ci.md"
+
+
+def guide_blocks() -> list[Any]:
+    text = GUIDE.read_text()
     return [yaml.safe_load(textwrap.dedent(b)) for b in YAML_BLOCK.findall(text)]
 
 
@@ -53,10 +56,10 @@ def test_the_workflow_has_a_workflows_shape() -> None:
             assert ("uses" in step) != ("run" in step), (name, step)
 
 
-def test_the_sharded_jobs_are_what_the_readme_shows() -> None:
+def test_the_sharded_jobs_are_what_the_guide_shows() -> None:
     jobs = workflow()["jobs"]
-    shown = [b for b in readme_blocks() if isinstance(b, dict) and set(SHARDED) <= set(b)]
-    assert 1 == len(shown), "README.md shows the sharded jobs in one yaml block"
+    shown = [b for b in guide_blocks() if isinstance(b, dict) and set(SHARDED) <= set(b)]
+    assert 1 == len(shown), "docs/how-to/ci.md shows the sharded jobs in one yaml block"
     assert {name: jobs[name] for name in SHARDED} == {name: shown[0][name] for name in SHARDED}
 
 
@@ -78,8 +81,8 @@ def test_the_shards_cover_one_to_n_and_the_merge_waits_for_them() -> None:
 
 def test_every_killpoint_line_of_the_workflow_and_the_job_parses() -> None:
     scripts = [s["run"] for job in workflow()["jobs"].values() for s in job["steps"] if "run" in s]
-    jobs = [b for b in readme_blocks() if isinstance(b, dict) and b.get("kind") == "Job"]
-    assert 1 == len(jobs), "README.md shows one Kubernetes Job"
+    jobs = [b for b in guide_blocks() if isinstance(b, dict) and b.get("kind") == "Job"]
+    assert 1 == len(jobs), "docs/how-to/ci.md shows one Kubernetes Job"
     (container,) = jobs[0]["spec"]["template"]["spec"]["containers"]
     scripts += container["args"]
     lines = [line for s in scripts for line in killpoint_lines(s)]
@@ -89,7 +92,7 @@ def test_every_killpoint_line_of_the_workflow_and_the_job_parses() -> None:
 
 
 def test_the_kubernetes_job_is_indexed_over_its_shards() -> None:
-    (job,) = [b for b in readme_blocks() if isinstance(b, dict) and b.get("kind") == "Job"]
+    (job,) = [b for b in guide_blocks() if isinstance(b, dict) and b.get("kind") == "Job"]
     spec = job["spec"]
     assert "Indexed" == spec["completionMode"]
     (container,) = spec["template"]["spec"]["containers"]

@@ -118,7 +118,8 @@ def rooms(edges: dict[str, set[str]]) -> dict[str, set[str]]:
 
 
 def test_the_rooms_are_layers() -> None:
-    """README: a folder imports only those below it, i.e. the rooms form no circle either."""
+    """docs/explanation/architecture.md: a folder imports only those below it, i.e. the
+    rooms form no circle either."""
     between = rooms(graph())
     assert {"killpoint.engine", "killpoint.values", "killpoint.cli"} <= set(between)
     found = circles(between)

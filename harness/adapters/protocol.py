@@ -30,6 +30,11 @@ class RuntimeAdapter(Protocol):
     Optional, read where present (so an adapter written out before it still is one):
     `declined_kinds`, a mapping from a crash-point kind's name to why that kind does not
     apply to this runtime (one line). Its points are skipped with the reason, never run.
+    `local_model = True`: every worker also serves the scripted model at a real local
+    address (127.0.0.1) and puts its base URL in the environment before `driver()` is
+    called (KILLPOINT_MODEL_URL; OPENAI_BASE_URL, ANTHROPIC_BASE_URL), for a runtime whose
+    model client is not the openai SDK's default transport (LiteLLM, the anthropic SDK, a
+    client of its own, a model call in a subprocess).
     """
 
     name: str
@@ -89,6 +94,11 @@ class RuntimeAdapter(Protocol):
 def declined_kinds(adapter: object) -> dict[str, str]:
     """The point kinds the adapter declares do not apply to its runtime, with the reason."""
     return dict(getattr(adapter, "declined_kinds", None) or {})
+
+
+def local_model(adapter: object) -> bool:
+    """Whether the adapter asks for the scripted model at a local address (see above)."""
+    return getattr(adapter, "local_model", False) is True
 
 
 MEMBERS = (

@@ -8,9 +8,11 @@ built-in runtime is a package under `killpoint.adapters` and one entry here.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from killpoint.adapters.protocol import MEMBERS, RuntimeAdapter
 from killpoint.errors import AdapterError
@@ -81,6 +83,17 @@ BUILTINS: dict[str, Builtin] = {
             # what a finding is about as often as the agent library is.
             distributions=("pydantic-ai-slim", "dbos"),
         ),
+        Builtin(
+            "adk",
+            "killpoint.adapters.adk",
+            "AdkAdapter",
+            needs="google-adk 2.13 with LiteLLM, aiosqlite and greenlet",
+            install="pip install killpoint[adk]",
+            # The session service is the durable half, over SQLAlchemy's asyncio drivers;
+            # LiteLLM is how ADK reaches the model.
+            distributions=("google-adk", "litellm", "aiosqlite", "SQLAlchemy"),
+            warm="killpoint.adapters.adk.warm:warm_up",
+        ),
     )
 }
 
@@ -99,6 +112,23 @@ def _load_builtin(builtin: Builtin) -> RuntimeAdapter:
         )
     adapter: RuntimeAdapter = getattr(module, builtin.factory)()
     return adapter
+
+
+ACCEPTED_FILE = "accepted.toml"  # beside a built-in adapter's module: its by-design groups
+
+
+def accepted_file(runtime: str) -> Path | None:
+    """The accepted-findings file a built-in runtime ships for what its documentation
+    calls by design (`--accept builtin`); None for a runtime that ships none (the
+    reference runtime, a user's adapter)."""
+    builtin = BUILTINS.get(runtime)
+    if builtin is None:
+        return None
+    spec = importlib.util.find_spec(builtin.module)
+    if spec is None or spec.origin is None or not spec.submodule_search_locations:
+        return None  # a module of its own, not a package: no file beside it
+    path = Path(spec.origin).parent / ACCEPTED_FILE
+    return path if path.is_file() else None
 
 
 def warm_loaded() -> list[str]:

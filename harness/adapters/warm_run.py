@@ -8,6 +8,7 @@ driver started (connections, threads) before the next variant and before any for
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import shutil
 import tempfile
@@ -22,20 +23,28 @@ MakeDriver = Callable[[Scenario, str, Ledger], Any]
 
 
 def warm_research(
-    prefix: str, variants: Sequence[MakeDriver], close: Callable[[Any], Awaitable[None] | None]
+    prefix: str,
+    variants: Sequence[MakeDriver],
+    close: Callable[[Any], Awaitable[None] | None],
+    *,
+    local_model: bool = False,
 ) -> None:
+    """`local_model`: the runtime's adapter asks for the scripted model at a local address
+    (its base URL in the environment while each variant is made and run); the server and
+    its threads are gone, the environment as it was, before this returns."""
     from killpoint import scenarios
     from killpoint.scenarios import ScriptedModel, drive
+    from killpoint.scenarios.model_server import serve
 
     scenario = scenarios.get("research")
     tmp = Path(tempfile.mkdtemp(prefix=prefix))
 
-    async def run(n: int, make: MakeDriver) -> None:
+    async def run(n: int, make: MakeDriver, model: ScriptedModel) -> None:
         driver = make(
             scenario, f"sqlite:///{tmp}/warm{n}.db", Ledger(tmp / f"ledger{n}", scenario.name)
         )
         try:
-            with ScriptedModel(scenario.script, tmp / f"model{n}") as model:
+            with model:
                 await drive(scenario, driver, model, session_id="warm")
         finally:
             closing = close(driver)
@@ -44,6 +53,8 @@ def warm_research(
 
     try:
         for n, make in enumerate(variants):
-            asyncio.run(run(n, make))
+            model = ScriptedModel(scenario.script, tmp / f"model{n}")
+            with serve(model) if local_model else contextlib.nullcontext():
+                asyncio.run(run(n, make, model))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -18,6 +18,7 @@ from killpoint.cli.exit_codes import EXIT_OK, EXIT_UNEXPECTED
 from killpoint.engine.option_table import option
 from killpoint.engine.options import CampaignConfig
 from killpoint.errors import ConfigError, OptionError
+from killpoint.values.sentences import count
 
 LABELS = {"scenarios": "--scenario", "modes": "--mode"}
 DEFAULT_SCENARIO = "research"
@@ -75,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     failed = sum(c.status == FAIL for c in checks)
     cli_output.plain(
         out,
-        f"{failed} check(s) failed"
+        f"{count(failed, 'check')} failed"
         if failed
         else f"every check passed: run `{next_command(config.runtime, args.store)}`",
     )

@@ -1,4 +1,4 @@
-"""The `killpoint` command's exit statuses, in one place (README documents them).
+"""The `killpoint` command's exit statuses, in one place (docs/reference/exit-codes.md).
 
 0    every verdict expected (or accepted)
 1    an unexpected verdict

@@ -26,8 +26,9 @@ from killpoint.cli import matrix as cli_matrix
 from killpoint.cli import merge as cli_merge
 from killpoint.cli import output as cli_output
 from killpoint.cli import replay as cli_replay
-from killpoint.cli.exit_codes import EXIT_USAGE, interrupted_status
+from killpoint.cli.exit_codes import EXIT_NOT_WRITTEN, EXIT_USAGE, interrupted_status
 from killpoint.engine.option_table import option
+from killpoint.report import renderers
 
 WORK_DIR_HELP = option("work_dir").described()
 
@@ -123,10 +124,16 @@ def _cmd_search(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    """`killpoint report RESULTS.json [-o HTML] [--junit PATH] [--markdown PATH] ...`: any
+    output of a saved report (killpoint.report.renderers), rendered from its document. The
+    HTML is written when -o is given or no other format is asked for."""
+    from killpoint.cli import ending
+    from killpoint.cli.documents import output_targets
     from killpoint.errors import ReportError, TargetError
     from killpoint.report.document import read_json
     from killpoint.report.html import render_report
     from killpoint.report.redact import redact
+    from killpoint.report.renderers import asked
     from killpoint.report.targets import Target, same_file
 
     if args.from_journal is not None or args.results is None:
@@ -140,8 +147,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
         return rebuild.run(args)
     source = Path(args.results)
+    others = asked(args)
+    html = args.output is not None or not others
     out = Path(args.output) if args.output else source.with_suffix(".html")
-    if same_file(source, out):
+    if html and same_file(source, out):
         return cli_output.usage_error(
             f"killpoint: -o {str(out)!r} is the report's own JSON; give another path"
         )
@@ -156,17 +165,24 @@ def _cmd_report(args: argparse.Namespace) -> int:
     except (ReportError, DiffError) as exc:
         return cli_output.usage_error(str(exc))
     target = Target(out)
+    written: list[str] = []
     try:
-        target.check()
-        html = render_report(document, diff_base=base, diff_base_name=args.diff_base or "")
-        target.write(redact(html))
+        found = output_targets(others, [source, *([out] if html else [])])
+        if html:
+            target.check()
+            page = render_report(document, diff_base=base, diff_base_name=args.diff_base or "")
+            target.write(redact(page))
+            written.append(str(out.absolute()))
     except TargetError as exc:
         return cli_output.usage_error(f"killpoint: {exc}")
     except OSError as exc:
         return cli_output.usage_error(
             f"killpoint: cannot write {str(out)!r}: {exc.strerror or exc}"
         )
-    cli_output.plain(cli_output.stdout(), str(out.absolute()))
+    stdout = cli_output.stdout()
+    if ending.write_outputs(document, found, written, cli_output.stderr()):
+        return EXIT_NOT_WRITTEN
+    cli_output.plain(stdout, ", ".join(written))
     return 0
 
 
@@ -188,7 +204,9 @@ class Parser(argparse.ArgumentParser):
     of killpoint's (its default prints the whole usage block first)."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
+        from killpoint.values.shown import line
+
+        self.exit(EXIT_USAGE, f"{line(f'{self.prog}: {message}')} (see `{self.prog} --help`)\n")
 
 
 class CommandParser(Parser):
@@ -238,9 +256,16 @@ def build_parser() -> argparse.ArgumentParser:
     search_report.add_options(p)
     p.set_defaults(func=_cmd_search)
 
-    p = sub.add_parser("report", help="render a saved JSON as the HTML crash-matrix report")
+    p = sub.add_parser(
+        "report", help="render a saved JSON as the HTML report, JUnit, Markdown or text"
+    )
     p.add_argument("results", nargs="?", help="a matrix JSON")
-    p.add_argument("-o", "--output", help="where the HTML goes (default: beside the JSON, .html)")
+    p.add_argument(
+        "-o",
+        "--output",
+        help="where the HTML goes (default: beside the JSON, .html, unless only other "
+        "formats are asked for)",
+    )
     p.add_argument(
         "--from-journal",
         metavar="JOURNAL",
@@ -252,6 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="BASE.json",
         help="show what changed against this earlier report (as `killpoint diff` does)",
     )
+    renderers.add_options(p)
     p.set_defaults(func=_cmd_report)
     return parser
 

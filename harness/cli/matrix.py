@@ -26,6 +26,7 @@ from killpoint.engine.options import CampaignConfig
 from killpoint.engine.signal_hold import SignalHold
 from killpoint.errors import ConfigError, OptionError, TargetError
 from killpoint.report.targets import Target, default_paths, same_file
+from killpoint.values.sentences import count, verb
 
 SHOWN_SWEPT = 10  # folders named one by one; the rest are counted
 
@@ -58,8 +59,8 @@ def left_out(config: CampaignConfig) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from killpoint.cli import project_config
+    from killpoint.engine.acceptances import accepted_groups
     from killpoint.errors import AcceptError, KillpointError
-    from killpoint.judge.groups import read_accepted
 
     # What was typed, before [tool.killpoint] fills the rest: a rerun takes from its report
     # what the command line did not name.
@@ -108,18 +109,22 @@ def run(args: argparse.Namespace) -> int:
         return cli_output.usage_error(
             f"killpoint: --json and --report both name {str(json_target.path)!r}; give two paths"
         )
-    junit_target = Target(Path(args.junit)) if args.junit else None
-    if junit_target is not None and any(
-        same_file(junit_target.path, t.path) for t in (json_target, html_target)
-    ):
-        return cli_output.usage_error(
-            f"killpoint: --junit names {str(junit_target.path)!r}, a path another report "
-            "is written to; give it a path of its own"
-        )
+    from killpoint.report.renderers import asked
+
+    outputs = {name: Target(Path(path)) for name, path in asked(args).items()}
+    taken = [json_target, html_target]
+    for name, target in outputs.items():
+        if any(same_file(target.path, t.path) for t in taken):
+            return cli_output.usage_error(
+                f"killpoint: {table.option(name).flag} names {str(target.path)!r}, a path "
+                "another report is written to; give it a path of its own"
+            )
+        taken.append(target)
     accepted = {}
     try:
         if args.accept:
-            accepted = read_accepted(Path(args.accept))
+            accept = table.option("accept").parse(args.accept)
+            accepted = accepted_groups(accept, config.runtime)
         elif args.rerun_failed:
             from killpoint.cli.rerun import carried_accepted
 
@@ -127,8 +132,8 @@ def run(args: argparse.Namespace) -> int:
         for target in (json_target, html_target):
             target.check()
             target.lock()
-        if junit_target is not None:
-            junit_target.check()
+        for target in outputs.values():
+            target.check()
     except (TargetError, AcceptError, KillpointError) as exc:
         for target in (json_target, html_target):
             target.close()
@@ -137,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
             message if message.startswith("killpoint:") else f"killpoint: {message}"
         )
     try:
-        return campaign(config, args, json_target, html_target, accepted, cells, junit_target)
+        return campaign(config, args, json_target, html_target, accepted, cells, outputs)
     finally:
         for target in (json_target, html_target):
             target.close()
@@ -150,7 +155,7 @@ def campaign(
     html_target: Target,
     accepted: dict[str, Any],
     cells: list[str] | None,
-    junit_target: Target | None = None,
+    outputs: dict[str, Target] | None = None,
 ) -> int:
     from killpoint.cli import ending
     from killpoint.cli.progress import with_progress
@@ -171,7 +176,7 @@ def campaign(
             f"killpoint matrix runtime={config.runtime} store={redact(shown(config.store))} "
             f"points={config.points} depth={config.depth} seed={camp.seed} "
             f"workers={config.workers}"
-            + (f" rerun={len(cells)} cell(s)" if cells is not None else "")
+            + (f" rerun={count(len(cells), 'cell')}" if cells is not None else "")
             + (f" shard={config.shard}" if config.shard is not None else ""),
         )
         for line in left_out(config):
@@ -188,17 +193,16 @@ def campaign(
             from killpoint.cli.rerun import changes
 
             rerun_of = changes(args.rerun_failed, cells, heads(result.cells))
-        not_written, lost, written = write_reports(
+        document, (not_written, lost, written) = write_reports(
             result, json_target, html_target, err, rerun=cells is not None, rerun_of=rerun_of
         )
-        if junit_target is not None:
-            not_written |= ending.write_junit(result, junit_target, written, err)
+        not_written |= ending.write_outputs(document, outputs or {}, written, err)
         if journal is not None:
             finish_journal(journal, lost, err)
     finally:
         hold.release()
     groups = result.groups()
-    cli_output.summary(result, out, groups)
+    cli_output.summary(document, out)
     narrow = narrowed(result, rerun=cells is not None)
     cli_output.show_unmet(unmet([*groups, *result.row_groups()], accepted, narrow), narrow, out)
     if rerun_of is not None and cells is not None:
@@ -216,12 +220,12 @@ def campaign(
     if unjudged:
         cli_output.plain(
             err,
-            f"killpoint: {unjudged} cell(s) could not be judged: the store server, the work "
-            "folder or a thread or process limit failed under them (their findings say how); "
-            "rerun them with --rerun-failed and the JSON",
+            f"killpoint: {count(unjudged, 'cell')} could not be judged: the store server, the "
+            "work folder or a thread or process limit failed under them (their findings say "
+            "how); rerun them with --rerun-failed and the JSON",
         )
     failing = ending.failing_groups(result, [*groups, *result.row_groups()], args.fail_on, err)
-    ending.github(result, failing, written, out, err)
+    ending.github(document, args.fail_on, written, out, err)
     ending.name_kept(result, out)
     if written:  # last: what a reader of the log looks for when the run is over
         cli_output.plain(out, f"written: {', '.join(written)}")
@@ -253,7 +257,7 @@ def name_swept(folders: list[Path], err: Console) -> None:
     more = f" and {len(folders) - SHOWN_SWEPT} more" if len(folders) > SHOWN_SWEPT else ""
     cli_output.plain(
         err,
-        f"killpoint: removed {len(folders)} cell folder(s) that killed campaigns left "
+        f"killpoint: removed {count(len(folders), 'cell folder')} that killed campaigns left "
         f"behind: {shown}{more}",
     )
 
@@ -322,8 +326,9 @@ def recover_left_behind(json_target: Target, html_target: Target, err: Console) 
     who = f"pid {left.pid}" if left.pid is not None else "an earlier campaign"
     cli_output.plain(
         err,
-        f"killpoint: {who} ended without writing its reports; the {left.cells} cell(s) "
-        f"its journal holds are rebuilt into {json_path} and {html_path}",
+        f"killpoint: {who} ended without writing its reports; the {count(left.cells, 'cell')} "
+        f"its journal holds {verb(left.cells, 'is', 'are')} rebuilt into {json_path} and "
+        f"{html_path}",
     )
 
 
@@ -335,10 +340,11 @@ def write_reports(
     *,
     rerun: bool = False,
     rerun_of: dict[str, Any] | None = None,
-) -> tuple[bool, bool, list[str]]:
-    """Write the JSON, then the HTML; a path that fails gets a fallback (named). Whether
-    something could not be written where asked, whether one could not be written at all,
-    and the paths written (the `written:` line, printed last)."""
+) -> tuple[dict[str, Any], tuple[bool, bool, list[str]]]:
+    """Write the JSON, then the HTML; a path that fails gets a fallback (named). The
+    document (every other output is rendered from it), and: whether something could not
+    be written where asked, whether one could not be written at all, and the paths written
+    (the `written:` line, printed last)."""
     from killpoint.report.document import dumps, to_document, write
     from killpoint.report.html import render_report
     from killpoint.report.redact import redact
@@ -368,7 +374,7 @@ def write_reports(
             written.append(str(fallback))
         else:
             written.append(str(target.path.absolute()))
-    return missed, lost, written
+    return document, (missed, lost, written)
 
 
 def add_parser(sub: Any) -> None:

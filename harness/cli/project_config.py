@@ -23,11 +23,13 @@ from killpoint.engine.option_table import (
     NAMES,
     NUMBER,
     PATH,
+    PATH_OR_BUILTIN,
     TEXT,
     WHOLE,
     WORD_OR_WHOLE,
     Option,
 )
+from killpoint.engine.option_values import BUILTIN
 from killpoint.errors import InputError, ProjectConfigError
 from killpoint.values.input_files import load_toml
 
@@ -92,10 +94,12 @@ def _text(path: Path, key: str, value: Any, wanted: str) -> str:
         if not isinstance(value, (str, int)):
             raise wrong
         return str(value)
-    if wanted in (TEXT, PATH):
+    if wanted in (TEXT, PATH, PATH_OR_BUILTIN):
         if not isinstance(value, str):
             raise wrong
-        if wanted == PATH:
+        if wanted == PATH_OR_BUILTIN and value.strip() == BUILTIN:
+            return BUILTIN  # a word, not a file beside pyproject.toml
+        if wanted in (PATH, PATH_OR_BUILTIN):
             given = Path(value).expanduser()
             return str(given if given.is_absolute() else path.parent / given)
         return value

@@ -11,6 +11,7 @@ kill may run once more.
 
 from __future__ import annotations
 
+import functools
 import time
 import traceback
 from collections import Counter
@@ -21,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from killpoint.adapters.blame import charged, checked, checked_problems
-from killpoint.corpus import groups, snapshot
+from killpoint.corpus import files, groups, snapshot
 from killpoint.corpus import manifest as mf
 from killpoint.engine.engine import SESSION_ID, Engine
 from killpoint.engine.options import EngineConfig
-from killpoint.errors import AdapterFault, CorpusError, Interrupted
+from killpoint.errors import AdapterFault, CorpusError, Interrupted, StoreLeftover
 from killpoint.judge.baseline import Baseline, durable_results, effects
 from killpoint.judge.oracle import Sides, comparable, compare_sessions
 from killpoint.scenarios import ledger as ledger_mod
@@ -99,13 +100,22 @@ class CheckResult:
     def failing(self) -> list[StateResult]:
         return [s for s in self.states if s.failing]
 
+    @property
+    def control(self) -> bool:
+        """Checked with the versions that recorded it: a control, named so."""
+        return self.recorded == self.checking
+
     def version_rows(self) -> list[tuple[str, str, str, bool]]:
         """(name, recorded, checked, changed) for killpoint, Python, the runtime and every
-        library either side names."""
+        other library either side names (each once: a library list that names killpoint
+        or Python too does not add a second row)."""
         rec, now = self.recorded, self.checking
         rows = [("killpoint", rec.killpoint, now.killpoint), ("python", rec.python, now.python),
                 ("runtime", rec.runtime, now.runtime)]  # fmt: skip
+        named = {name.lower() for name, _, _ in rows}
         for lib in sorted(set(rec.libraries) | set(now.libraries)):
+            if lib.lower() in named:
+                continue
             rows.append((lib, rec.libraries.get(lib, "-"), now.libraries.get(lib, "-")))
         return [(name, a, b, a != b) for name, a, b in rows]
 
@@ -203,20 +213,36 @@ class Checker:
     def states(self) -> list[tuple[Path, mf.StateInfo]]:
         found = []
         for sid in self.manifest.states:
-            folder = self.corpus / mf.STATES / mf.folder_name(sid)
-            found.append((folder, mf.read_state(folder)))
+            folder = files.inside(self.corpus, mf.STATES, mf.folder_name(sid))
+            info = mf.read_state(folder)
+            if info.id != sid:
+                raise CorpusError(
+                    f"killpoint: {str(folder / mf.STATE)!r} is state {info.id!r}, but the "
+                    f"manifest lists it as {sid!r}"
+                )
+            found.append((folder, info))
         return found
 
     def validate(self) -> list[tuple[Path, mf.StateInfo]]:
-        """Every state, read; each scenario it is to be resumed under resolves (a version
-        its scenario does not declare is bad input before anything runs)."""
+        """Every state, read, and its folder read as data (killpoint.corpus.snapshot.check:
+        no link, no file over its limit, a PostgreSQL state in the form, line by line);
+        each scenario it is to be resumed under resolves (a version its scenario does not
+        declare is bad input). CorpusError before anything runs."""
         found = self.states()
+        for folder, _ in found:
+            snapshot.check(folder, self.manifest.store)
         for ref in dict.fromkeys(checked_ref(info, self.scenario_version) for _, info in found):
             resolve_scenario(ref)
         return found
 
     def versions(self) -> mf.Versions:
         return mf.versions_now(self.runtime, self.adapter.preload_modules)
+
+    @functools.cached_property
+    def control(self) -> bool:
+        """Checked with the versions that recorded the corpus (killpoint, Python, the
+        runtime and its libraries): a control, not an upgrade."""
+        return self.versions() == self.manifest.versions
 
     def _read(self, url: str) -> tuple[dict[str, Any] | None, list[Finding], int]:
         """The session, what inspect finds and the checkpoints held, through the adapter;
@@ -246,8 +272,8 @@ class Checker:
         )
         try:
             found = self._check(folder, info, ref)
-        except Interrupted:
-            raise
+        except (Interrupted, CorpusError):
+            raise  # Ctrl-C; a state that is not data (the command refuses the corpus)
         except Exception as exc:
             found = [
                 (
@@ -256,6 +282,9 @@ class Checker:
                     traceback.format_exc().splitlines()[-8:],
                 )
             ]
+        if self.control and ref == info.scenario:
+            # No version changed, the scenario's neither: nothing here is "after upgrade".
+            found = [(groups.CONTROL.get(g, g), sentence, more) for g, sentence, more in found]
         names = [g for g, _, _ in found]
         result.group = groups.worst(names)
         for g, sentence, details in found:
@@ -292,7 +321,7 @@ class Checker:
         work: Path,
         url: str,
     ) -> list[tuple[str, str, list[str]]]:
-        snapshot.restore(folder, work, url)
+        snapshot.restore(folder, work, url, self.engine.stopping)
         old_entries = ledger_mod.read(work / LEDGER)
         try:
             before, found_there, held = self._read(url)
@@ -428,9 +457,15 @@ def check(
     work_parent: Path | None = None,
     store: str = "sqlite",
     on_state: Callable[[StateResult], None] = lambda r: None,
+    leftovers: list[StoreLeftover] | None = None,
 ) -> CheckResult:
     """Check every state of `corpus` (or the ids in `only`) under `runtime` now, restoring
-    into `store` (sqlite, or the PostgreSQL server of a corpus recorded on one)."""
+    into `store` (sqlite, or the PostgreSQL server of a corpus recorded on one).
+
+    CorpusError when the corpus, or a state met while restoring, is not data this
+    killpoint reads: the states in flight stop, as on Ctrl-C. However it ends, each
+    store made for a state is removed; one that cannot be (the server gone) is added to
+    `leftovers`, with the statement that drops it, for the caller to name."""
     t0 = time.monotonic()
     checker = Checker(
         corpus,
@@ -449,14 +484,20 @@ def check(
         on_state(r)
         return r
 
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="corpus")
     try:
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="corpus") as pool:
-            result.states = list(pool.map(one, chosen))
-    except KeyboardInterrupt:
+        result.states = list(pool.map(one, chosen))
+    except BaseException:
+        # Ctrl-C, or a state that is no data: the states in flight stop at their next
+        # step (a restore checks between statements and chunks), and none starts.
         checker.engine.stopping.set()
         raise
     finally:
+        pool.shutdown(wait=True, cancel_futures=True)
         checker.engine.sweep()
+        left = checker.engine.retry_leftovers()
+        if leftovers is not None:
+            leftovers.extend(left)
     result.seconds = time.monotonic() - t0
     return result
 

@@ -29,6 +29,7 @@ from killpoint.corpus import manifest as mf
 from killpoint.corpus import snapshot
 from killpoint.engine.campaign import Campaign, CampaignConfig, CampaignResult
 from killpoint.engine.cell_host import CrashedCell
+from killpoint.errors import CorpusError, PgStateError
 from killpoint.judge.baseline import Baseline
 from killpoint.kinds.base import Plan
 from killpoint.values.cell import CellResult
@@ -43,6 +44,9 @@ class Recorded:
     states: list[mf.StateInfo] = field(default_factory=list)
     nothing_to_resume: list[str] = field(default_factory=list)  # cell ids
     not_kept: list[str] = field(default_factory=list)  # cells whose point is no kept kind
+    # (cell id, why): states a corpus cannot hold (a schema object outside the form, a
+    # state over the size limit); never kept as if they could be given back whole.
+    refused: list[tuple[str, str]] = field(default_factory=list)
     campaign: CampaignResult | None = None
 
     @property
@@ -68,6 +72,7 @@ class Keeper:
         self.lock = threading.Lock()
         self.states: dict[str, mf.StateInfo] = {}  # cell id -> state
         self.empty: list[str] = []
+        self.refused: list[tuple[str, str]] = []
 
     def first_crash(self, run: CrashedCell, plan: Plan) -> None:
         if kinds.get(run.cell.schedule.first.kind).kept:
@@ -87,7 +92,13 @@ class Keeper:
         point = str(cell.schedule.first)
         sid = state_id(cell.scenario, cell.mode, point)
         dest = self.root / mf.STATES / mf.folder_name(sid)
-        size = snapshot.keep(run.work, run.url, dest)
+        try:
+            size = snapshot.keep(run.work, run.url, dest)
+        except (CorpusError, PgStateError) as exc:
+            shutil.rmtree(dest, ignore_errors=True)
+            with self.lock:
+                self.refused.append((cell.id, str(exc)))
+            return
         calls = tuple(e["name"] for r in runs for e in r["tool_executions"])
         info = mf.StateInfo(
             id=sid,
@@ -155,6 +166,7 @@ def record(
         states.sort(key=lambda s: s.id)
         done.states = states
         done.nothing_to_resume = sorted(keeper.empty)
+        done.refused = sorted(keeper.refused)
         done.not_kept = sorted(
             c.id
             for c in result.cells

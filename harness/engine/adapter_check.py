@@ -29,6 +29,7 @@ from typing import Any
 
 from killpoint import kinds
 from killpoint.adapters.blame import charged, checked_problems
+from killpoint.adapters.protocol import local_model
 from killpoint.engine.cell_run import log_tail
 from killpoint.engine.deadline import Caller
 from killpoint.engine.engine import SESSION_ID, Engine
@@ -40,6 +41,7 @@ from killpoint.judge.mode_check import check_mode, mid_run_checkpoints
 from killpoint.judge.oracle import comparable, first_difference
 from killpoint.scenarios import Scenario, gates
 from killpoint.scenarios import ledger as ledger_mod
+from killpoint.scenarios.model import FORMATS, SERVED_PATHS, requests_seen
 from killpoint.values.cell import Cell, Row
 from killpoint.values.findings import Finding
 from killpoint.values.modes import Mode, find
@@ -47,7 +49,7 @@ from killpoint.values.normal_form import exclude, validate_session
 from killpoint.values.points import CrashPoint, Schedule
 from killpoint.values.sentences import count
 from killpoint.workers.processes import Outcome, Worker
-from killpoint.workers.worker import LEDGER
+from killpoint.workers.worker import LEDGER, MODEL_STATE
 
 PASS, FAIL, SKIP = "pass", "fail", "skip"
 NAMES = (
@@ -61,6 +63,7 @@ NAMES = (
     "resume",
 )
 GUIDE = "docs/adapters.md"
+OTHER_CLIENTS = f"{GUIDE}, 'When the model client is not the openai SDK'"
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,9 @@ class TracedRun:
     inspected: list[str | Finding] = field(default_factory=list)
     inspect_error: str | None = None
     effects: Counter[tuple[str, str]] = field(default_factory=Counter)
+    # Every HTTP request the run's scripted model received (scenarios.model.requests_seen).
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    keep: bool = False  # its folder is kept: the check that failed names it
 
 
 def run_checks(
@@ -106,7 +112,7 @@ def run_checks(
     try:
         second = _traced(engine, row, "second")
         try:
-            _baseline(add, first, second, scenario, log_lines)
+            _baseline(add, first, second, scenario, log_lines, row, local_model(adapter))
             if checks["baseline"].status != PASS:
                 for name in NAMES[1:]:
                     skip(name, "needs a baseline that runs")
@@ -186,28 +192,42 @@ def _traced(engine: Engine, row: Row, label: str) -> TracedRun:
     finally:
         caller.close()
     run.effects = effects(ledger_mod.read(work / LEDGER))
+    run.requests = requests_seen(work / MODEL_STATE)
     return run
 
 
 def _forget(engine: Engine, run: TracedRun) -> None:
     engine.forget_store(run.url)
-    engine.settle_folder(run.work, keep=False)
+    engine.settle_folder(run.work, keep=run.keep)
 
 
 # -- the checks ---------------------------------------------------------------------------------
 
 
-def _baseline(add: Any, first: TracedRun, second: TracedRun, scenario: Scenario, n: int) -> None:
+def _baseline(
+    add: Any,
+    first: TracedRun,
+    second: TracedRun,
+    scenario: Scenario,
+    n: int,
+    row: Row,
+    served_locally: bool,
+) -> None:
+    cell = "/".join(row)
     for label, run in (("first", first), ("second", second)):
         if run.outcome.kind != "done":
+            run.keep = True
+            what = "hung (past --timeout)" if run.outcome.kind == "timeout" else "raised or died"
             add(
                 "baseline",
                 FAIL,
                 f"the {label} baseline run failed ({run.outcome.kind}): {run.outcome.detail}"
                 + log_tail(run.work, "baseline", n),
-                "the driver raised or hung: run `killpoint replay` of any cell with --keep "
-                "and read baseline.log; a store error must propagate, but a run of a built-in "
-                "scenario should not meet one",
+                f"the driver {what} in the baseline of {cell} (a store error must "
+                "propagate, but a run of a built-in scenario should not meet one). "
+                + model_traffic(run.requests, served_locally)
+                + " "
+                + kept_folder(run),
             )
             return
     ended = [r["status"] for r in first.outcome.results]
@@ -215,13 +235,25 @@ def _baseline(add: Any, first: TracedRun, second: TracedRun, scenario: Scenario,
     # A session stops at its first run that does not complete: compare what ran.
     stopped_early = len(ended) < len(wanted) and ended[-1:] != ["COMPLETED"]
     if ended != (wanted[: len(ended)] if stopped_early else wanted):
+        hint = (
+            "RunResult.status is the runtime's status of the run as stored: one of "
+            "PENDING, RUNNING, PAUSED, COMPLETED, ERROR, CANCELLED"
+        )
+        if not first.requests or any(r["format"] is None for r in first.requests):
+            # A model the runtime could not reach ends its runs in ERROR, not in a hang.
+            first.keep = True
+            hint += (
+                f". In the baseline of {cell}: "
+                + model_traffic(first.requests, served_locally)
+                + " "
+                + kept_folder(first)
+            )
         add(
             "baseline",
             FAIL,
             f"the runs ended {ended}; scenario {scenario.name!r} expects "
             f"{[e.status for e in scenario.expected]}",
-            "RunResult.status is the runtime's status of the run as stored: one of "
-            "PENDING, RUNNING, PAUSED, COMPLETED, ERROR, CANCELLED",
+            hint,
         )
         return
     if first.raw is not None and first.read_error is None:
@@ -245,6 +277,55 @@ def _baseline(add: Any, first: TracedRun, second: TracedRun, scenario: Scenario,
         "baseline",
         PASS,
         f"{count(runs, 'run')} ended {', '.join(ended)}, every acknowledgement stored",
+    )
+
+
+def model_traffic(requests: list[dict[str, Any]], served_locally: bool) -> str:
+    """What the scripted model received in one run, what of it no format serves, and, when
+    it received nothing, how a runtime's model client reaches it."""
+    answers = ", ".join(f"POST …{p}" for p in SERVED_PATHS)
+    if not requests:
+        if served_locally:
+            return (
+                "The scripted model received no request: the worker served it at a local "
+                "address (its base URL in KILLPOINT_MODEL_URL, OPENAI_BASE_URL and "
+                "ANTHROPIC_BASE_URL), and the runtime's model client was not pointed there "
+                "(a base URL or a client set in code or configuration wins over the "
+                f"environment; see {OTHER_CLIENTS})."
+            )
+        return (
+            "The scripted model received no request: it is served in the worker to the "
+            "openai SDK's own transport, and the runtime's model client is not that (LiteLLM, "
+            "the anthropic SDK, a client of its own, a call from another process). Set "
+            "`local_model = True` on the adapter to serve it at a real local address too, "
+            f"its base URL in the worker's environment; see {OTHER_CLIENTS}."
+        )
+    labels = {f.name: f.label for f in FORMATS}
+    served = Counter(
+        (r["method"], r["path"], labels[r["format"]] + (", streamed" if r.get("stream") else ""))
+        for r in requests
+        if r.get("format") in labels
+    )
+    unserved = Counter((r["method"], r["path"]) for r in requests if r.get("format") not in labels)
+    parts = [
+        f"The scripted model received {count(len(requests), 'request')}: "
+        + "; ".join(f"{n} × {m} {p} ({label})" for (m, p, label), n in served.items())
+        if served
+        else f"The scripted model received {count(len(requests), 'request')}, none it serves"
+    ]
+    if unserved:
+        parts.append(
+            "it does not serve "
+            + "; ".join(f"{n} × {m} {p}" for (m, p), n in unserved.items())
+            + f" (it answers {answers})"
+        )
+    return "; ".join(parts) + "."
+
+
+def kept_folder(run: TracedRun) -> str:
+    return (
+        f"The run's folder is kept: {run.work} (baseline.log: what the worker printed; "
+        f"{MODEL_STATE}/requests.log: every request the model received)."
     )
 
 

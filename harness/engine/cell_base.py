@@ -51,6 +51,9 @@ class CellBase:
         self.cell = cell
         self.base = base
         self.t0 = time.monotonic()
+        # The same zero on the wall clock: the ledger stamps effects with time.time(), and
+        # its lines are shown on the cell's one clock (never from their own first line).
+        self.wall0 = time.time()
         self.timeline: list[Event] = []
         self.workers: list[Worker] = []
         self.findings: list[Finding] = []

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, overload
 
 from killpoint.values.cell import CellResult
+from killpoint.values.sentences import count
 from killpoint.values.timeline import event_from_json
 
 # The fields read only when a whole cell is read (its report entry, its failure text).
@@ -32,11 +33,15 @@ def pack(cell: CellResult) -> Packed:
     evidence = {name: getattr(cell, name) for name in EVIDENCE}
     evidence["timeline"] = [list(e) for e in cell.timeline]
     text = json.dumps(evidence, separators=(",", ":"), ensure_ascii=False)
-    return dataclasses.replace(cell, **_EMPTY), zlib.compress(text.encode(), 1)
+    # surrogatepass: run content may hold a lone surrogate (a JSON "\ud800" a runtime
+    # decoded); it is kept as it came until the report makes it visible.
+    return dataclasses.replace(cell, **_EMPTY), zlib.compress(
+        text.encode("utf-8", "surrogatepass"), 1
+    )
 
 
 def unpack(head: CellResult, blob: bytes) -> CellResult:
-    evidence = json.loads(zlib.decompress(blob))
+    evidence = json.loads(zlib.decompress(blob).decode("utf-8", "surrogatepass"))
     evidence["timeline"] = [event_from_json(e) for e in evidence["timeline"]]
     return dataclasses.replace(head, **evidence)
 
@@ -92,7 +97,7 @@ class CellLog(Sequence[CellResult]):
             yield unpack(head, blob)
 
     def __repr__(self) -> str:
-        return f"CellLog({len(self)} cells)"
+        return f"CellLog({count(len(self), 'cell')})"
 
 
 def heads(cells: Sequence[CellResult]) -> Sequence[CellResult]:

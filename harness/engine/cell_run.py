@@ -37,6 +37,7 @@ from killpoint.scenarios.model import (
     requested_turns,
 )
 from killpoint.values.cell import CellResult
+from killpoint.values.durations import offset
 from killpoint.values.findings import Finding, headline, ranked, verdict_of
 from killpoint.values.modes import find
 from killpoint.values.scenario_refs import resolve_scenario
@@ -150,8 +151,10 @@ class CellRun(WorkerSteps):
         self.findings += contract.added_by_crash(overcount, self.base.findings)
         self.final = final
         if not found:
-            # Only what was compared: the contract and the ledger may still find more, and
-            # the timeline's last event says the verdict.
+            # Only what was compared: the contract and the ledger may still find more;
+            # result() says so on this line when they do (never "matches" beside a
+            # failing verdict without what else failed).
+            self.matched = len(self.timeline)
             self.event(
                 f"the session of the {self.sides.actual} matches that of the "
                 f"{self.sides.expected}, field by field"
@@ -210,7 +213,10 @@ class CellRun(WorkerSteps):
         counted = count_effects(self.base.effects, effects(entries))
         self.duplicates = counted.duplicates
         self.findings += effect_findings(
-            counted, self.allowed, judged=self.judged, evidence=ledger_lines(entries)
+            counted,
+            self.allowed,
+            judged=self.judged,
+            evidence=ledger_lines(entries, self.wall0),
         )
         self.findings += contract.idempotency(entries, self.base.effects)
         scenario = resolve_scenario(self.cell.scenario)
@@ -237,6 +243,13 @@ class CellRun(WorkerSteps):
         self.findings = ranked(self.findings)
         verdict, expected = verdict_of(self.findings)
         detail = headline(self.findings)
+        if self.matched is not None and not expected:
+            others = [f.kind for f in self.findings if not f.expected and f.verdict != "ok"]
+            said = self.timeline[self.matched]
+            self.timeline[self.matched] = said._replace(
+                text=f"{said.text}; the verdict comes from what else was found: "
+                f"{', '.join(dict.fromkeys(others))}"
+            )
         self.event(
             f"verdict: {verdict}, {'expected' if expected else 'unexpected'}"
             + (f": {detail}" if detail else "")
@@ -297,17 +310,19 @@ class CellRun(WorkerSteps):
 
     duplicates = 0
     final: dict[str, Any] | None = None  # the session compare() judged
+    matched: int | None = None  # the timeline's "matches ..., field by field" event
 
 
-def ledger_lines(entries: Sequence[ledger_mod.Entry]) -> dict[Signature, list[str]]:
-    """Per call, the ledger's records of its effects, as evidence lines."""
+def ledger_lines(entries: Sequence[ledger_mod.Entry], zero: float) -> dict[Signature, list[str]]:
+    """Per call, the ledger's records of its effects, as evidence lines, each at its time
+    on the cell's clock (`zero`: the cell's start, time.time()), the clock its timeline
+    has: a line reads "+1.3 s" where the timeline's events around it do."""
     lines: dict[Signature, list[str]] = {}
-    first = entries[0].at if entries else 0.0
     for e in entries:
         if e.phase == "started" and e.effect:
             key = f", key {e.key}" if e.key else ""
             lines.setdefault(e.effect_signature, []).append(
-                f"{e.tool} started by pid {e.pid} at +{e.at - first:.3f} s{key}"
+                f"{e.tool} started by pid {e.pid} at {offset(e.at - zero)}{key}"
             )
     return lines
 

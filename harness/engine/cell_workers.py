@@ -204,7 +204,7 @@ class WorkerSteps(StoreReading):
         if copy is not None:
             # The copy in the cell's folder is what the kill would have left; it stands
             # for the crashed worker (after_crash reads only what it acknowledged).
-            self.timeline += copy.events()
+            self.timeline += copy.events(self.t0)
             return [copy]
         worker = self.start("worker", gates=plan.arm)
         self.reach(worker, plan)

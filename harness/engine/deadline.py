@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from killpoint.errors import Interrupted, Overdue
+from killpoint.values.durations import duration
 
 T = TypeVar("T")
 # How often a waiting cell looks at the campaign's stop event while a call runs.
@@ -72,7 +73,7 @@ class Caller:
                 self._abandon()
                 if self.stop.is_set():
                     raise Interrupted()
-                raise Overdue(what, seconds)
+                raise Overdue(what, seconds, duration(seconds))
         if box.error is not None:
             raise box.error
         value: T = box.value

@@ -38,6 +38,7 @@ FRONTS = (CLI, PYTEST, PROJECT, CHECK)
 # What a value in [tool.killpoint] must be (TOML has types; the other fronts give text).
 TEXT, NUMBER, WHOLE, NAMES, PATH = "a string", "a number", "an integer", "names", "a path"
 WORD_OR_WHOLE, BOOL = "a string or an integer", "a boolean"
+PATH_OR_BUILTIN = "a path, or 'builtin'"
 
 FAIL_ON = ("high", "medium", "low")  # severities a run can fail on (values.findings)
 KEEP = ("none", "failed", "all")
@@ -62,6 +63,9 @@ class Option:
     metavar: str | None = None
     toml: str = TEXT
     notes: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    # Fronts on which leaving the option out means "none" (pytest writes no JSON unless
+    # asked), so their help names no default.
+    unset_on: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.sets == "":
@@ -87,7 +91,7 @@ class Option:
     def described(self, front: str = CLI) -> str:
         """The help line: what it does, what a front says of it, its default."""
         note = self.notes.get(front)
-        default = self.default_text()
+        default = None if front in self.unset_on else self.default_text()
         return (
             self.help
             + (f"; {note}" if note else "")
@@ -128,6 +132,13 @@ class Option:
 
 def _fronts(*names: str) -> frozenset[str]:
     return frozenset(names)
+
+
+# Why pytest takes no option for a file rendered from the report (one JSON, many outputs).
+_RENDERED_LATER = (
+    "pytest: the session's summary is pytest's own; `killpoint report` renders its "
+    "--crash-json to this format"
+)
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -292,6 +303,7 @@ OPTIONS: tuple[Option, ...] = (
         "json",
         "where the JSON goes",
         read.path,
+        unset_on=_fronts(PYTEST),
         shown="reports/RUNTIME-matrix.json",
         sets=None,
         fronts=_fronts(CLI, PYTEST, PROJECT),
@@ -304,6 +316,7 @@ OPTIONS: tuple[Option, ...] = (
         "report",
         "where the HTML crash-matrix report goes",
         read.path,
+        unset_on=_fronts(PYTEST),
         shown="reports/RUNTIME-matrix.html",
         sets=None,
         fronts=_fronts(CLI, PYTEST, PROJECT),
@@ -312,9 +325,11 @@ OPTIONS: tuple[Option, ...] = (
         metavar="PATH",
         toml=PATH,
     ),
+    # The other files a campaign's results render to (killpoint.report.renderers), each
+    # from the JSON document; `merge` and `report` offer the same options, from here.
     Option(
         "junit",
-        "also write the results as JUnit XML to this path",
+        "also write JUnit XML to this path: a test case per cell, classed by row",
         read.path,
         sets=None,
         fronts=_fronts(CLI, PROJECT),
@@ -323,14 +338,45 @@ OPTIONS: tuple[Option, ...] = (
         toml=PATH,
     ),
     Option(
-        "accept",
-        "a TOML file of accepted finding groups: shown, counted apart, not failing",
+        "markdown",
+        "also write a Markdown summary (causes, failing groups) to this path",
         read.path,
+        sets=None,
+        fronts=_fronts(CLI, PROJECT),
+        why=_RENDERED_LATER,
+        metavar="PATH",
+        toml=PATH,
+    ),
+    Option(
+        "text",
+        "also write the terminal's summary as plain text to this path",
+        read.path,
+        sets=None,
+        fronts=_fronts(CLI, PROJECT),
+        why=_RENDERED_LATER,
+        metavar="PATH",
+        toml=PATH,
+    ),
+    Option(
+        "annotations",
+        "also write GitHub Actions `::error` annotations, one line per failing group, to this path",
+        read.path,
+        sets=None,
+        fronts=_fronts(CLI, PROJECT),
+        why=_RENDERED_LATER,
+        metavar="PATH",
+        toml=PATH,
+    ),
+    Option(
+        "accept",
+        "a TOML file of accepted finding groups: shown, counted apart, not failing; "
+        "`builtin`: the groups the runtime's documentation calls by design",
+        read.accept,
         sets=None,
         fronts=_fronts(CLI, PYTEST, PROJECT),
         why="crash.check holds its cells to the session's accepted groups (--crash-accept)",
-        metavar="FILE",
-        toml=PATH,
+        metavar="FILE|builtin",
+        toml=PATH_OR_BUILTIN,
     ),
     Option(
         "fail_on",
@@ -363,6 +409,9 @@ OPTIONS: tuple[Option, ...] = (
         toml=BOOL,
     ),
 )
+
+# The options that ask for a file rendered from the report (killpoint.report.renderers).
+FILES_RENDERED = ("junit", "markdown", "text", "annotations")
 
 BY_NAME: Mapping[str, Option] = MappingProxyType({o.name: o for o in OPTIONS})
 BY_FIELD: Mapping[str, Option] = MappingProxyType(
@@ -414,8 +463,10 @@ __all__ = [
     "BY_NAME",
     "CHECK",
     "CLI",
+    "FILES_RENDERED",
     "FRONTS",
     "OPTIONS",
+    "PATH_OR_BUILTIN",
     "PROJECT",
     "PYTEST",
     "Option",

@@ -53,6 +53,18 @@ def path(option: str, value: Any) -> Path:
     return Path(value).expanduser()
 
 
+BUILTIN = "builtin"  # --accept builtin: the runtime's own by-design file
+
+
+def accept(option: str, value: Any) -> Path | str:
+    """An accepted-findings file, or BUILTIN: the file the runtime ships for what its
+    documentation calls by design (killpoint.engine.acceptances). A file of that name is
+    given as `./builtin`."""
+    if isinstance(value, str) and value.strip() == BUILTIN:
+        return BUILTIN
+    return path(option, value)
+
+
 def flag(option: str, value: Any) -> bool:
     """On or off: a bool, or the words an ini file uses."""
     if isinstance(value, bool):
@@ -272,8 +284,10 @@ def _resolve(
 
 
 __all__ = [
+    "BUILTIN",
     "PointSelection",
     "Reader",
+    "accept",
     "behaviour",
     "choice",
     "cut",

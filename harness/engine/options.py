@@ -26,6 +26,7 @@ from killpoint.engine.option_values import (
     split_list,
 )
 from killpoint.errors import ConfigError, OptionError
+from killpoint.values.sentences import plural_of
 
 if TYPE_CHECKING:
     from killpoint.values.shard import Shard
@@ -106,8 +107,8 @@ class CampaignConfig:
         unknown = sorted(set(given) - set(options))
         if unknown:
             raise ConfigError(
-                f"killpoint: unknown option(s) {', '.join(unknown)}; choose from "
-                f"{', '.join(options)}"
+                f"killpoint: unknown {plural_of('option', unknown)} {', '.join(unknown)}; "
+                f"choose from {', '.join(options)}"
             )
         values: dict[str, Any] = {}
         for name, value in given.items():
@@ -204,8 +205,8 @@ def declined_unknown(spec: str, adapter: Any) -> None:
         raise OptionError(
             "runtime",
             spec,
-            f"declined_kinds names unknown point kind(s) {', '.join(unknown)}; choose from "
-            + ", ".join(kinds.REGISTRY),
+            f"declined_kinds names unknown {plural_of('point kind', unknown)} {', '.join(unknown)}; "
+            "choose from " + ", ".join(kinds.REGISTRY),
         )
 
 

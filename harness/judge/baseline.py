@@ -57,7 +57,8 @@ def as_effects(
 ) -> Counter[tuple[str, str]]:
     """Calls (tool, canonical arguments) counted per effect, by the intents the ledger's
     `entries` recorded for those arguments (a call the ledger never saw stays itself)."""
-    intents = {e.signature: e.effect_signature for e in entries}
+    # From the `started` records: they carry the intent, a call's `finished` record none.
+    intents = {e.signature: e.effect_signature for e in entries if e.intent is not None}
     found: Counter[tuple[str, str]] = Counter()
     for call, n in calls.items():
         found[intents.get(call, call)] += n
@@ -157,7 +158,9 @@ class Baseline:
 
     @property
     def turns(self) -> list[int]:
-        return sorted({g.number for e in self.trace if (g := _is(e, "model")) and g.number})
+        return sorted(
+            {g.number for e in self.trace if (g := _is(e, "model", "received")) and g.number}
+        )
 
     def run_at(self, index: int) -> tuple[int, int]:
         """(0-based run in flight at trace position `index`, checkpoints when it started)."""
@@ -182,7 +185,7 @@ class Baseline:
         # A segment: the tool calls that started after one model request, before the next.
         segments: list[tuple[int, list[str], int]] = []
         for n, e in enumerate(self.trace):
-            model = _is(e, "model")
+            model = _is(e, "model", "received")
             if model is not None and model.number is not None:
                 segments.append((model.number, [], -1))
             elif _is(e, "tool", "started") and segments:

@@ -49,7 +49,7 @@ def mid_run_checkpoints(trace: Sequence[str], lagging: bool = False) -> int:
     parsed = _parsed(trace)
     if lagging:
         finished = [i for i, g in enumerate(parsed) if g.kind == "tool" and g.phase == "finished"]
-        models = [i for i, g in enumerate(parsed) if g.kind == "model"]
+        models = [i for i, g in enumerate(parsed) if _request(g)]
         if not finished or not models:
             return 0
         return sum(1 for g in parsed[finished[0] + 1 : models[-1]] if _landed(g))
@@ -59,7 +59,12 @@ def mid_run_checkpoints(trace: Sequence[str], lagging: bool = False) -> int:
 def mid_run_replies(trace: Sequence[str]) -> int:
     """Checkpoints that landed right after a model turn, the run going on: a reply made
     durable mid-run (a mode whose tool results are never written persists mid-run so)."""
-    return _landed_after(_parsed(trace), lambda g: g.kind == "model")
+    return _landed_after(_parsed(trace), _request)
+
+
+def _request(gate: gates.Gate) -> bool:
+    """A model turn's request (not a chunk of its streamed reply)."""
+    return gate.kind == "model" and gate.phase == "received"
 
 
 def _landed_after(parsed: Sequence[gates.Gate], step: Callable[[gates.Gate], bool]) -> int:

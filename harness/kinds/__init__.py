@@ -18,7 +18,7 @@ from killpoint.kinds.clock_skew import ClockSkew
 from killpoint.kinds.double_resume import DoubleResume
 from killpoint.kinds.finish_order import FinishOrder
 from killpoint.kinds.fs_ops import FsOp, FsOpAfter
-from killpoint.kinds.kills import AfterCheckpoint, MidBatch, MidCommit, MidModel
+from killpoint.kinds.kills import AfterCheckpoint, MidBatch, MidCommit, MidModel, MidStream
 from killpoint.kinds.model_faults import ModelFault
 from killpoint.kinds.ownership import (
     ContinueEnded,
@@ -53,6 +53,7 @@ _BUILTIN: tuple[PointKind, ...] = (
     AfterCheckpoint(),
     MidBatch(),
     MidModel(),
+    MidStream(),
     MidCommit(),
     Sigstop(),
     SigstopWriting(),

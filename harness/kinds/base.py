@@ -63,6 +63,9 @@ class CellEvidence(Protocol):
 
     base: Baseline
     sides: Sides  # what the cell's end is compared as: "baseline" / "resumed run" unless set
+    # The cell's clock zero on the wall clock (time.time()): the ledger's times are shown
+    # on the cell's one clock, the timeline's.
+    wall0: float
 
     @property
     def cell_id(self) -> str:

@@ -5,6 +5,8 @@ mid-batch:K:I        tool batch K: calls before I finished, call I in flight (it
                      done, its result not back), later calls not started; before and
                      after in the order the runtime starts them (the baseline's trace)
 mid-model:K          the request for model turn K was sent, no reply yet
+mid-stream:K         model turn K's reply is streaming: half of its chunks sent, the rest
+                     not (turns the runtime asks for with streaming only)
 mid-commit:K         inside checkpoint K's (last) transaction, before COMMIT
 """
 
@@ -72,7 +74,10 @@ class MidBatch:
         if batch is None or point.i is None or not 0 <= point.i < len(batch.calls):
             raise PointError(
                 f"killpoint: {point} is not in this baseline; its batches: "
-                + (", ".join(f"{b.number} ({len(b.calls)} calls)" for b in base.batches) or "none")
+                + (
+                    ", ".join(f"{b.number} ({count(len(b.calls), 'call')})" for b in base.batches)
+                    or "none"
+                )
             )
         i = point.i
         # Call i has done its effect and is held before its result goes back; later calls
@@ -149,6 +154,73 @@ class MidModel:
         return None
 
 
+def stream_chunks(base: Baseline, turn: int) -> int:
+    """How many chunks model turn `turn`'s streamed reply sent in the baseline (its first
+    stream: a retried request streams again); 0 when the turn did not stream."""
+    found = [
+        g.chunk
+        for e in base.trace
+        if (g := gates.parse(e)) is not None
+        and g.kind == "model"
+        and g.phase == "chunk"
+        and g.number == turn
+        and g.occurrence == 1
+        and g.chunk is not None
+    ]
+    return max(found, default=0)
+
+
+class MidStream:
+    name = "mid-stream"
+    meaning = (
+        "model turn K's reply is streaming: half of its chunks sent, the rest not; the "
+        "worker is killed"
+    )
+    label = "mid-stream"
+    kills = True
+    arity = 1
+    groups: tuple[str, ...] = ("kills", "all")
+    follows = True
+    # Real kills only: its gate (a chunk half-way through a stream) is not in the
+    # baseline's trace to order a row's traced points by.
+    copyable = False
+    # A crash-state corpus keeps the boundary and in-step kills it has always kept; a
+    # state half-way through a stream is the store at the turn's start (nothing lands
+    # while the worker reads a reply), which mid-model keeps already.
+    kept = False
+    cuts = False
+
+    def points(self, base: Baseline) -> list[CrashPoint]:
+        return [CrashPoint(self.name, t) for t in base.turns if stream_chunks(base, t) > 1]
+
+    def plan(self, base: Baseline, point: CrashPoint) -> Plan:
+        chunks = stream_chunks(base, point.k)
+        if chunks < 2:
+            raise PointError(
+                f"killpoint: {point}: model turn {point.k} did not stream in the baseline; "
+                "mid-stream points stand only on turns the runtime asks for with streaming"
+            )
+        # Armed before the chunk after the first half (n-1 chunks are sent at gate n);
+        # confirmed from what the store held when the stream began (nothing lands while
+        # the worker reads a reply).
+        gate = gates.chunk_gate(point.k, chunks // 2 + 1)
+        index = base.position(gates.chunk_gate(point.k, 1))
+        run, started = base.run_at(index)
+        return Plan(point, (gate,), frozenset({gate}), base.landed_before(index), run, started)
+
+    def describe(self, point: CrashPoint) -> str:
+        return (
+            f"model turn {point.k}'s reply is streaming, half of its chunks sent; the worker "
+            "is killed"
+        )
+
+    def run(self, cell: CellContext, plan: Plan) -> None:
+        kill_at(cell, plan)
+
+    def unavailable(self, store_kind: str) -> str | None:
+        return None
+
+
 class MidCommit:
     name = "mid-commit"
     meaning = "inside checkpoint K's transaction, before COMMIT; the worker is killed"
@@ -199,4 +271,4 @@ class MidCommit:
         return None
 
 
-__all__ = ["AfterCheckpoint", "MidBatch", "MidCommit", "MidModel"]
+__all__ = ["AfterCheckpoint", "MidBatch", "MidCommit", "MidModel", "MidStream"]

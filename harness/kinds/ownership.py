@@ -38,6 +38,7 @@ from killpoint.judge.oracle import Sides
 from killpoint.kinds.base import CellContext, CellStore, Plan, after_checkpoint
 from killpoint.kinds.kills import MidBatch
 from killpoint.scenarios import gates
+from killpoint.values.durations import duration
 from killpoint.values.findings import Finding
 from killpoint.values.points import CrashPoint
 from killpoint.values.sentences import count, numbers
@@ -197,7 +198,7 @@ class LeaseOutlived:
     def describe(self, point: CrashPoint) -> str:
         return (
             f"the worker is held inside tool batch {point.k} for {HELD} lease periods "
-            f"({HELD * LEASE:.1f} s), alive; a second resumer is released: it must be refused"
+            f"({duration(HELD * LEASE)}), alive; a second resumer is released: it must be refused"
         )
 
     def run(self, cell: CellContext, plan: Plan) -> None:

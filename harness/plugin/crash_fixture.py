@@ -20,6 +20,8 @@ from killpoint.engine.option_values import split_list
 from killpoint.errors import UnnamedObject
 from killpoint.plugin.failure_messages import finding_lines
 from killpoint.plugin.keys import MARKER, RESULTS_KEY, SESSION_KEY
+from killpoint.values import shown
+from killpoint.values.sentences import count, plural_of
 
 if TYPE_CHECKING:
     from killpoint.engine.campaign import CampaignConfig
@@ -75,8 +77,9 @@ class CrashResults:
             by[c.verdict] = by.get(c.verdict, 0) + 1
         counts = ", ".join(f"{n} {v}" for v, n in sorted(by.items())) or "no cells"
         return (
-            f"killpoint: {self.runtime} on {', '.join(self.scenarios)}: {len(self.cells)} "
-            f"cells ({counts}), {len(self.unexpected)} unexpected, seed {self.seed}"
+            f"killpoint: {self.runtime} on {', '.join(self.scenarios)}: "
+            f"{count(len(self.cells), 'cell')} ({counts}), {len(self.unexpected)} unexpected, "
+            f"seed {self.seed}"
         )
 
     def failure_message(self) -> str:
@@ -99,7 +102,7 @@ class CrashResults:
             lines.append(f"  rerun with --crash-seed {self.seed}")
             if self.work_root is not None:
                 lines.append(f"  kept cells (store, ledger, worker logs) under {self.work_root}")
-        return "\n".join(lines)
+        return "\n".join(shown.line(each) for each in lines)
 
 
 class Crash:
@@ -145,8 +148,8 @@ class Crash:
         if problem is not None:
             # Outside the except clause: the failure is one line, without the option
             # error chained to it as "During handling of the above exception".
-            pytest.fail(problem, pytrace=False)
-        campaign = Campaign(config, accepted=self.state.accepted())
+            pytest.fail(shown.line(problem), pytrace=False)
+        campaign = Campaign(config, accepted=self.state.accepted(config.runtime))
         outcome = campaign.run()
         if outcome.interrupted:
             raise KeyboardInterrupt
@@ -161,7 +164,7 @@ class Crash:
                 if b.problem
             ],
             without_crash=[
-                f"{g.example_cell}: {g.kind}: {g.example} (group {g.key}, {len(g.cells)} row(s))"
+                f"{g.example_cell}: {g.kind}: {g.example} (group {g.key}, {count(len(g.cells), 'row')})"
                 for g in outcome.failing_rows
             ],
             skipped=[f"{s.scenario}/{s.mode}: {s.reason}" for s in outcome.skipped],
@@ -208,8 +211,8 @@ class Crash:
         unknown = sorted(set(merged) - {"runtime", "scenario", *CHECK_KEYS})
         if unknown:
             raise ConfigError(
-                f"killpoint: crash.check got unknown option(s) {', '.join(unknown)}; "
-                f"choose from runtime, scenario, {', '.join(CHECK_KEYS)}"
+                f"killpoint: crash.check got unknown {plural_of('option', unknown)} "
+                f"{', '.join(unknown)}; choose from runtime, scenario, {', '.join(CHECK_KEYS)}"
             )
         overrides: dict[str, Any] = {
             # This process's share of the cores (the table says why no front sets it).

@@ -17,6 +17,7 @@ from killpoint.plugin.keys import (
     RESULTS_KEY,
     SESSION_KEY,
 )
+from killpoint.values.shown import line
 
 if TYPE_CHECKING:
     from killpoint.values.cell import CellResult
@@ -37,8 +38,16 @@ class CrashMatrix(pytest.Collector):
         if plan.error:
             items.append(RowItem.from_parent(self, name="planning", why=plan.error, skip=False))
         items += [RowItem.from_parent(self, name=r, why=why, skip=True) for r, why in plan.skipped]
+        broken = {row for row, _ in plan.broken}
+        # A row whose uninterrupted run failed is the row's failure, as its contract
+        # findings are: one item, ROW/without-crash (docs/plugin.md), and no crash cell.
         items += [
-            RowItem.from_parent(self, name=f"{row}/baseline", why=why, skip=False)
+            RowItem.from_parent(
+                self,
+                name=f"{row}/without-crash",
+                why=f"happens without a crash: the baseline failed: {why}",
+                skip=False,
+            )
             for row, why in plan.broken
         ]
         items += [
@@ -48,14 +57,14 @@ class CrashMatrix(pytest.Collector):
                 findings=b.findings,
             )
             for b in plan.baselines
-            if b.findings
+            if b.findings and "/".join((b.runtime, b.scenario, b.mode, b.store)) not in broken
         ]
         items += [CellItem.from_parent(self, name=cell_id) for cell_id in plan.cells]
         for item in items:
             item.add_marker(MATRIX_MARKER)
             if isinstance(item, RowItem) and item.skip:
                 # Reported at the item's own location, with the reason.
-                item.add_marker(pytest.mark.skip(reason=item.why))
+                item.add_marker(pytest.mark.skip(reason=line(item.why)))
         return items
 
     def reportinfo(self) -> tuple[Path, int, str]:
@@ -102,12 +111,14 @@ class CellItem(pytest.Item):
         ]
         from killpoint.judge.groups import apply_accepted
 
-        apply_accepted([result], state.accepted())
+        apply_accepted([result], state.accepted(result.runtime))
         if result.accepted:
             reasons = sorted({f["accepted"] for f in result.findings if "accepted" in f})
-            pytest.xfail(f"killpoint: accepted: {'; '.join(reasons)}")
-        if not result.expected:
+            pytest.xfail(line(f"killpoint: accepted: {'; '.join(reasons)}"))
+        if result.failing:
             raise CellFailed(result, state.seed)
+        if result.low:  # unexpected, every unexpected finding low: it passes, said so
+            self.user_properties.append(("severity", "low"))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, CellFailed):
@@ -127,7 +138,7 @@ class RowItem(pytest.Item):
         self.skip = skip
 
     def runtest(self) -> None:
-        pytest.fail(f"killpoint: {self.name}: {self.why}", pytrace=False)
+        pytest.fail(line(f"killpoint: {self.name}: {self.why}"), pytrace=False)
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, 0, f"killpoint row {self.name}"
@@ -142,16 +153,19 @@ class WithoutCrashItem(pytest.Item):
         self.findings = findings
 
     def runtest(self) -> None:
+        from killpoint.judge.groups import matching
+
         accepted = self.config.stash[SESSION_KEY].accepted()
         open_ = [f for f in self.findings if f.get("verdict") != "ok"]
-        if open_ and all(f.get("group") in accepted for f in open_):
-            reasons = sorted({accepted[f["group"]].reason for f in open_})
-            pytest.xfail(f"killpoint: accepted: {'; '.join(reasons)}")
-        failing = [f for f in open_ if f.get("group") not in accepted]
+        entries = {id(f): matching(str(f.get("group")), accepted) for f in open_}
+        if open_ and all(entries[id(f)] is not None for f in open_):
+            reasons = sorted({e.reason for e in entries.values() if e is not None})
+            pytest.xfail(line(f"killpoint: accepted: {'; '.join(reasons)}"))
+        failing = [f for f in open_ if entries[id(f)] is None]
         if failing:
             lines = [f"killpoint: {self.name}: happens without a crash (the baseline shows it)"]
             lines += [f"  {f['kind']}: {f['sentence']}  [group {f['group']}]" for f in failing]
-            pytest.fail("\n".join(lines), pytrace=False)
+            pytest.fail("\n".join(line(each) for each in lines), pytrace=False)
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, 0, f"killpoint row {self.name}"

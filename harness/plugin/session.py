@@ -78,7 +78,7 @@ class KillpointSession:
         self.t0 = time.monotonic()
         self.written: list[str] = []
         self.not_written: list[str] = []
-        self._accepted: dict[str, Any] | None = None
+        self._accepted: dict[str, dict[str, Any]] = {}  # runtime -> its accepted groups
 
     # -- roles --------------------------------------------------------------------------
 
@@ -269,14 +269,16 @@ class KillpointSession:
         for name in names:
             drop_database(self.settings.campaign.store, name)
 
-    def accepted(self) -> dict[str, Any]:
-        """The accepted finding groups (--crash-accept), read once."""
-        if self._accepted is None:
-            from killpoint.judge.groups import read_accepted
+    def accepted(self, runtime: str | None = None) -> dict[str, Any]:
+        """The accepted finding groups (--crash-accept) for `runtime` (the session's by
+        default), read once each: `builtin` is each runtime's own file, so a crash.check
+        of another runtime is held to that one's."""
+        runtime = runtime or self.settings.campaign.runtime
+        if runtime not in self._accepted:
+            from killpoint.engine.acceptances import accepted_groups
 
-            path = self.settings.accept
-            self._accepted = read_accepted(path) if path is not None else {}
-        return self._accepted
+            self._accepted[runtime] = accepted_groups(self.settings.accept, runtime)
+        return self._accepted[runtime]
 
     def campaign_result(self, exitstatus: int) -> CampaignResult:
         from killpoint.engine.campaign import CampaignResult, cell_order
@@ -289,7 +291,7 @@ class KillpointSession:
         # Without the matrix, every cell came from a crash.check: the header says what they
         # ran (their runtime, modes and points), not the session's defaults.
         config = self.campaign_config() if plan is not None else self._ran_config(cells)
-        result = CampaignResult(config, self.seed, accepted=self.accepted())
+        result = CampaignResult(config, self.seed, accepted=self.accepted(config.runtime))
         result.cells = log
         result.seconds = time.monotonic() - self.t0
         result.interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
@@ -364,9 +366,10 @@ class KillpointSession:
             f"{count(figures['cells'], 'cell')}, {figures['unexpected']} unexpected"
             + (f" in {count(figures['groups'], 'group')}" if figures["unexpected"] else "")
             + (f", {figures['accepted']} accepted" if figures["accepted"] else "")
-            + f", {figures['expected_losses']} expected losses; seed {self.seed}"
+            + (f", {figures['low']} of low severity only" if figures.get("low") else "")
+            + f", {count(figures['expected_losses'], 'expected loss')}; seed {self.seed}"
         )
-        failing = [g for g in result.groups() if g.verdict != "ok" and not g.accepted]
+        failing = [g for g in result.groups() if g.failing]
         for n, g in enumerate(failing[:20], start=1):
             terminalreporter.write_line(
                 f"{n}. {g.heading}: {count(len(g.cells), 'cell')}, {g.verdict}"
@@ -374,10 +377,12 @@ class KillpointSession:
             terminalreporter.write_line(f"   e.g. {g.example_cell}: {cut(g.example)}")
             terminalreporter.write_line(f"   replay: {g.replay}")
         if len(failing) > 20:
-            terminalreporter.write_line(f"... and {len(failing) - 20} more group(s) in the JSON")
+            terminalreporter.write_line(
+                f"... and {count(len(failing) - 20, 'more group')} in the JSON"
+            )
         for g in result.failing_rows:
             terminalreporter.write_line(
-                f"without a crash: {g.kind}: {len(g.cells)} row(s), {g.verdict}; "
+                f"without a crash: {g.kind}: {count(len(g.cells), 'row')}, {g.verdict}; "
                 f"e.g. {g.example_cell}: {cut(g.example)}"
             )
         for line in self.not_written:

@@ -25,10 +25,12 @@ PATHS = ("report", "json", "accept")
 
 
 def masked_usage(text: str) -> pytest.UsageError:
-    """pytest's usage error, its secrets masked (a store URL's password)."""
+    """pytest's usage error, its secrets masked (a store URL's password), one line that
+    commands no CI runner (killpoint.values.shown.line)."""
     from killpoint.redaction import redact
+    from killpoint.values.shown import line
 
-    return pytest.UsageError(redact(text))
+    return pytest.UsageError(line(redact(text)))
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,7 @@ class Settings:
     seed: str | None = None  # a number, "last", or None (choose one)
     report: Path | None = None
     json: Path | None = None
-    accept: Path | None = None
+    accept: Path | str | None = None  # a file, or `builtin` (killpoint.engine.acceptances)
     cells: tuple[str, ...] = ()  # `killpoint::CELL` arguments: only these (plugin.node_ids)
     sources: dict[str, str] = field(default_factory=dict, compare=False)  # name -> label
 
@@ -82,8 +84,12 @@ def read(config: pytest.Config) -> Settings:
                 continue
         sources[o.name] = source  # only what was given: the rest are valid defaults
         if o.name in PATHS:
-            path = Path(str(raw)).expanduser()
-            values[o.name] = path if path.is_absolute() else base[where] / path
+            # As the table reads it (`--crash-accept builtin` is a word, not a file), a
+            # relative path from where pytest was started or the ini file's folder.
+            path = o.parse(str(raw))
+            if isinstance(path, Path) and not path.is_absolute():
+                path = base[where] / path
+            values[o.name] = path
         elif o.toml == table.BOOL:
             values[o.name] = bool(raw)
         else:
@@ -145,11 +151,11 @@ def check(settings: Settings) -> None:
                     f"killpoint: {settings.label(key)}={str(path)!r}: {exc}"
                 ) from None
     if settings.accept is not None:
+        from killpoint.engine.acceptances import accepted_groups
         from killpoint.errors import AcceptError
-        from killpoint.judge.groups import read_accepted
 
         try:
-            read_accepted(settings.accept)
+            accepted_groups(settings.accept, settings.campaign.runtime)
         except AcceptError as exc:
             raise masked_usage(str(exc)) from None
 

@@ -8,6 +8,7 @@ refused with one line naming the field, what it holds and what it should be.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,6 +19,8 @@ TEXT: Spec = (str,)
 OPTIONAL_TEXT: Spec = (str, type(None))
 WHOLE: Spec = (int,)
 NUMBER: Spec = (int, float)
+# Bigger than any time, count or size a campaign writes (1e12 s is 31,000 years).
+LARGEST = 1e12
 FLAG: Spec = (bool,)
 LIST: Spec = (list,)
 OBJECT: Spec = (dict,)
@@ -37,6 +40,7 @@ TOP: dict[str, Spec] = {
     "summary": OBJECT,
     "excluded_from_comparison": LIST,
     "groups": LIST,
+    "causes": LIST,
     "accepted": OBJECT,
     "skipped": LIST,
     "baselines": LIST,
@@ -105,6 +109,29 @@ GROUP: dict[str, Spec] = {
     "example_row": TEXT,
     "replay": TEXT,
     "accepted": OPTIONAL_TEXT,
+    "failing": FLAG,
+    "verdicts": OBJECT,
+}
+# A cause (killpoint.judge.causes): cells clustered by the groups that occur together.
+CAUSE: dict[str, Spec] = {
+    "key": TEXT,
+    "name": TEXT,
+    "kind": TEXT,
+    "sentence": TEXT,
+    "severity": TEXT,
+    "verdicts": OBJECT,
+    "count": WHOLE,
+    "failing_cells": WHOLE,
+    "low_cells": WHOLE,
+    "accepted_cells": WHOLE,
+    "rows": LIST,
+    "points": OBJECT,
+    "cells": LIST,
+    "groups": LIST,
+    "example": TEXT,
+    "example_cell": TEXT,
+    "replay": TEXT,
+    "accepted": OPTIONAL_TEXT,
 }
 BASELINE: dict[str, Spec] = {
     "runtime": TEXT,
@@ -140,7 +167,7 @@ def _type_names(spec: Spec) -> str:
     names = {
         str: "text",
         int: "a whole number",
-        float: "a number",
+        float: f"a number (finite, at most {LARGEST:.0e} either side of 0)",
         bool: "true or false",
         list: "a list",
         dict: "an object",
@@ -152,6 +179,9 @@ def _type_names(spec: Spec) -> str:
 def _fits(value: Any, spec: Spec) -> bool:
     if isinstance(value, bool) and bool not in spec:
         return False  # JSON's true is no number here
+    number = isinstance(value, (int, float)) and float in spec
+    if number and not (abs(value) <= LARGEST and math.isfinite(value)):
+        return False  # a time of 1e305 s is no time, and a renderer's arithmetic would overflow
     return any(t is not None and isinstance(value, t) for t in spec)
 
 
@@ -199,7 +229,8 @@ def check_cell(cell: Any, where: str) -> None:
             or not all(isinstance(e, str) for e in event[1:])
         ):
             raise SchemaError(
-                f"{where}, timeline event {n} should be [seconds, text, kind, lane], "
+                f"{where}, timeline event {n} should be [seconds, text, kind, lane] "
+                f"(seconds a finite number under {LARGEST:.0e}), "
                 f"got {_shown(event)}"
             )
     cell_id = cell.get("id")
@@ -252,6 +283,13 @@ def check_document(document: Any) -> None:
         check_fields(group, GROUP, f"group {n}")
         for key in ("cells", "rows"):
             _all(group.get(key, ()), TEXT, f"group {n}: {key!r}")
+    for n, cause in enumerate(document.get("causes", ())):
+        check_fields(cause, CAUSE, f"cause {n}")
+        for key in ("cells", "rows"):
+            _all(cause.get(key, ()), TEXT, f"cause {n}: {key!r}")
+        _all(cause.get("groups", ()), OBJECT, f"cause {n}: 'groups'")
+        for key in ("verdicts", "points"):
+            _all((cause.get(key) or {}).values(), WHOLE, f"cause {n}: {key!r}")
     for key, entry in (document.get("accepted") or {}).items():
         check_fields(entry, ACCEPTED, f"'accepted'[{key!r}]")
     for n, skip in enumerate(document.get("skipped", ())):

@@ -67,6 +67,7 @@ _KINDS: tuple[FindingKind, ...] = (
     FindingKind("acknowledged-early", "lost", "high", "the runtime returned a status before the commit that holds it had landed (the run's history)"),
     FindingKind("acknowledged-unsynced", "lost", "medium", "the runtime returned a status before the commit that holds it was synced: a power cut then loses what the caller was told (the run's history, on the power-loss filesystem)"),
     FindingKind("durability-weaker", "lost", "medium", "the store's durability settings, read back from the runtime's own connection, let a power cut lose commits the mode promises are durable"),
+    FindingKind("stale-acknowledged", "duplicated", "high", "a worker that had lost the run to a takeover went on to return a status for it that the store does not hold (the store holds the takeover's): the run is there, the stale worker's answer is not"),
     FindingKind("checkpoints-lost", "ok", "medium", "a power cut took back checkpoints that had landed (committed, not synced); what they held may run again"),
     # side effects (the ledger)
     FindingKind("effect-duplicated", "duplicated", "high", "a tool's side effect happened more often than the baseline's, beyond the bound"),
@@ -88,6 +89,7 @@ _KINDS: tuple[FindingKind, ...] = (
     FindingKind("state-differs", "diverged", "high", "the session state differs from the baseline's"),
     FindingKind("usage-differs", "diverged", "low", "usage or metrics differ from the baseline's"),
     FindingKind("run-differs", "diverged", "high", "another field of the run differs from the baseline's"),
+    FindingKind("failures-differ", "ok", "info", "the run's history keeps other records of failed or aborted attempts than the baseline's (a fault the cell injected, a kill before a record landed); the conversation is judged without them"),
     # the contract (whatever the baseline did)
     FindingKind("cancel-late", "diverged", "high", "the run ended CANCELLED, but only after model turns past the first step boundary after the cancel"),
     FindingKind("cancel-ignored", "diverged", "high", "a cancel was requested, yet the run went on past the next step boundary and did not end CANCELLED"),
@@ -103,6 +105,7 @@ _KINDS: tuple[FindingKind, ...] = (
     FindingKind("outcome-unexpected", "diverged", "high", "a run ended otherwise than its scenario says (status, final answer, or the tool calls made)"),
     FindingKind("mode-broken", "diverged", "high", "the uninterrupted run did not persist as its checkpoint mode declares: no cell of the row can be judged against the declaration"),
     FindingKind("unresumable", "unresumable", "high", "continuing the run failed"),
+    FindingKind("takeover-refused", "unresumable", "medium", "two workers drove one run (no run ownership): the woken worker's write landed while the takeover held before its first, and the store refused the takeover's (the later writer), so it keeps one history and the takeover failed"),
     FindingKind("hung", "hung", "high", "a worker passed its time limit"),
     FindingKind("store-locked", "hung", "medium", "a worker passed its time limit, or a read found the store locked, while a paused worker held the store's SQLite lock: one frozen process stops every writer"),
     FindingKind("missed", "missed", "high", "the engine could not reach the crash point"),
@@ -124,7 +127,7 @@ class Harm:
 
 
 # The one severity table: a kind's severity is its harm's (tests/harness/values hold every
-# kind to it, and the README states it). By what a user loses, not by where it was found.
+# kind to it, and docs/reference/findings.md states it). By what a user loses, not by where it was found.
 HARMS: tuple[Harm, ...] = (
     Harm("lost", "high", "what was durable (a run, its tool executions, an effect) is lost"),
     Harm("acknowledged", "high", "a status the runtime acknowledged is not stored"),
@@ -134,17 +137,19 @@ HARMS: tuple[Harm, ...] = (
     Harm("content", "high", "what the run holds differs: content, messages, tool results, status, state, effects"),
     Harm("contract", "high", "a promise broken whatever the baseline did: cancel, confirmation, state once, ended runs, the mode, the scenario's expected outcome, the order of a run's history"),
     Harm("unjudged", "high", "the cell could not be judged: hung, missed, unresumable, an adapter's or killpoint's error, a row that is not deterministic"),
+    Harm("refused", "medium", "two workers drove one run and the store kept one history by refusing the later writer: the takeover failed, nothing was torn"),
     Harm("stalled", "medium", "a run stalled behind a lock a paused process held; nothing durable is lost while it waits"),
     Harm("unsynced", "medium", "a power cut took back, or could take back, what had landed but was not synced"),
     Harm("order", "low", "the same tool executions, in another order"),
     Harm("usage", "low", "usage and metrics (tokens, model-call counts)"),
     Harm("bookkeeping", "low", "a field disagrees with the rest without changing what a resume does"),
     Harm("allowed", "info", "a repeat the bound allows, or a turn asked again whose first answer was never durable"),
+    Harm("history", "info", "records of failed or aborted attempts a runtime keeps beside the conversation: shown, never the verdict"),
     Harm("outage", "info", "killpoint's own store, disk or resources failed, or the store server keeps less than the mode promises: evidence, not a verdict"),
 )  # fmt: skip
 HARM_OF: dict[str, str] = {
     "run-lost": "lost", "tool-executions-lost": "lost", "effect-lost": "lost",
-    "acknowledged-lost": "acknowledged", "acknowledged-early": "acknowledged",
+    "acknowledged-lost": "acknowledged", "acknowledged-early": "acknowledged", "stale-acknowledged": "acknowledged",
     "effect-duplicated": "repeated", "two-drivers": "repeated", "idempotency-key-changed": "repeated",
     "effect-reissued": "repeated",
     "stale-write": "stale-write",
@@ -159,11 +164,13 @@ HARM_OF: dict[str, str] = {
     "unresumable": "unjudged", "hung": "unjudged", "missed": "unjudged", "adapter-error": "unjudged", "error": "unjudged",
     "nondeterministic": "unjudged",
     "store-locked": "stalled",
+    "takeover-refused": "refused",
     "checkpoints-lost": "unsynced", "acknowledged-unsynced": "unsynced", "durability-weaker": "unsynced",
     "tool-executions-reordered": "order",
     "usage-differs": "usage", "usage-overcounted": "usage", "usage-undercounted": "usage",
     "inconsistency": "bookkeeping",
     "effect-repeated": "allowed", "turn-reanswered": "allowed",
+    "failures-differ": "history",
     "disk-full": "outage", "store-unavailable": "outage", "resource-exhausted": "outage",
     "store-not-durable": "outage",
 }  # fmt: skip
@@ -177,6 +184,30 @@ BY_TOOL = frozenset(
         "idempotency-key-changed",
         "effect-reissued",
         "confirmation-dropped",
+    }
+)
+
+
+# Kinds that say what differs at the end, or an effect counted, rather than how the run went
+# wrong: in a cell, the consequences of the kind beside them that does say it (a cancel
+# forgotten shows as the status, the content and the messages differing). An accepted
+# finding of another kind explains them in its cell; causes fold them into their mechanism.
+SYMPTOMS = frozenset(
+    {
+        "status-differs",
+        "run-differs",
+        "runs-differ",
+        "messages-differ",
+        "state-differs",
+        "usage-differs",
+        "usage-overcounted",
+        "usage-undercounted",
+        "tool-executions-extra",
+        "tool-executions-reordered",
+        "tool-executions-differ",
+        "effect-duplicated",
+        "effect-foreign",
+        "stale-acknowledged",
     }
 )
 
@@ -302,6 +333,28 @@ def deciding_data(findings: Iterable[Any]) -> Mapping[str, Any] | None:
     return min(enumerate(pool), key=lambda nf: (RANK.get(str(nf[1]["verdict"]), last), nf[0]))[1]
 
 
+def open_severity(findings: Iterable[Any]) -> str | None:
+    """The most severe severity among the findings (as a report's JSON holds them) that
+    name a verdict and are not allowed here: what decides whether an unexpected cell fails
+    a campaign (a cell whose only such findings are low, a token count, does not, unless
+    `--fail-on low`). None: there is none."""
+    found = [
+        str(f.get("severity"))
+        for f in findings
+        if isinstance(f, Mapping) and f.get("verdict") not in (None, "ok") and not f.get("expected")
+    ]
+    known = [s for s in found if s in SEVERITIES]
+    if not known:
+        return "high" if found else None  # a severity this version does not know: the worst
+    return min(known, key=SEVERITIES.index)
+
+
+def fails(severity: str | None) -> bool:
+    """Whether findings of this severity fail a campaign held to the default threshold
+    (medium and above; `--fail-on low` lowers it)."""
+    return severity is None or severity in ("high", "medium")
+
+
 def verdict_of(findings: Iterable[Finding]) -> tuple[str, bool]:
     """The one rule: (verdict, expected). The verdict is the one the deciding finding
     names (`ok` without any): the most severe unexpected finding's, or, when every
@@ -334,6 +387,7 @@ __all__ = [
     "HARM_OF",
     "KINDS",
     "RANK",
+    "SYMPTOMS",
     "VERDICTS",
     "Finding",
     "FindingKind",
@@ -341,7 +395,9 @@ __all__ = [
     "Verdict",
     "deciding",
     "deciding_data",
+    "fails",
     "headline",
+    "open_severity",
     "path_pattern",
     "ranked",
     "verdict_of",

@@ -14,7 +14,7 @@ worker) says its `detail`.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from typing import Any
 
 Facts = Mapping[str, Any]
@@ -41,6 +41,11 @@ def plural(noun: str) -> str:
 def count(n: int, noun: str) -> str:
     """`count(1, "cell")` is "1 cell"; `count(3, "tool execution")` is "3 tool executions"."""
     return f"{n} {noun if n == 1 else plural(noun)}"
+
+
+def plural_of(noun: str, items: Sized) -> str:
+    """The noun as many `items` take it: "shard" for one, "shards" for two."""
+    return noun if len(items) == 1 else plural(noun)
 
 
 def times(n: int) -> str:
@@ -116,6 +121,13 @@ def _acknowledged_lost(f: Facts) -> str:
     if f.get("stored") is None:
         return f"{said} but {'the run is' if who else 'is'} not in the store"
     return f"{said} but the store says {f['stored']}"
+
+
+def _stale_acknowledged(f: Facts) -> str:
+    return (
+        f"{f.get('who') or 'the stale worker'} returned {f['status']} for run {f['run_id']} "
+        f"after the takeover, but the store holds {f['stored']}, the takeover's"
+    )
 
 
 def _status_regressed(f: Facts) -> str:
@@ -251,6 +263,35 @@ def _field_differs(f: Facts) -> str:
     return f"{f['where']}: {both(f)}{_more(f.get('more', 0))}"
 
 
+def _takeover_refused(f: Facts) -> str:
+    return (
+        f"two drivers: the woken worker wrote checkpoint {f['k']} while the takeover was held "
+        f"before its first write (no run ownership) and landed {count(f['woken'], 'checkpoint')} "
+        "in all; the store refused the takeover's write (the later writer) and kept one "
+        f"history, the woken worker's; the takeover failed: {f['detail']}"
+    )
+
+
+def _failures_differ(f: Facts) -> str:
+    def kept(kinds: Sequence[str]) -> str:
+        if not kinds:
+            return "none"
+        return f"{count(len(kinds), 'failure record')} ({', '.join(kinds)})"
+
+    kinds = f"keeps {kept(f['actual_kinds'])} where the {f['expected_side']} keeps "
+    if f["actual_kinds"] == f["expected_kinds"]:
+        kinds = f"keeps the {f['expected_side']}'s kinds of failure record "
+        return (
+            f"run {f['run']} of the {f['actual_side']} {kinds}({', '.join(f['actual_kinds'])}), "
+            f"not the same records: {f['where']}: {both(f)}; records of attempts, compared "
+            "apart from the conversation"
+        )
+    return (
+        f"run {f['run']} of the {f['actual_side']} {kinds}{kept(f['expected_kinds'])}: "
+        "records of attempts, compared apart from the conversation"
+    )
+
+
 def _usage_overcounted(f: Facts) -> str:
     return (
         f"the session's runs count {count(f['stored'], 'model call')}; the model served "
@@ -377,6 +418,7 @@ TEMPLATES: dict[str, Callable[[Facts], str]] = {
     "run-lost": _run_lost,
     "checkpoint-count": _checkpoint_count,
     "acknowledged-lost": _acknowledged_lost,
+    "stale-acknowledged": _stale_acknowledged,
     "status-regressed": _status_regressed,
     "cancel-ignored": _cancel,
     "cancel-late": _cancel,
@@ -408,6 +450,8 @@ TEMPLATES: dict[str, Callable[[Facts], str]] = {
     "store-not-durable": _store_not_durable,
     "lease-stamped-expired": _lease_stamped_expired,
     "outcome-unexpected": _outcome,
+    "failures-differ": _failures_differ,
+    "takeover-refused": _takeover_refused,
 }
 
 
@@ -448,6 +492,7 @@ __all__ = [
     "count",
     "numbers",
     "plural",
+    "plural_of",
     "problems",
     "say",
     "times",

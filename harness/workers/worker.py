@@ -10,6 +10,7 @@ process group can be killed at once. It talks to the engine over one pipe:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import os
 import signal
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from killpoint.adapters.checkpoint_gates import CheckpointGates
+from killpoint.adapters.protocol import local_model
 from killpoint.adapters.registry import load_adapter
 from killpoint.scenarios import (
     Fault,
@@ -34,6 +36,7 @@ from killpoint.scenarios import (
     gates,
     history,
 )
+from killpoint.scenarios.model_server import serve
 from killpoint.scenarios.own_writes import on_refused
 from killpoint.values.scenario_refs import resolve_scenario
 from killpoint.workers.clock import skew_clock
@@ -201,10 +204,14 @@ def _run(spec: WorkerSpec, channel: _Channel, work: Path) -> list[RunResult]:
     if spec.forget_responses:
         model.forget()
     ledger = Ledger(work / LEDGER, scenario.name)
-    driver = adapter.driver(
-        scenario, spec.store_url, spec.mode, ledger, lease_seconds=spec.lease_seconds
-    )
-    with model:
+    with contextlib.ExitStack() as stack:
+        if local_model(adapter):
+            # Before the driver: the runtime's clients read the base URL when they are made.
+            stack.enter_context(serve(model))
+        driver = adapter.driver(
+            scenario, spec.store_url, spec.mode, ledger, lease_seconds=spec.lease_seconds
+        )
+        stack.enter_context(model)
         return asyncio.run(
             drive(
                 scenario,

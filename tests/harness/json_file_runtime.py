@@ -122,6 +122,10 @@ def _sync_folder(folder: Path) -> None:
         os.close(fd)
 
 
+class ModelFailed(Exception):
+    """The model answered with an error, or not at all (a client other than the SDK's)."""
+
+
 class Agent:
     def __init__(
         self, store: JsonStore, tools: list[Callable[..., Any]], mode: str, retries: int
@@ -140,36 +144,38 @@ class Agent:
             raise KeyError(f"jsonagent: no run {run_id!r}")
         return run if run.status == "COMPLETED" else await self._loop(run)
 
+    async def ask(self, messages: list[dict[str, Any]]) -> tuple[str | None, list[dict[str, Any]]]:
+        """The model's next reply: its text, and its calls ({call_id, name, arguments}).
+        Raises ModelFailed (or the SDK's APIError) when the model fails."""
+        reply = await self.client.responses.create(model="gpt-4.1-mini", input=_as_input(messages))
+        calls = [item for item in reply.output if item.type == "function_call"]
+        return reply.output_text or None, [
+            {"call_id": c.call_id, "name": c.name, "arguments": c.arguments} for c in calls
+        ]
+
     async def _loop(self, run: Run) -> Run:
         run.status = "RUNNING"
         while True:
             try:
-                reply = await self.client.responses.create(
-                    model="gpt-4.1-mini", input=_as_input(run.messages)
-                )
-            except openai.APIError as exc:
+                text, calls = await self.ask(run.messages)
+            except (openai.APIError, ModelFailed) as exc:
                 return self._end(run, "ERROR", f"model error: {exc}")
-            calls = [item for item in reply.output if item.type == "function_call"]
-            run.messages.append(
-                {
-                    "role": "assistant",
-                    "content": reply.output_text or None,
-                    "tool_calls": [
-                        {"call_id": c.call_id, "name": c.name, "arguments": c.arguments}
-                        for c in calls
-                    ],
-                }
-            )
+            run.messages.append({"role": "assistant", "content": text, "tool_calls": calls})
             if not calls:
-                return self._end(run, "COMPLETED", reply.output_text)
+                return self._end(run, "COMPLETED", text)
             turn = sum(1 for m in run.messages if m["role"] == "assistant")
             results = await asyncio.gather(*(self._call(run, c) for c in calls))
             for index, (call, result) in enumerate(zip(calls, results, strict=True)):
                 run.messages.append(
-                    {"role": "tool", "content": result, "tool_calls": [], "call_id": call.call_id}
+                    {
+                        "role": "tool",
+                        "content": result,
+                        "tool_calls": [],
+                        "call_id": call["call_id"],
+                    }
                 )
                 run.executions.append(
-                    {"name": call.name, "arguments": call.arguments, "turn": turn,
+                    {"name": call["name"], "arguments": call["arguments"], "turn": turn,
                      "call_index": index, "result": result}
                 )  # fmt: skip
             if self.mode == "every-batch":
@@ -180,11 +186,11 @@ class Agent:
         self.store.save(run)
         return run
 
-    async def _call(self, run: Run, call: Any) -> str:
-        fn = self.tools[call.name]
-        kwargs = json.loads(call.arguments or "{}")
+    async def _call(self, run: Run, call: dict[str, Any]) -> str:
+        fn = self.tools[call["name"]]
+        kwargs = json.loads(call["arguments"] or "{}")
         if "idempotency_key" in inspect.signature(fn).parameters:
-            kwargs["idempotency_key"] = f"{run.run_id}/{call.call_id}"
+            kwargs["idempotency_key"] = f"{run.run_id}/{call['call_id']}"
         try:
             if inspect.iscoroutinefunction(fn):
                 return str(await fn(**kwargs))

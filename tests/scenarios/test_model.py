@@ -16,6 +16,7 @@ from respx.models import AllMockedAssertionError
 
 from killpoint.scenarios import Conversation, Reply, ScriptedModel
 from killpoint.scenarios.builtin import research
+from killpoint.scenarios.model import requests_seen
 
 API_KEY = "sk-killpoint-test"
 
@@ -64,16 +65,18 @@ def test_sync_and_async_default_clients_are_served(tmp_path: Path) -> None:
 def test_an_unrouted_request_fails_loudly_and_never_reaches_the_network(
     tmp_path: Path, no_network: list[object]
 ) -> None:
-    """A GET elsewhere and a POST to /v1/chat/completions raise respx's not-mocked error;
-    no name is resolved and no socket is opened."""
+    """A GET elsewhere and a POST to /v1/embeddings (no format serves it) raise respx's
+    not-mocked error; no name is resolved and no socket is opened; the request log keeps
+    both, with no format."""
     with ScriptedModel(research.script, tmp_path):
         with pytest.raises(AllMockedAssertionError, match=r"example\.com"):
             httpx2.get("https://example.com/")
-        with pytest.raises(AllMockedAssertionError, match="chat/completions"):
-            client().chat.completions.create(
-                model="m", messages=[{"role": "user", "content": "hi"}]
-            )
+        with pytest.raises(AllMockedAssertionError, match="embeddings"):
+            client().embeddings.create(model="m", input="hi")
     assert [] == no_network
+    assert [("GET", "/", None), ("POST", "/v1/embeddings", None)] == [
+        (r["method"], r["path"], r["format"]) for r in requests_seen(tmp_path)
+    ]
 
 
 def test_the_no_network_guard_itself_works(no_network: list[object]) -> None:

@@ -46,6 +46,23 @@ class TestFinding:
         found = read(tmp_path / "sub")
         assert {"json": str(tmp_path / "out/m.json"), "work_dir": "/tmp"} == found.values
 
+    def test_accept_builtin_is_the_runtimes_file_not_a_path(self, tmp_path: Path) -> None:
+        """`accept = "builtin"` means the groups the runtime's documentation calls by
+        design (as `--accept builtin` does), not a file named builtin beside the file; any
+        other value is a path from the file's folder."""
+        from killpoint.adapters.registry import accepted_file
+        from killpoint.engine.acceptances import accepted_groups
+        from killpoint.judge.groups import read_accepted
+
+        project(tmp_path, '[tool.killpoint]\naccept = "builtin"\n')
+        found = read(tmp_path)
+        assert found.values == {"accept": "builtin"}
+        builtin = accepted_file("agno")
+        assert builtin is not None
+        assert read_accepted(builtin) == accepted_groups(found.values["accept"], "agno")
+        project(tmp_path, '[tool.killpoint]\naccept = "./builtin"\n')
+        assert {"accept": str(tmp_path / "builtin")} == read(tmp_path).values
+
 
 class TestRefused:
     @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -96,7 +97,7 @@ def test_the_command_prints_a_line_per_check_and_a_hint_per_failure() -> None:
     failed = next(n for n, line in enumerate(lines) if line.startswith("FAIL"))
     assert "progress() said 6 after the baseline; 5 checkpoints landed" in lines[failed]
     assert "hint: progress(store_url, session_id) counts" in lines[failed + 1]
-    assert "1 check(s) failed" == lines[-1]
+    assert "1 check failed" == lines[-1]
 
 
 @pytest.mark.parametrize(
@@ -146,6 +147,41 @@ def test_an_adapter_call_that_never_returns_fails_its_check_and_the_command_ends
     assert "Traceback" not in result.stderr
     failed = [line for line in result.stdout.splitlines() if line.startswith("FAIL")]
     assert failed and "normal form" in failed[0]
-    assert "the adapter's read_session() did not return within the time limit (5 s)" in failed[0]
+    assert "the adapter's read_session() did not return within the time limit (5.0 s)" in failed[0]
     assert not [p for p in psutil.process_iter(["cmdline"])
                 if "HangingReadSession" in " ".join(p.info["cmdline"] or [])]  # fmt: skip
+
+
+def _baseline_check(runtime: str, tmp_path: Path, timeout: float) -> Any:
+    engine = engine_for("sqlite", timeout, tmp_path)
+    adapter = runtime_adapter(runtime)
+    row = (runtime, "research", "every-batch", "sqlite")
+    checks = run_checks(
+        engine, row, resolve_scenario("research"), find(adapter.modes, "every-batch")
+    )
+    return checks[0]
+
+
+def test_a_client_the_model_never_heard_from_is_told_of_local_model(tmp_path: Path) -> None:
+    """A runtime whose model client is not the openai SDK's, without the local address:
+    the hint says the model received nothing, names the row's cell, says how to ask for
+    the local address, and the folder it names is there, with the worker's log."""
+    runtime = "tests.harness.chat_runtime:not_local"
+    check = _baseline_check(runtime, tmp_path, 30.0)
+    assert ("baseline", FAIL) == (check.name, check.status)
+    assert f"{runtime}/research/every-batch/sqlite" in check.hint
+    assert "received no request" in check.hint
+    assert "`local_model = True`" in check.hint
+    folder = Path(check.hint.split("The run's folder is kept: ")[1].split(" (")[0])
+    assert (folder / "baseline.log").is_file()
+    assert "replay" not in check.hint and "--keep" not in check.hint  # check-adapter has neither
+
+
+def test_a_hung_baseline_says_which_requests_the_model_does_not_serve(tmp_path: Path) -> None:
+    """A client that asks for GET /v1/models and then waits for ever: past --timeout, the
+    hint lists what the model received and which of it no format serves."""
+    check = _baseline_check("tests.harness.chat_runtime:hanging", tmp_path, 4.0)
+    assert (FAIL, "timeout") == (check.status, check.detail.split("(")[1].split(")")[0])
+    assert "hung (past --timeout)" in check.hint
+    assert "it does not serve 1 × GET /v1/models" in check.hint
+    assert "POST …/v1/chat/completions" in check.hint  # what it does answer

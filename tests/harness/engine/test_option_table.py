@@ -290,3 +290,48 @@ def test_crash_check_says_the_same_reason(pytester: pytest.Pytester) -> None:
     for name, value, reason in BAD:
         key = "scenario" if name == "scenarios" else name  # crash.check's own word for it
         assert f"killpoint: crash.check {key}={value!r}: {reason}" in out, name
+
+
+# -- `accept`: a file, or the word `builtin` on every front that takes it -----------------
+
+
+def test_builtin_is_a_word_and_anything_else_a_path() -> None:
+    from killpoint.engine.option_values import BUILTIN
+
+    accept = table.option("accept")
+    assert BUILTIN == accept.parse("builtin") == accept.parse(" builtin ")
+    assert Path("builtin") == accept.parse("./builtin")  # a file of that name
+    assert Path("ok.toml") == accept.parse("ok.toml")
+
+
+def test_pytest_takes_accept_builtin(pytester: pytest.Pytester) -> None:
+    """`--crash-accept builtin` (and the ini key) is the runtime's own file, not a file named
+    builtin beside the ini: checked like any accept file (a missing file is refused)."""
+    from killpoint.engine.acceptances import accepted_groups
+    from killpoint.engine.option_values import BUILTIN
+
+    for given in (
+        pytester.parseconfig("--crash-accept=builtin", "--crash-runtime=agno"),
+        ini_config(pytester, "crash_accept = builtin", "--crash-runtime=agno"),
+    ):
+        settings = plugin_settings.read(given)
+        assert BUILTIN == settings.accept
+        plugin_settings.check(settings)
+        assert accepted_groups(settings.accept, "agno")  # agno ships its by-design groups
+    missing = plugin_settings.read(pytester.parseconfig("--crash-accept=nosuch.toml"))
+    with pytest.raises(pytest.UsageError, match=r"nosuch\.toml"):
+        plugin_settings.check(missing)
+
+
+@pytest.mark.parametrize("name", table.FILES_RENDERED)
+def test_every_rendered_format_is_one_option_on_each_command(name: str) -> None:
+    """`matrix`, `merge` and `report` take `--junit`, `--markdown`... as the table declares
+    each: one help line, one destination the renderers read."""
+    from killpoint.cli.main import build_parser
+    from killpoint.report.renderers import asked
+
+    parser = build_parser()
+    option = table.option(name)
+    for command in (["matrix"], ["merge", "a.json", "-o", "all.json"], ["report", "a.json"]):
+        args = parser.parse_args([*command, option.flag, f"out.{name}"])
+        assert {name: f"out.{name}"} == asked(args)

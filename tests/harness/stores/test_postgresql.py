@@ -136,14 +136,15 @@ def test_a_store_its_folder_cannot_name_is_dropped(pg_url: str, store: str, tmp_
     assert schema not in schemas(pg_url)
 
 
-def test_the_readmes_statement_drops_killpoints_schemas_and_no_other(
+def test_the_guides_statement_drops_killpoints_schemas_and_no_other(
     stores: PostgresStores, pg_url: str, tmp_path: Path
 ) -> None:
-    """The README's psql statement for dropping every kept schema, run here as psql's
-    `\\gexec` would: it drops what `fresh` makes and leaves a user's `kp_`-named schema."""
-    readme = (REPO_ROOT / "README.md").read_text()
-    found = re.search(r"`(SELECT format\('DROP SCHEMA[^`]*?) \\gexec`", readme)
-    assert found, "the README no longer shows the statement"
+    """docs/how-to/postgresql.md's psql statement for dropping every kept schema, run here
+    as psql's `\\gexec` would: it drops what `fresh` makes and leaves a user's `kp_`-named
+    schema."""
+    guide = (REPO_ROOT / "docs" / "how-to" / "postgresql.md").read_text()
+    found = re.search(r"`(SELECT format\('DROP SCHEMA[^`]*?) \\gexec`", guide)
+    assert found, "docs/how-to/postgresql.md no longer shows the statement"
     select = " ".join(found.group(1).split())
     ours = schema_of(stores.fresh(tmp_path))
     engine = create_engine(pg_url)

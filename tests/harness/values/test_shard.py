@@ -23,7 +23,7 @@ IDS = [
 
 class TestAssignment:
     def test_the_shard_is_the_documented_hash_of_the_id(self) -> None:
-        """1 + the first 8 bytes of sha256(id), big-endian, mod N: what the README says."""
+        """1 + the first 8 bytes of sha256(id), big-endian, mod N: what docs/how-to/ci.md says."""
         for cell_id in IDS:
             number = int.from_bytes(hashlib.sha256(cell_id.encode()).digest()[:8], "big")
             assert 1 + number % 3 == shard_of(cell_id, 3)
