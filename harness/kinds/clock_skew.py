@@ -12,7 +12,7 @@ A lease is a promise made on one clock and read on another: a runtime that stamp
 and one that reads it must agree on the time to within the lease's margin. The skew is set
 inside the worker (killpoint.workers.clock: `time.time` and `time.time_ns`), so it acts on
 runtimes that read the wall clock through them, the reference runtime among them, and not
-on a clock read by `datetime.now()` or kept by a store server (docs/history.md). Judged as
+on a clock read by `datetime.now()` or kept by a store server (docs/explanation/history.md). Judged as
 `second-resumer` is (two drivers) and by the run's history (a lease stamped already expired
 by the true clock is the skew's doing where the skewed worker stamped it, and allowed).
 The plan offers one point per row, S = 20 (two thirds of the 30-second lease cells run
@@ -26,6 +26,7 @@ from killpoint.errors import PointError
 from killpoint.judge.baseline import Baseline
 from killpoint.kinds.base import CellContext, Plan, after_checkpoint
 from killpoint.kinds.ownership import SecondResumer, owned_boundaries
+from killpoint.values.durations import duration
 from killpoint.values.points import CrashPoint
 
 SKEW = 20  # seconds a planned point sets a clock off by
@@ -93,9 +94,9 @@ class ClockSkew:
 
         def race(step: dict[str, object], held: int) -> None:
             cell.fault(
-                f"the second resumer's clock runs {skew:g} s ahead"
+                f"the second resumer's clock runs {duration(skew)} ahead"
                 if self.ahead
-                else f"the owner's clock runs {skew:g} s behind"
+                else f"the owner's clock runs {duration(skew)} behind"
             )
             SecondResumer().race(cell, step, held, owner_spec=owner, second_spec=second)
 

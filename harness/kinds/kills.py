@@ -189,6 +189,7 @@ class MidStream:
     # while the worker reads a reply), which mid-model keeps already.
     kept = False
     cuts = False
+    sampled: int | None = None
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         return [CrashPoint(self.name, t) for t in base.turns if stream_chunks(base, t) > 1]

@@ -285,7 +285,7 @@ class LeaseRenewed:
         return (
             f"the worker is held inside the batch before {point.k} until its heartbeat has "
             f"renewed the lease, then inside tool batch {point.k} for {HELD} lease periods "
-            f"({HELD * LEASE:.1f} s), alive; a second resumer is released: it must be refused"
+            f"({duration(HELD * LEASE)}), alive; a second resumer is released: it must be refused"
         )
 
     def run(self, cell: CellContext, plan: Plan) -> None:
@@ -373,7 +373,7 @@ class LeaseResumed:
     def describe(self, point: CrashPoint) -> str:
         return (
             f"killed after checkpoint {point.k}; the resumer is held inside its first tool "
-            f"batch for {HELD} lease periods ({HELD * LEASE:.1f} s), alive; a second resumer "
+            f"batch for {HELD} lease periods ({duration(HELD * LEASE)}), alive; a second resumer "
             "is released: it must be refused"
         )
 

@@ -17,6 +17,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from typing import Any
 
+from killpoint.values.durations import duration
+
 Facts = Mapping[str, Any]
 
 # Nouns whose plural is not the singular plus "s".
@@ -367,7 +369,7 @@ def _store_not_durable(f: Facts) -> str:
 def _lease_stamped_expired(f: Facts) -> str:
     return (
         f"a lease of run {f['run_id']} was stamped ({f['by']}) already expired: it ran out "
-        f"{f['ago']:.3f} s before it was stamped, by the true clock"
+        f"{duration(f['ago'])} before it was stamped, by the true clock"
     )
 
 

@@ -3,7 +3,7 @@
 Set inside the worker, before its run, by replacing `time.time` and `time.time_ns` with
 the true clock plus the skew: whatever reads the wall clock through them at call time
 (the reference runtime's leases and claims, most Python code) reads the skewed time.
-What it cannot reach is said in docs/history.md: a clock read by `datetime.now()` or
+What it cannot reach is said in docs/explanation/history.md: a clock read by `datetime.now()` or
 `datetime.utcnow()` (C code that reads the system clock itself), `from time import time`
 bound before the worker forked, and a clock the store server keeps (PostgreSQL `now()`).
 The run's history keeps the true time (scenarios.history.true_time).

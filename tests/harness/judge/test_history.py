@@ -145,7 +145,7 @@ class TestLeases:
         )
         (found,) = rules.leases(events)
         assert ("lease-stamped-expired", False) == (found.kind, found.expected)
-        assert "ran out 94.000 s before it was stamped" in found.sentence
+        assert "ran out 1 min 34 s before it was stamped" in found.sentence
 
     def test_a_worker_whose_clock_was_set_off_is_the_faults_doing(self) -> None:
         events = history(
