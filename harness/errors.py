@@ -258,12 +258,10 @@ class Interrupted(KillpointError):
 class Overdue(KillpointError):
     """A call did not return within its time limit (its thread is abandoned)."""
 
-    def __init__(self, what: str, seconds: float, shown: str = "") -> None:
+    def __init__(self, what: str, seconds: float, shown: str) -> None:
         # `shown`: the limit as every output shows time (killpoint.values.durations, a
-        # layer below that this module, under every layer, cannot import).
-        super().__init__(
-            f"{what} did not return within the time limit ({shown or f'{seconds:g} s'})"
-        )
+        # layer that this module, under every layer, cannot import).
+        super().__init__(f"{what} did not return within the time limit ({shown})")
         self.what = what
         self.seconds = seconds
 

@@ -113,7 +113,10 @@ class Agent:
                 f"runtime: run {run_id!r} already exists; use acontinue_run() to resume it"
             )
         state = self.db.ensure_session(session_id, self.name)
-        created_at = time.time()
+        # After every run the session holds, whatever this process's clock says: a session's
+        # runs are ordered by when they started, and the history a run sees is the runs
+        # before it, so a clock behind another worker's must not put a new run first.
+        created_at = max(time.time(), self.db.latest_run_start(session_id) + 1e-6)
         st = _RunState(
             run_id=run_id,
             session_id=session_id,

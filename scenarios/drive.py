@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from . import gates
+from . import gates, history
 from .model import ScriptedModel
 from .scenario import Scenario
 
@@ -65,14 +65,15 @@ async def drive(
         current[0] = run_id
         if index == resume_at:
             gates.hit(gates.run_gate(index + 1, "resume"))
+            history.record("run", index=index + 1, run_id=run_id, how="resume")
             result = await driver.resume(run_id, session_id=session_id, confirmations={})
         else:
             gates.hit(gates.run_gate(index + 1, "start"))
+            history.record("run", index=index + 1, run_id=run_id, how="start")
             result = await driver.start(
                 scenario.inputs[index], session_id=session_id, run_id=run_id
             )
-        if on_result is not None:
-            on_result(result)
+        acknowledged(result, on_result)
         result = await settle(scenario, driver, result, session_id=session_id, on_result=on_result)
         results.append(result)
         if result.status != "COMPLETED":
@@ -93,13 +94,21 @@ async def settle(
     while True:
         if result.status == "PAUSED" and result.pending:
             answers = {cid: scenario.confirm.get(name, True) for cid, name in result.pending}
+            history.record("run", run_id=result.run_id, how="continue")
             result = await driver.resume(
                 result.run_id, session_id=session_id, confirmations=answers
             )
         elif result.status == "ERROR" and errors < scenario.continue_on_error:
             errors += 1
+            history.record("run", run_id=result.run_id, how="continue")
             result = await driver.resume(result.run_id, session_id=session_id, confirmations={})
         else:
             return result
-        if on_result is not None:
-            on_result(result)
+        acknowledged(result, on_result)
+
+
+def acknowledged(result: RunResult, on_result: Callable[[RunResult], None] | None) -> None:
+    """The runtime returned `result` to its caller: an acknowledgement."""
+    history.record("ack", run_id=result.run_id, status=result.status)
+    if on_result is not None:
+        on_result(result)

@@ -42,6 +42,9 @@ _wait: Callable[[str], None] | None = None  # None: block forever
 _tracer: Callable[[str], None] | None = None
 _hits: list[str] = []
 _seen: dict[str, int] = {}
+# The armed gates a thread is blocked at now and that no release has been sent for yet
+# (holding()): a gate stops being held when its release arrives, not when its thread wakes.
+_holding: set[str] = set()
 
 
 def call_signature(arguments: str | dict[str, object]) -> str:
@@ -152,6 +155,7 @@ def configure(
         _announce, _wait, _tracer = announce, wait, tracer
         _hits.clear()
         _seen.clear()
+        _holding.clear()
 
 
 def arm(names: Iterable[str], announce_fd: int, release_fd: int | None = None) -> None:
@@ -200,13 +204,32 @@ def hit(name: str, *, trace: bool = True) -> None:
         return
     with _lock:
         _hits.append(name)
+        _holding.add(name)
         announce, wait = _announce, _wait
         if announce is not None:
             announce(name)  # under the lock: announcements from threads never interleave
     if wait is None:
         threading.Event().wait()  # the parent kills this process; nothing runs past here
-    else:
+        return
+    try:
         wait(name)
+    finally:
+        released(name)
+
+
+def released(name: str) -> None:
+    """The release of gate `name` has arrived (its thread may not have woken yet)."""
+    with _lock:
+        _holding.discard(name)
+
+
+def holding(name: str) -> bool:
+    """Whether a thread of this process is blocked at the armed gate `name` (a base name,
+    without `#n`; any of its passes) and no release of it has arrived: the engine holds it
+    there (scenarios.finish_order does not wait for a call held so)."""
+    base = base_name(name)
+    with _lock:
+        return any(base_name(held) == base for held in _holding)
 
 
 def hits() -> list[str]:

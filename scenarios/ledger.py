@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import history
 from .conversation import canonical_arguments
 from .own_writes import own_write
 
@@ -86,6 +87,13 @@ class Ledger:
                 os.write(fd, (line + "\n").encode())
             finally:
                 os.close(fd)
+        # After the ledger's line: the history never shows an effect the ledger lacks.
+        if phase == "started":
+            history.record(
+                "effect", tool=tool, arguments=record["arguments"], key=key, effect=effect
+            )
+        else:
+            history.record("effect-done", tool=tool, arguments=record["arguments"])
 
     def entries(self) -> list[Entry]:
         return read(self.path)

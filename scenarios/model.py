@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 from respx.models import AllMockedAssertionError
 
-from . import direct_transport, gates
+from . import direct_transport, finish_order, gates, history
 from . import http_mock as _http_mock  # noqa: F401  (registers the "httpx2" mocker)
 from .anthropic_messages import MessagesFormat
 from .behaviours import Regenerated, Replan, check, regenerate
@@ -190,6 +190,7 @@ class ScriptedModel:
         conversation = parsed.conversation
         turn = conversation.model_turn
         self._log_turn(TURNS_LOG, turn)
+        history.record("model-request", turn=turn)
         for hook in self._hooks.get(turn, ()):
             hook()
         gates.hit(gates.model_gate(turn))
@@ -204,12 +205,15 @@ class ScriptedModel:
             if not due:
                 continue
             if fault.kind != "cut":
-                return fault.response(request, wire.error)
+                response = fault.response(request, wire.error)
+                history.record("model-refused", turn=turn, status=response.status_code)
+                return response
             cut = True
             break
         try:
             reply = self.script(conversation)
         except Exception as exc:  # a broken script must fail loudly, not hang
+            history.record("model-refused", turn=turn, status=400)
             return wire.error(400, f"scripted model: the script raised {type(exc).__name__}: {exc}")
         regenerated = self._regenerated(conversation, reply)
         if regenerated is not None:
@@ -231,7 +235,29 @@ class ScriptedModel:
         # served all the same, so a run's stored count of model calls is at most this.
         self._log_turn(SERVED_LOG, turn, conversation.digest())
         response = wire.render(parsed, answer, turn)
-        return cut_short(response) if cut else response
+        if cut:
+            # The reply begins and drops half-way: the runtime never holds its calls.
+            history.record("model-refused", turn=turn, status="cut")
+            return cut_short(response)
+        calls = [
+            [item["name"], canonical_arguments(item["arguments"])]
+            for item in answer.output
+            if item["type"] == "function_call"
+        ]
+        history.record(
+            "model-reply",
+            turn=turn,
+            response_id=answer.id,
+            calls=calls,
+            usage={
+                "input_tokens": answer.input_tokens,
+                "output_tokens": answer.output_tokens,
+                "total_tokens": answer.input_tokens + answer.output_tokens,
+            },
+            regenerated=regenerated is not None,
+        )
+        finish_order.batch(calls)
+        return response
 
     def _load(self, rid: str) -> dict[str, Any] | None:
         if not rid.replace("_", "").isalnum():

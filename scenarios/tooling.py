@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import gates
+from . import finish_order, gates
 from .conversation import canonical_arguments
 from .ledger import Ledger
 
@@ -93,6 +93,7 @@ class ToolEnv:
             ledger.record(name, args, phase="started", key=key, effect=not had, intent=what)
 
         # Order: gate "started" (nothing happened yet), the effect, the tool's work, the
+        # wait for the calls its batch finishes first (scenarios.finish_order), the
         # "finished" record, gate "finished" (done, result not yet back in the runtime).
         # "finished" is written when the tool returns or raises (a raised error is its
         # result); a call cut short (killed, cancelled) has "started" only.
@@ -101,28 +102,46 @@ class ToolEnv:
             @functools.wraps(fn)
             async def async_wrapper(**kwargs: Any) -> Any:
                 args, key = split(kwargs)
-                await _async_hit(gates.tool_gate(name, args, "started"))
-                effect(args, key)
+                slot = finish_order.begin(name, canonical_arguments(args))
                 try:
-                    return await fn(**kwargs)
+                    if finish_order.must_start_later(slot):
+                        # In a thread: the calls it waits for begin on this loop.
+                        await asyncio.to_thread(finish_order.start, slot)
+                    await _async_hit(gates.tool_gate(name, args, "started"))
+                    finish_order.started(slot)
+                    effect(args, key)
+                    try:
+                        return await fn(**kwargs)
+                    finally:
+                        if not _cut_short():
+                            if finish_order.must_wait(slot):
+                                # In a thread: the calls it waits for run on this loop.
+                                await asyncio.to_thread(finish_order.wait, slot)
+                            ledger.record(name, args, phase="finished", key=key)
+                            await _async_hit(gates.tool_gate(name, args, "finished"))
                 finally:
-                    if not _cut_short():
-                        ledger.record(name, args, phase="finished", key=key)
-                        await _async_hit(gates.tool_gate(name, args, "finished"))
+                    finish_order.finished(slot)
 
             return async_wrapper
 
         @functools.wraps(fn)
         def wrapper(**kwargs: Any) -> Any:
             args, key = split(kwargs)
-            gates.hit(gates.tool_gate(name, args, "started"))
-            effect(args, key)
+            slot = finish_order.begin(name, canonical_arguments(args))
             try:
-                return fn(**kwargs)
+                finish_order.start(slot)
+                gates.hit(gates.tool_gate(name, args, "started"))
+                finish_order.started(slot)
+                effect(args, key)
+                try:
+                    return fn(**kwargs)
+                finally:
+                    if not _cut_short():
+                        finish_order.wait(slot)
+                        ledger.record(name, args, phase="finished", key=key)
+                        gates.hit(gates.tool_gate(name, args, "finished"))
             finally:
-                if not _cut_short():
-                    ledger.record(name, args, phase="finished", key=key)
-                    gates.hit(gates.tool_gate(name, args, "finished"))
+                finish_order.handed_back(slot, wrapper)
 
         return wrapper
 

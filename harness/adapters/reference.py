@@ -9,6 +9,7 @@ from sqlalchemy import text
 
 from killpoint.adapters.checkpoint_gates import CheckpointGates
 from killpoint.adapters.protocol import RuntimeAdapter
+from killpoint.adapters.reference_history import report_history
 from killpoint.runtime import Agent, OpenAIResponses, RunOutput, RunStatus, Store, Tool
 from killpoint.scenarios import Ledger, RunResult, Scenario, ToolEnv
 from killpoint.stores.per_url import PerUrl
@@ -143,8 +144,10 @@ class ReferenceAdapter(RuntimeAdapter):
         return all(getattr(type(self), name) is getattr(ReferenceAdapter, name) for name in READS)
 
     def instrument(self, checkpoints: CheckpointGates) -> None:
-        """Wrap Store.write_checkpoint in this (worker) process; the runtime is unchanged."""
-        Store.write_checkpoint = checkpoints.wrap(Store.write_checkpoint)  # type: ignore[method-assign]
+        """Wrap Store.write_checkpoint in this (worker) process, and report to the run's
+        history what the runtime makes durable, the leases it stamps, the claims it
+        decides and its store's settings; the runtime is unchanged."""
+        report_history(checkpoints)
         checkpoints.watch_sqlalchemy()
 
     def driver(

@@ -203,7 +203,7 @@ def check_declarations(spec: str, adapter: RuntimeAdapter) -> None:
         raise AdapterError(
             f"killpoint: runtime {spec!r} declares modes {modes!r}; give a sequence of "
             "killpoint.Mode (name, meaning, persists_mid_run, results_per_call, writes_lag, "
-            "unavailable, tool_results_durable)"
+            "unavailable, tool_results_durable, replays_replies, durable)"
         )
     names = [m.name for m in modes]
     if len(set(names)) != len(names):

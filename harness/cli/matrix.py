@@ -44,6 +44,19 @@ def config_from(args: argparse.Namespace) -> CampaignConfig:
     )
 
 
+def left_out(config: CampaignConfig) -> list[str]:
+    """The banner's lines for the kinds `--points all` leaves out here (power loss without
+    FUSE), when the points asked for take `all`."""
+    if not config.points.everything:
+        return []
+    from killpoint import kinds
+
+    return [
+        f"{name} points are not part of --points all here: {why}"
+        for name, why in kinds.left_out_of_all().items()
+    ]
+
+
 def run(args: argparse.Namespace) -> int:
     from killpoint.cli import project_config
     from killpoint.engine.acceptances import accepted_groups
@@ -170,6 +183,8 @@ def campaign(
             + (f" rerun={count(len(cells), 'cell')}" if cells is not None else "")
             + (f" shard={config.shard}" if config.shard is not None else ""),
         )
+        for line in left_out(config):
+            cli_output.plain(err, line)
     # Engaged by the campaign at its first interrupt or its last cell; released once the
     # reports are written, which no signal cuts off half-way.
     hold = SignalHold()

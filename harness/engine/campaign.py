@@ -220,7 +220,9 @@ class Campaign:
             # The row cannot be planned; one cell carries its failure into the matrix.
             return [Cell(*row, schedule=Schedule((explicit or [kinds.stand_in()])[:1]))]
         offered = [p for p in explicit if self._offered(base, p)]
-        points = offered + kinds.points_of(base, chosen)
+        # A kind that keeps a few of a long row's points keeps them from the seed.
+        seeded = f"{self.seed}/{'/'.join(row)}"
+        points = offered + kinds.sample(kinds.points_of(base, chosen), seeded, selection.named)
         if sample is not None:
             rng = random.Random(f"{self.seed}/{'/'.join(row)}")
             points = sorted(rng.sample(points, min(sample, len(points))), key=kinds.point_order)

@@ -25,6 +25,7 @@ from killpoint.judge.oracle import (
 )
 from killpoint.stores.outage import outage_finding
 from killpoint.values.cell import Cell
+from killpoint.values.durations import duration
 from killpoint.values.findings import Finding
 from killpoint.values.sentences import count
 from killpoint.values.timeline import Event
@@ -131,7 +132,7 @@ class CellBase:
         t0 = time.monotonic()
         value = fn(*args)
         if time.monotonic() - t0 > limit:
-            raise Overdue(what, limit)
+            raise Overdue(what, limit, duration(limit))
         return value
 
     def event(self, text: str, kind: str = "other", lane: str = "harness") -> None:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from killpoint import kinds
 from killpoint.adapters.blame import charged, checked_problems
 from killpoint.judge import contract
+from killpoint.judge import history as history_rules
 from killpoint.judge.baseline import effects
 from killpoint.judge.oracle import (
     comparable,
@@ -38,6 +39,7 @@ from killpoint.scenarios.model import (
 from killpoint.values.cell import CellResult
 from killpoint.values.durations import offset
 from killpoint.values.findings import Finding, headline, ranked, verdict_of
+from killpoint.values.modes import find
 from killpoint.values.scenario_refs import resolve_scenario
 from killpoint.values.sentences import count
 from killpoint.workers.processes import kill_left_behind
@@ -138,6 +140,7 @@ class CellRun(WorkerSteps):
         self.observe("at the end", final)
         self.judged = True
         found = compare_sessions(self.base.session, final, self.sides)
+        found = self.reanswered(found)
         self.findings += found
         if found:
             self.diff = [
@@ -156,6 +159,30 @@ class CellRun(WorkerSteps):
                 f"the session of the {self.sides.actual} matches that of the "
                 f"{self.sides.expected}, field by field"
             )
+
+    def reanswered(self, found: list[Finding]) -> list[Finding]:
+        """The comparison's findings, allowed where the model answered a turn again
+        otherwise because the crash took its first answer before anything of it was durable
+        (its reply had arrived, not yet journaled or checkpointed): the runtime was right to
+        ask again, as after a kill before the reply, and the run that follows is another
+        run than the baseline's. What the contract, the history and the ledger find stands."""
+        if not found or self.work is None:
+            return found
+        again = history_rules.reanswered(self.history())
+        if not again:
+            return found
+        turns = sorted({int(second.get("turn") or 0) for _, second in again})
+        return [
+            Finding.of(
+                "turn-reanswered",
+                {"turns": turns, "differences": len(found)},
+                path="model",
+                evidence=tuple(
+                    x.describe() for first, second in again[:2] for x in (first, second)
+                ),
+                expected=True,
+            )
+        ]
 
     def execute(self, copy: Copy | None = None) -> None:
         """The cell by its kind; from `copy`, the state a traced worker left at its first
@@ -200,6 +227,15 @@ class CellRun(WorkerSteps):
             self.final if self.judged else None,
             entries,
             requested_turns(self.work / MODEL_STATE),
+        )
+        # The history of every worker of the cell, held to the same rules as the baseline's.
+        mode = find(self.adapter.modes, self.cell.mode)
+        checked += history_rules.check(
+            self.history(),
+            self.final if self.judged else None,
+            replays=bool(mode and mode.replays_replies),
+            durable=bool(mode is None or mode.durable),
+            uninterrupted=False,
         )
         self.findings += contract.added_by_crash(checked, self.base.findings)
 

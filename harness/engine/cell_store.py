@@ -14,6 +14,7 @@ from killpoint.engine.polling import poll
 from killpoint.judge import contract
 from killpoint.judge.baseline import durable_results, effects
 from killpoint.kinds.base import Plan
+from killpoint.scenarios import history
 from killpoint.scenarios import ledger as ledger_mod
 from killpoint.scenarios.model import (
     SERVED_LOG,
@@ -82,6 +83,11 @@ class StoreReading(CellBase):
         any worker; `served`: of every reply it answered."""
         assert self.work is not None
         return turn_log(self.work / MODEL_STATE, SERVED_LOG if served else TURNS_LOG)
+
+    def history(self) -> list[history.Event]:
+        """The cell's history so far: every worker's events, in order."""
+        assert self.work is not None
+        return history.read(self.work / history.HISTORY)
 
     def regenerated(self) -> list[dict[str, Any]]:
         assert self.work is not None

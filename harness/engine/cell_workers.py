@@ -34,6 +34,8 @@ class WorkerSteps(StoreReading):
         assert self.work is not None
         url = spec.pop("store_url", self.url)
         spec.setdefault("checkpoint_trace", self.base.writes_lag)
+        # A batch the worker takes from its store finishes in call order too.
+        spec.setdefault("batches", self.base.batch_calls())
         worker = Worker(
             self.engine.worker_spec(self.cell.row, url, self.work, log_name=log_name, **spec),
             self.timeline,

@@ -36,12 +36,15 @@ from killpoint.errors import (
     StoreLeftover,
 )
 from killpoint.judge import contract, expectations
+from killpoint.judge import history as history_rules
 from killpoint.judge.baseline import Baseline, effects
 from killpoint.judge.contract import acknowledged
+from killpoint.judge.durability import settings_findings
 from killpoint.judge.mode_check import check_mode
 from killpoint.judge.oracle import comparable, first_difference
 from killpoint.kinds import one_trace_only
 from killpoint.redaction import redact_folder
+from killpoint.scenarios import history
 from killpoint.scenarios import ledger as ledger_mod
 from killpoint.scenarios.model import SERVED_LOG, requested_turns, turn_log
 from killpoint.stores import backend_for, per_url, store_kind
@@ -281,6 +284,16 @@ class Engine:
 
         return available() is None
 
+    def _fs_history(self) -> bool:
+        """Whether baselines run with the store on the power-loss filesystem so that the
+        run's history holds the store files' writes and syncs (a SQLite store, FUSE here):
+        the rule that nothing is returned before its commit is synced reads them."""
+        if store_kind(self.config.store) != "sqlite":
+            return False
+        from killpoint.powerloss import available
+
+        return available() is None
+
     def _run_baseline(self, row: Row) -> Baseline:
         """One run of the row without a crash, read back and checked."""
         runtime, scenario, mode, _ = row
@@ -324,16 +337,22 @@ class Engine:
         """The worker runs the scenario to its end (its store's file-system operations
         traced, where fs-op points are planned); its trace and results."""
         armed: dict[str, Any] = {}
-        if self._fs_traced():
+        traced = self._fs_traced()
+        if traced or self._fs_history():
             from killpoint.engine import fs_trace
 
             run.fs, run.url = fs_trace.mount(run.url)
-            armed = {"gates": fs_trace.landed_gates(), "release": True}
+            run.fs.record_into(run.work / history.HISTORY)
+            if traced:
+                armed = {"gates": fs_trace.landed_gates(), "release": True}
         spec = self.worker_spec(row, run.url, run.work, trace=True, log_name="baseline", **armed)
         run.worker = Worker(spec, [], time.monotonic(), self.stopping)
         deadline = time.monotonic() + self.config.timeout
         if run.fs is None:
             out = run.worker.join(deadline)
+        elif not traced:
+            out = run.worker.join(deadline)
+            run.url = fs_trace.unmount(run.fs, run.url)
         else:
             out = fs_trace.follow(run.worker, run.fs, deadline)
             base.fs_ops = [op.to_json() for op in run.fs.ops()]
@@ -381,11 +400,30 @@ class Engine:
             requested_turns(run.work / MODEL_STATE),
             served=len(turn_log(run.work / MODEL_STATE, SERVED_LOG)),
         )
+        found += self._history_findings(row, base, run)
         # What the scenario says its runs end with, held against the baseline only (a cell
         # that ends otherwise differs from a baseline that does not), and only where no
         # contract check named the cause (a dropped confirmation changes the answer).
         found = found or expectations.unmet(resolve_scenario(scenario), base.session)
         base.findings = [contract.row_finding(f) for f in found]
+
+    def _history_findings(self, row: Row, base: Baseline, run: BaselineRun) -> list[Finding]:
+        """The run's history, held to its rules and its store's settings read back: what
+        they find in an uninterrupted run is the row's (happens without a crash)."""
+        mode = find(self.adapter(row[0]).modes, row[2])
+        events = history.read(run.work / history.HISTORY)
+        base.history = [e.data for e in events]
+        durable = mode is None or mode.durable
+        return [
+            *history_rules.check(
+                events,
+                base.session,
+                replays=bool(mode and mode.replays_replies),
+                durable=durable,
+                uninterrupted=True,
+            ),
+            *(settings_findings(events) if durable else ()),
+        ]
 
     def _end_baseline(self, base: Baseline, run: BaselineRun) -> None:
         """Whatever ended the run: nothing of it left running, its store and folder

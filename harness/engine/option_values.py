@@ -240,6 +240,18 @@ class PointSelection:
     def explicit(self) -> tuple[CrashPoint, ...]:
         return self.resolve()[2]
 
+    @property
+    def named(self) -> tuple[str, ...]:
+        """The kinds named on their own (not through a group): each gives every point."""
+        from killpoint import kinds
+
+        return tuple(i for i in split_list(self.text) if i in kinds.REGISTRY)
+
+    @property
+    def everything(self) -> bool:
+        """Whether the selection takes the `all` group (so `random:N` does too)."""
+        return self.text.startswith("random:") or "all" in split_list(self.text)
+
 
 def points(option: str, value: Any) -> PointSelection:
     """A checked selection; OptionError names what is wrong."""

@@ -113,6 +113,17 @@ class Baseline:
     fs_ops: list[dict[str, Any]] = field(default_factory=list)
     other_fs_ops: list[dict[str, Any]] = field(default_factory=list)
     fs_budget: str = "all"
+    # The first run's history (scenarios.history: each event as its JSON), held to the
+    # history's rules (killpoint.judge.history); what its findings name is in `findings`.
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+    def batch_calls(self) -> tuple[tuple[tuple[str, str], ...], ...]:
+        """Each tool batch's calls, (tool, canonical arguments), in call order."""
+        return tuple(tuple((c.tool, c.arguments) for c in b.calls) for b in self.batches)
+
+    def stamps_leases(self) -> bool:
+        """Whether the runtime's adapter reported a lease in the run's history."""
+        return any(e.get("event") == "lease" for e in self.history)
 
     # -- analysis -----------------------------------------------------------------------
 

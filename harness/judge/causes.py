@@ -42,6 +42,7 @@ TOGETHER = 0.75  # Jaccard similarity of two groups' cells that makes them one c
 TELLING = (
     "stale-write",
     "two-drivers",
+    "lease-stamped-expired",
     "takeover-refused",
     "cancel-ignored",
     "cancel-late",
@@ -52,11 +53,15 @@ TELLING = (
     "store-invariant",
     "checkpoint-count",
     "acknowledged-lost",
+    "acknowledged-early",
+    "acknowledged-unsynced",
+    "durability-weaker",
     "run-lost",
     "effect-lost",
     "tool-executions-lost",
     "idempotency-key-changed",
     "effect-reissued",
+    "effect-before-record",
     "outcome-unexpected",
     "mode-broken",
     "nondeterministic",
@@ -74,6 +79,7 @@ _SYMPTOM_ORDER = (
     "run-differs",
     "tool-executions-reordered",
     "usage-overcounted",
+    "usage-undercounted",
     "usage-differs",
 )
 

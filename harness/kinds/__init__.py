@@ -8,17 +8,26 @@ read the registry, and nothing else knows what a kind means.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable
 
 from killpoint.errors import KindError, PointError, UnknownKind
 from killpoint.judge.baseline import Baseline
 from killpoint.kinds.base import CellContext, Plan, PointKind
+from killpoint.kinds.clock_skew import ClockSkew
 from killpoint.kinds.double_resume import DoubleResume
+from killpoint.kinds.finish_order import FinishOrder
 from killpoint.kinds.fs_ops import FsOp, FsOpAfter
 from killpoint.kinds.kills import AfterCheckpoint, MidBatch, MidCommit, MidModel, MidStream
 from killpoint.kinds.model_faults import ModelFault
-from killpoint.kinds.ownership import ContinueEnded, LeaseOutlived, SecondResumer
-from killpoint.kinds.power_loss import PowerLoss, PowerLossMidCommit
+from killpoint.kinds.ownership import (
+    ContinueEnded,
+    LeaseOutlived,
+    LeaseRenewed,
+    LeaseResumed,
+    SecondResumer,
+)
+from killpoint.kinds.power_loss import PowerLoss, PowerLossMidCommit, all_here
 from killpoint.kinds.provider import ProviderForgot
 from killpoint.kinds.regeneration import Regeneration
 from killpoint.kinds.store_faults import LockHeld
@@ -51,7 +60,12 @@ _BUILTIN: tuple[PointKind, ...] = (
     DoubleResume(),
     SecondResumer(),
     LeaseOutlived(),
+    LeaseRenewed(),
+    LeaseResumed(),
+    ClockSkew(ahead=False),
+    ClockSkew(ahead=True),
     ContinueEnded(),
+    FinishOrder(),
     ModelFault("model-500", "500"),
     ModelFault("model-timeout", "timeout"),
     ProviderForgot(),
@@ -161,6 +175,45 @@ def points_of(base: Baseline, names: Iterable[str]) -> list[CrashPoint]:
     return [p for p in found if p in both]
 
 
+def sample(points: list[CrashPoint], seed: str, named: Iterable[str] = ()) -> list[CrashPoint]:
+    """`points`, with each kind that keeps only a few of a row's points (PointKind.sampled:
+    per row, or per K for a kind whose points are K:I) cut down to that many, drawn from
+    `seed` (the campaign's seed and the row); a kind `named` on its own keeps every point."""
+    named = set(named)
+    by: dict[tuple[str, int | None], list[CrashPoint]] = {}
+    for p in points:
+        by.setdefault((p.kind, p.k if get(p.kind).arity == 2 else None), []).append(p)
+    keep: set[CrashPoint] = set()
+    for (kind, k), found in by.items():
+        cap = get(kind).sampled
+        if cap is None or kind in named or len(found) <= cap:
+            keep.update(found)
+            continue
+        rng = random.Random(f"{seed}/{kind}/{k}")
+        keep.update(rng.sample(found, cap))
+    return [p for p in points if p in keep]
+
+
+def reorderable(base: Baseline) -> list[tuple[int, int]]:
+    """(batch number, how many orders its calls can finish in) of each batch of two calls
+    or more: what a search draws finish orders from."""
+    from math import factorial
+
+    return [(b.number, factorial(len(b.calls))) for b in base.batches if len(b.calls) >= 2]
+
+
+def order_point(batch: int, rank: int) -> CrashPoint:
+    """The point at which batch `batch`'s calls finish in the order of this rank."""
+    return CrashPoint(FinishOrder().name, batch, rank)
+
+
+def left_out_of_all() -> dict[str, str]:
+    """Kinds that join `--points all` only where they can run, each with why it is not
+    part of it here (power loss without FUSE): what the matrix's banner says."""
+    why = all_here()
+    return {} if why is None else {PowerLoss().name: why}
+
+
 def one_trace_only(base: Baseline, names: Iterable[str] | None = None) -> list[CrashPoint]:
     """The points of the named kinds (default: all) that one of the baseline's two traces
     offers and the other does not."""
@@ -232,10 +285,12 @@ __all__ = [
     "groups",
     "is_kill",
     "kills",
+    "left_out_of_all",
     "model_request",
     "names",
     "one_trace_only",
     "order",
+    "order_point",
     "parse_cell",
     "parse_point",
     "parse_schedule",
@@ -243,6 +298,8 @@ __all__ = [
     "point_order",
     "points_of",
     "register",
+    "reorderable",
+    "sample",
     "stand_in",
     "unavailable",
 ]

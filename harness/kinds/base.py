@@ -20,6 +20,7 @@ from killpoint.values import sentences
 if TYPE_CHECKING:
     from killpoint.judge.baseline import Baseline, Call
     from killpoint.judge.oracle import Sides
+    from killpoint.scenarios.history import Event as HistoryEvent
     from killpoint.scenarios.ledger import Entry
     from killpoint.stores import StoreBackend
     from killpoint.values.findings import Finding
@@ -125,6 +126,10 @@ class CellStore(Protocol):
         any worker; `served`: of every reply it answered."""
         ...
 
+    def history(self) -> list[HistoryEvent]:
+        """The cell's history so far, every worker's events in order (scenarios.history)."""
+        ...
+
     def regenerated(self) -> list[dict[str, Any]]:
         """Each re-asked turn the scripted model answered otherwise in this cell
         (scenarios.model.regenerated_turns)."""
@@ -220,7 +225,13 @@ class PointKind(Protocol):
     label: str  # short, for column headers
     kills: bool  # the worker is SIGKILLed at the point
     arity: int  # numbers after the name: 1 (K) or 2 (K:I)
-    groups: tuple[str, ...]  # --points groups that include it (every kind is in "all")
+
+    @property
+    def groups(self) -> tuple[str, ...]:
+        """The --points groups that include it (where it can run, every kind is in "all"
+        unless it needs to be asked for: a filesystem per cell, a server restart)."""
+        ...
+
     follows: bool  # may be the later crash of a depth-2 schedule (in the resumed run)
     # Its cell begins with CellContext.crash_at (a worker armed at the point, reached and
     # SIGKILLed) and nothing before the kill needs a live process, so all that survives
@@ -235,6 +246,10 @@ class PointKind(Protocol):
     # The power goes at the point: the campaign's cut model (--cut) shapes the cell, and
     # the cell's replay must name it.
     cuts: bool
+    # At most this many of its points per row (per K, for a kind whose points are K:I),
+    # drawn from the campaign's seed when a row offers more; None: every point. A kind
+    # named in --points on its own, not through a group, gives every point.
+    sampled: int | None
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         """Every point of this kind the baseline offers, in order."""

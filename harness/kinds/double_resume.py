@@ -27,6 +27,7 @@ class DoubleResume:
     copyable = True
     kept = False
     cuts = False
+    sampled: int | None = None
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         return boundaries_in_flight(self.name, base)

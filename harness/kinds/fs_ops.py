@@ -35,6 +35,7 @@ from killpoint.kinds.base import CellContext, Plan
 from killpoint.kinds.power_loss import BACKING, MOUNTPOINT, fuse_unavailable
 from killpoint.powerloss.op_trace import SYNCS, TracedOp
 from killpoint.scenarios import gates
+from killpoint.scenarios.history import HISTORY
 from killpoint.stores import per_url
 from killpoint.stores.sqlite import FILE, path_of
 from killpoint.values.findings import Finding
@@ -105,6 +106,7 @@ class FsOp:
     copyable = False
     kept = False
     cuts = False
+    sampled: int | None = None
     after = False
 
     def points(self, base: Baseline) -> list[CrashPoint]:
@@ -144,6 +146,7 @@ class FsOp:
         k, n = plan.point.k, plan.point.i or 0
         fs = PowerLossFS(folder / BACKING, mountpoint)
         try:
+            fs.record_into(folder / HISTORY)  # the run's history gets its writes and syncs
             fs.mark(1)
             worker = cell.start("worker", gates=plan.arm, release=True)
             if plan.arm:

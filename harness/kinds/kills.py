@@ -31,6 +31,7 @@ class AfterCheckpoint:
     copyable = True
     kept = True
     cuts = False
+    sampled: int | None = None
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         return [CrashPoint(self.name, k) for k in range(1, base.checkpoints)]
@@ -61,6 +62,7 @@ class MidBatch:
     copyable = True
     kept = True
     cuts = False
+    sampled: int | None = None
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         return [
@@ -131,6 +133,7 @@ class MidModel:
     copyable = True
     kept = True
     cuts = False
+    sampled: int | None = None
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         return [CrashPoint(self.name, t) for t in base.turns]
@@ -186,6 +189,7 @@ class MidStream:
     # while the worker reads a reply), which mid-model keeps already.
     kept = False
     cuts = False
+    sampled: int | None = None
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         return [CrashPoint(self.name, t) for t in base.turns if stream_chunks(base, t) > 1]
@@ -229,6 +233,7 @@ class MidCommit:
     copyable = True
     kept = True
     cuts = False
+    sampled: int | None = None
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         # Only checkpoints whose commit the adapter marks (a runtime without a commit hook

@@ -21,6 +21,7 @@ class ModelFault:
     copyable = False
     kept = False
     cuts = False
+    sampled: int | None = None
 
     def __init__(self, name: str, fault: FaultKind) -> None:
         self.name = name

@@ -6,6 +6,13 @@ second worker meets a live owner every time.
                       done, its result not back) for several lease periods, alive; a
                       second resumer is released: only a lease the owner kept renewing
                       stops it
+  lease-renewed:K     the same hold inside batch K, after the owner was first held inside
+                      the batch before it until its heartbeat had renewed the lease, then
+                      wrote a checkpoint: a heartbeat whose renewals decay once the run
+                      has moved on is caught here
+  lease-resumed:K     killed after checkpoint K; the resumer is held inside its first
+                      tool batch for several lease periods, alive; a second resumer is
+                      released: the lease a resumed run keeps is held to it too
   second-resumer:K    killed after checkpoint K; a resumer continues the run and is held
                       once its first checkpoint has landed (it owns the run and has done
                       a batch); a second resumer is released: a live lease must refuse it
@@ -173,6 +180,7 @@ class LeaseOutlived:
     copyable = False
     kept = False
     cuts = False
+    sampled: int | None = None
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         """The first batch of a run that has a durable checkpoint before it (a row to
@@ -196,23 +204,233 @@ class LeaseOutlived:
     def run(self, cell: CellContext, plan: Plan) -> None:
         owner = cell.start("worker", gates=plan.arm, release=True, lease_seconds=LEASE)
         cell.reach(owner, plan)
-        # The lease written with the last checkpoint; held HELD leases past when it was
-        # written, the owner has had to renew it HELD times over to keep the run.
-        lease = cell.lease_deadline()
-        until = (lease if lease is not None else time.time() + LEASE) + (HELD - 1) * LEASE
-        cell.fault(f"the worker is held inside its tool for {HELD} lease periods, alive")
-        # The fault is time itself: the owner must keep its lease while it passes.
-        cell.sleep_until(until)
-        held, session = cell.at_crash(f"{HELD} lease periods into the tool")
-        step = cell.next_step(plan, session)
-        if step is None:
-            raise PointError(f"killpoint: {plan.point}: the run was over while its tool ran")
-        second_resumer(cell, owner, plan.arm, step, held, lease_seconds=LEASE)
-        cell.sides = BOTH
+        outlive(cell, owner, plan)
         cell.compare()
 
     def unavailable(self, store_kind: str) -> str | None:
         return None
+
+
+def outlive(cell: CellContext, owner: Worker, plan: Plan) -> None:
+    """The owner is parked at the plan's gates: keep it there for HELD leases, then release
+    a second resumer (the fault is time itself: the owner must keep its lease meanwhile)."""
+    # The lease written with the last checkpoint; held HELD leases past when it was
+    # written, the owner has had to renew it HELD times over to keep the run.
+    lease = cell.lease_deadline()
+    until = (lease if lease is not None else time.time() + LEASE) + (HELD - 1) * LEASE
+    cell.fault(f"the worker is held inside its tool for {HELD} lease periods, alive")
+    cell.sleep_until(until)
+    held, session = cell.at_crash(f"{HELD} lease periods into the tool")
+    step = cell.next_step(plan, session)
+    if step is None:
+        raise PointError(f"killpoint: {plan.point}: the run was over while its tool ran")
+    second_resumer(cell, owner, plan.arm, step, held, lease_seconds=LEASE)
+    cell.sides = BOTH
+
+
+def held_inside(base: Baseline, number: int, point: CrashPoint) -> Plan:
+    """Where mid-batch:K:0 kills (call 0's effect done, the later calls not started), as
+    the plan of `point`."""
+    return replace(MidBatch().plan(base, CrashPoint(MidBatch.name, number, 0)), point=point)
+
+
+class LeaseRenewed:
+    name = "lease-renewed"
+    meaning = (
+        "the worker is held inside the batch before K until its heartbeat renews the lease, "
+        "runs on, then is held inside tool batch K for several lease periods; a second "
+        "resumer is released: it must be refused"
+    )
+    label = "lease renewed"
+    kills = False
+    arity = 1
+    groups: tuple[str, ...] = ("faults", "all")
+    follows = False
+    copyable = False
+    kept = False
+    cuts = False
+    sampled: int | None = None
+
+    def points(self, base: Baseline) -> list[CrashPoint]:
+        """The second of two batches of one run, each with a durable checkpoint before it
+        and one landing between them (the run's version moves on after the renewal): one
+        point per row."""
+        first = self._first_of_pair(base)
+        return [] if first is None else [CrashPoint(self.name, first[1].number)]
+
+    @staticmethod
+    def _first_of_pair(base: Baseline) -> tuple[Any, Any] | None:
+        held = [
+            b
+            for b in base.batches
+            if b.calls and base.landed_before(b.first_index) > base.run_at(b.first_index)[1]
+        ]
+        for before, after in pairwise(held):
+            same_run = base.run_at(before.first_index)[0] == base.run_at(after.first_index)[0]
+            moved = base.landed_before(after.first_index) > base.landed_before(before.first_index)
+            if same_run and moved:
+                return before, after
+        return None
+
+    def plan(self, base: Baseline, point: CrashPoint) -> Plan:
+        pair = self._first_of_pair(base)
+        if pair is None or pair[1].number != point.k:
+            raise PointError(
+                f"killpoint: {point}: batch {point.k} is not the second of two batches of one "
+                "run with a checkpoint between them in this baseline"
+            )
+        return held_inside(base, point.k, point)
+
+    def describe(self, point: CrashPoint) -> str:
+        return (
+            f"the worker is held inside the batch before {point.k} until its heartbeat has "
+            f"renewed the lease, then inside tool batch {point.k} for {HELD} lease periods "
+            f"({duration(HELD * LEASE)}), alive; a second resumer is released: it must be refused"
+        )
+
+    def run(self, cell: CellContext, plan: Plan) -> None:
+        pair = self._first_of_pair(cell.base)
+        assert pair is not None  # plan() checked it
+        first = held_inside(cell.base, pair[0].number, plan.point)
+        owner = cell.start(
+            "worker", gates=(*first.arm, *plan.arm), release=True, lease_seconds=LEASE
+        )
+        cell.reach(owner, first)
+        stamped = cell.lease_deadline() or 0.0
+        if cell.confirm(lambda: (cell.lease_deadline() or 0.0) > stamped):
+            cell.event(f"the owner's heartbeat renewed its lease inside batch {pair[0].number}")
+        else:
+            cell.event(f"the owner renewed no lease inside batch {pair[0].number}")
+        for gate in first.arm:
+            owner.release(gate)
+        cell.reach(owner, plan)
+        outlive(cell, owner, plan)
+        cell.compare()
+
+    def unavailable(self, store_kind: str) -> str | None:
+        return None
+
+
+def resumed_hold(base: Baseline, k: int) -> tuple[tuple[str, ...], frozenset[str]] | None:
+    """The gates that hold a worker resumed after checkpoint `k` inside its first tool batch
+    (call 0's effect done, the later calls not started), named as that worker passes them
+    (a gate's `#n` counts its passes in one process); None when the run's next step after
+    checkpoint `k` is not a model turn followed by a batch (nothing to hold a resumer in)."""
+    landed = base.position(gates.checkpoint_gate(k, "landed"))
+    after = [e for e in base.trace[landed + 1 :] if not e.startswith("checkpoint:")]
+    step = gates.parse(after[0]) if after else None
+    if step is None or step.kind != "model":
+        return None
+    batch = next((b for b in base.batches if b.first_index > landed and b.calls), None)
+    if batch is None or base.run_at(batch.first_index)[0] != base.run_at(landed)[0]:
+        return None
+    plan = MidBatch().plan(base, CrashPoint(MidBatch.name, batch.number, 0))
+
+    def renamed(name: str) -> str:
+        base_name = gates.base_name(name)
+        passes = sum(
+            1
+            for e in base.trace[landed + 1 : base.position(name) + 1]
+            if gates.base_name(e) == base_name
+        )
+        return base_name if passes <= 1 else f"{base_name}#{passes}"
+
+    return tuple(renamed(g) for g in plan.arm), frozenset(renamed(g) for g in plan.wait_for)
+
+
+class LeaseResumed:
+    name = "lease-resumed"
+    meaning = (
+        "killed after checkpoint K; the resumer is held inside its first tool batch for "
+        "several lease periods, alive; a second resumer is released: it must be refused"
+    )
+    label = "lease resumed"
+    kills = True
+    arity = 1
+    groups: tuple[str, ...] = ("faults", "all")
+    follows = False
+    copyable = True
+    kept = False
+    cuts = False
+    sampled: int | None = None
+
+    def points(self, base: Baseline) -> list[CrashPoint]:
+        """The first boundary after which the run asks the model, then runs a batch: one
+        point per row."""
+        for k in range(1, base.checkpoints):
+            if base.in_flight_after(k) and resumed_hold(base, k) is not None:
+                return [CrashPoint(self.name, k)]
+        return []
+
+    def plan(self, base: Baseline, point: CrashPoint) -> Plan:
+        if 1 <= point.k < base.checkpoints and resumed_hold(base, point.k) is None:
+            raise PointError(
+                f"killpoint: {point}: after checkpoint {point.k} the run does not go on to a "
+                "model turn and a tool batch in this baseline"
+            )
+        return after_checkpoint(base, point)
+
+    def describe(self, point: CrashPoint) -> str:
+        return (
+            f"killed after checkpoint {point.k}; the resumer is held inside its first tool "
+            f"batch for {HELD} lease periods ({duration(HELD * LEASE)}), alive; a second resumer "
+            "is released: it must be refused"
+        )
+
+    def run(self, cell: CellContext, plan: Plan) -> None:
+        cell.after_crash(
+            plan,
+            cell.crash_at(plan),
+            resume=lambda step, held: self.hold(cell, plan, step, held),
+        )
+
+    def hold(self, cell: CellContext, plan: Plan, step: dict[str, Any], held: int) -> None:
+        hold = resumed_hold(cell.base, plan.point.k)
+        assert hold is not None  # plan() checked it
+        arm, wait_for = hold
+        owner = cell.start(
+            "resumer",
+            gates=arm,
+            release=True,
+            checkpoint_offset=held,
+            lease_seconds=LEASE,
+            **step,
+        )
+        out = owner.wait(wait_for, cell.deadline())
+        if out.kind == "timeout":
+            owner.kill()
+            cell.end(Finding("hung", f"the resumer passed its time limit ({out.detail})"))
+        if out.kind != "gates":
+            cell.end(
+                Finding(
+                    "unresumable",
+                    f"the resumer ended before its first tool batch: {out.kind} {out.detail}",
+                )
+            )
+        lease = cell.lease_deadline()
+        until = (lease if lease is not None else time.time() + LEASE) + (HELD - 1) * LEASE
+        cell.fault(f"the resumer is held inside its first tool for {HELD} lease periods, alive")
+        cell.sleep_until(until)
+        second_resumer(cell, owner, arm, step, held, lease_seconds=LEASE)
+        cell.sides = BOTH  # compared once this returns
+
+    def unavailable(self, store_kind: str) -> str | None:
+        return None
+
+
+def owned_boundaries(base: Baseline) -> list[int]:
+    """The boundaries after which the run's next checkpoint is one it writes mid-run,
+    after a tool batch (a resumer owns the run there; a run that rests PAUSED or ERROR is
+    anyone's to continue)."""
+    found = []
+    for k in range(1, base.checkpoints):
+        if not base.in_flight_after(k):
+            continue
+        here = base.run_at(base.position(gates.checkpoint_gate(k, "landed")))
+        after = gates.checkpoint_gate(k + 1, "landed")
+        if here == base.run_at(base.position(after)) and after_a_batch(base, after):
+            found.append(k)
+    return found
 
 
 class SecondResumer:
@@ -229,19 +447,13 @@ class SecondResumer:
     copyable = True
     kept = False
     cuts = False
+    # Every owned boundary of every run, a few of them where the row is long.
+    sampled: int | None = 3
 
     def points(self, base: Baseline) -> list[CrashPoint]:
-        """The first boundary after which the run's next checkpoint is one it writes
-        mid-run, after a tool batch (the resumer owns the run there; a run that rests
-        PAUSED or ERROR is anyone's to continue): one point per row."""
-        for k in range(1, base.checkpoints):
-            if not base.in_flight_after(k):
-                continue
-            here = base.run_at(base.position(gates.checkpoint_gate(k, "landed")))
-            after = gates.checkpoint_gate(k + 1, "landed")
-            if here == base.run_at(base.position(after)) and after_a_batch(base, after):
-                return [CrashPoint(self.name, k)]
-        return []
+        """Every boundary of every run after which the run's next checkpoint is one it
+        writes mid-run, after a tool batch (owned_boundaries)."""
+        return [CrashPoint(self.name, k) for k in owned_boundaries(base)]
 
     def plan(self, base: Baseline, point: CrashPoint) -> Plan:
         return after_checkpoint(base, point)
@@ -257,9 +469,26 @@ class SecondResumer:
             plan, cell.crash_at(plan), resume=lambda step, held: self.race(cell, step, held)
         )
 
-    def race(self, cell: CellContext, step: dict[str, Any], held: int) -> None:
+    def race(
+        self,
+        cell: CellContext,
+        step: dict[str, Any],
+        held: int,
+        owner_spec: dict[str, Any] | None = None,
+        second_spec: dict[str, Any] | None = None,
+    ) -> None:
+        """A resumer takes the run and is held once its first checkpoint has landed; a
+        second resumer (`second_spec`: its worker's spec, a clock set off say) is released.
+        `owner_spec`: the first resumer's."""
         landed = gates.checkpoint_gate(held + 1, "landed")
-        owner = cell.start("resumer", gates=(landed,), release=True, checkpoint_offset=held, **step)
+        owner = cell.start(
+            "resumer",
+            gates=(landed,),
+            release=True,
+            checkpoint_offset=held,
+            **step,
+            **(owner_spec or {}),
+        )
         out = owner.wait(frozenset({landed}), cell.deadline())
         if out.kind == "timeout":
             cell.end(Finding("hung", f"the resumer passed its time limit ({out.detail})"))
@@ -271,7 +500,7 @@ class SecondResumer:
                 )
             )
         cell.fault(f"the resumer owns the run: its checkpoint {held + 1} has landed")
-        second_resumer(cell, owner, (landed,), step, held)
+        second_resumer(cell, owner, (landed,), step, held, **(second_spec or {}))
         cell.sides = BOTH  # compared once this returns
 
     def unavailable(self, store_kind: str) -> str | None:
@@ -292,6 +521,7 @@ class ContinueEnded:
     copyable = False
     kept = False
     cuts = False
+    sampled: int | None = None
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         """The session's last run, when it ends in a status that does not continue."""
@@ -349,4 +579,13 @@ class ContinueEnded:
         return None
 
 
-__all__ = ["ContinueEnded", "LeaseOutlived", "SecondResumer", "at_once", "drove"]
+__all__ = [
+    "ContinueEnded",
+    "LeaseOutlived",
+    "LeaseRenewed",
+    "LeaseResumed",
+    "SecondResumer",
+    "at_once",
+    "drove",
+    "owned_boundaries",
+]

@@ -23,6 +23,7 @@ from killpoint.judge.baseline import Baseline
 from killpoint.kinds.base import CellContext, Plan, after_checkpoint
 from killpoint.kinds.kills import MidCommit
 from killpoint.scenarios import gates
+from killpoint.scenarios.history import HISTORY
 from killpoint.stores import per_url
 from killpoint.stores.sqlite import FILE, path_of
 from killpoint.values.findings import Finding
@@ -77,8 +78,18 @@ def named(cut: str) -> str:
     return "" if cut == "synced" else f" ({cut})"
 
 
+POWER_LOSS = "power-loss"
+
+
+def all_here() -> str | None:
+    """Why power-loss points are not part of `--points all` here (no FUSE), or None."""
+    from killpoint.powerloss import available
+
+    return available()
+
+
 class PowerLoss:
-    name = "power-loss"
+    name = POWER_LOSS
     meaning = (
         "the power goes once checkpoint K has landed (after the last, once the run returned "
         "its status): the worker is killed, the store keeps only what was synced"
@@ -86,13 +97,21 @@ class PowerLoss:
     label = "power loss"
     kills = True
     arity = 1
-    groups: tuple[str, ...] = (
-        "power-loss",
-    )  # opt-in: each cell mounts a filesystem (not in "all")
     follows = False  # the resumed run's store is the plain image, not a mount
     copyable = False
     kept = False
     cuts = True  # cut by the campaign's cut model (--cut), which its replay must repeat
+    # In `all`, a few checkpoints per row (each cell mounts a filesystem); every one when
+    # named (--points power-loss).
+    sampled: int | None = 3
+
+    @property
+    def groups(self) -> tuple[str, ...]:
+        """`power-loss`, and `all` where the power-loss filesystem mounts (the matrix's
+        banner says why not elsewhere); power-loss-mid-commit only when named or grouped."""
+        if self.name == POWER_LOSS and all_here() is None:
+            return ("power-loss", "all")
+        return ("power-loss",)
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         return [CrashPoint(self.name, k) for k in range(1, base.checkpoints + 1)]
@@ -130,6 +149,7 @@ class PowerLoss:
         model = parse_cut(cell.cut, seed=cell_seed(f"{cell.cell_id} {cell.cut}"))
         fs = PowerLossFS(folder / BACKING, mountpoint)
         try:
+            fs.record_into(folder / HISTORY)  # the run's history gets its writes and syncs
             worker = self.reach(cell, plan)
             if worker.alive:
                 cell.kill(worker)
@@ -227,4 +247,4 @@ class PowerLossMidCommit(PowerLoss):
         )
 
 
-__all__ = ["BACKING", "MOUNTPOINT", "PowerLoss", "PowerLossMidCommit"]
+__all__ = ["BACKING", "MOUNTPOINT", "PowerLoss", "PowerLossMidCommit", "all_here"]

@@ -54,6 +54,7 @@ class Regeneration:
     copyable = True
     kept = False
     cuts = False
+    sampled: int | None = None
 
     def __init__(self, behaviour: str) -> None:
         self.name = behaviour

@@ -29,6 +29,7 @@ class LockHeld:
     copyable = False
     kept = False
     cuts = False
+    sampled: int | None = None
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         return [CrashPoint(self.name, k) for k in range(1, base.checkpoints + 1)]

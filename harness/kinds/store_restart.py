@@ -53,6 +53,7 @@ class StoreRestart:
     copyable = False
     kept = False
     cuts = False
+    sampled: int | None = None
 
     def __init__(self, in_commit: bool = False) -> None:
         self.in_commit = in_commit

@@ -84,6 +84,7 @@ class _Pause:
     copyable = False
     kept = False
     cuts = False
+    sampled: int | None = None
 
     def unavailable(self, store_kind: str) -> str | None:
         return None

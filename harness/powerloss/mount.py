@@ -217,6 +217,12 @@ class PowerLossFS:
         """Operations from now on belong to `checkpoint`, numbered from 0."""
         self._ask({"mark": checkpoint}, "marked", "marking a checkpoint")
 
+    def record_into(self, history: Path) -> None:
+        """From now on the server appends each write and sync it passes to `history` (a
+        run's history file, outside the mount: killpoint.scenarios.history), in the order
+        the worker's calls reach it, before each is answered."""
+        self._ask({"history": str(Path(history).absolute())}, "recording", "naming the history")
+
     def arm(self, n: int, *, after: bool = False) -> None:
         """Hold the Nth operation after the current mark: before it reaches the backing
         folder, or with `after`, once it has and before its reply."""

@@ -16,7 +16,10 @@ unlink, and a directory's fsync (fsyncdir). Reads, opens and attributes change n
 
 from __future__ import annotations
 
+import json
+import os
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -56,6 +59,31 @@ class TracedOp:
         return f"{self.kind} of {self.file}{where}"
 
 
+def _tell(path: str, op: TracedOp) -> None:
+    """One `fs` event of the run's history (killpoint.scenarios.history: the same line
+    shape, written by this server rather than by a worker), before the operation runs: the
+    worker's call that made it returns only after, so every event the worker records once
+    it returns comes later in the file. A history that cannot be written is left as is."""
+    line = json.dumps(
+        {
+            "event": "fs",
+            "pid": os.getpid(),
+            "tid": threading.get_native_id(),
+            "at": time.clock_gettime(time.CLOCK_REALTIME),
+            "op": op.kind,
+            "file": op.file,
+        }
+    )
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, (line + "\n").encode())
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
 class Held:
     """The operation being held: released by the owner's drop."""
 
@@ -76,6 +104,12 @@ class OpTrace:
         self.recorded: list[TracedOp] = []
         self._armed: tuple[int, int, bool] | None = None  # (checkpoint, n, after)
         self.held: Held | None = None
+        self._history: str | None = None  # a run's history file (record_into)
+
+    def record_into(self, path: str) -> None:
+        """Append each write and sync to the run's history at `path` from now on."""
+        with self._lock:
+            self._history = path
 
     def mark(self, checkpoint: int) -> None:
         with self._lock:
@@ -104,6 +138,8 @@ class OpTrace:
         with self._lock:
             op = TracedOp(self.checkpoint, self._count, kind, file, offset, length)
             self._count += 1
+            if self._history is not None and kind in (WRITE, *SYNCS):
+                _tell(self._history, op)
             if len(self.recorded) < MAX_RECORDED:
                 self.recorded.append(op)
             armed = self._armed

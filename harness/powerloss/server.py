@@ -136,6 +136,9 @@ def _answer(ops: Any, control: socket.socket, message: dict[str, Any]) -> None:
     if "mark" in message:
         ops.trace.mark(int(message["mark"]))
         send(control, {"marked": message["mark"]})
+    elif "history" in message:
+        ops.trace.record_into(str(message["history"]))
+        send(control, {"recording": message["history"]})
     elif "arm" in message:
         ops.trace.arm(int(message["arm"]), bool(message.get("after")))
         send(control, {"armed": message["arm"]})

@@ -19,7 +19,15 @@ LangGraph offers its durability levels. What the engine needs to know of one:
   request, a tool call) and where each lands in the run differ from one run to the next.
   The engine then confirms such a point from what the worker announced as landed and
   what the store holds (never from the baseline's count there), offers the takeover
-  points by the store's count, and plans only points that both baseline runs offer.
+  points by the store's count, and plans only points that both baseline runs offer;
+- `replays_replies`: whether a model reply that asks for tools is durable before its tools
+  run, so that a run resumed after a crash takes that reply again instead of asking the
+  model, whose second answer may differ (the reference runtime's reply journal). The
+  history's rule `effect-before-record` holds such a mode to it on every run;
+- `durable`: whether a status the runtime returns survives a power cut, not only the
+  death of its process. The store's settings, read back, are held to it
+  (`durability-weaker`), and, on the power-loss filesystem, the order of each return and
+  the sync of its commit (`acknowledged-unsynced`).
 """
 
 from __future__ import annotations
@@ -30,7 +38,14 @@ from dataclasses import dataclass
 from killpoint.errors import ModeError
 
 # The facts the engine plans with (see the module's docstring), each a bool.
-FLAGS = ("persists_mid_run", "results_per_call", "tool_results_durable", "writes_lag")
+FLAGS = (
+    "persists_mid_run",
+    "results_per_call",
+    "tool_results_durable",
+    "writes_lag",
+    "replays_replies",
+    "durable",
+)
 
 
 @dataclass(frozen=True)
@@ -45,6 +60,8 @@ class Mode:
     writes_lag: bool = False
     unavailable: str | None = None
     tool_results_durable: bool = True
+    replays_replies: bool = False
+    durable: bool = True
 
     def __post_init__(self) -> None:
         if not self.name or any(c in self.name for c in "/,+ \t\n"):
@@ -78,12 +95,15 @@ RUNS = Mode(
     persists_mid_run=False,
 )
 TOOL_BATCH = Mode(
-    "tool-batch", "persisted after every tool batch (the post-gather barrier) and at the end"
+    "tool-batch",
+    "persisted after every tool batch (the post-gather barrier) and at the end",
+    replays_replies=True,
 )
 TOOL = Mode(
     "tool",
     "persisted after every tool result too: a resume reruns only the calls without one",
     results_per_call=True,
+    replays_replies=True,
 )
 REFERENCE_MODES: tuple[Mode, ...] = (RUNS, TOOL_BATCH, TOOL)
 

@@ -17,6 +17,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from typing import Any
 
+from killpoint.values.durations import duration
+
 Facts = Mapping[str, Any]
 
 # Nouns whose plural is not the singular plus "s".
@@ -299,6 +301,78 @@ def _usage_overcounted(f: Facts) -> str:
     )
 
 
+def _usage_undercounted(f: Facts) -> str:
+    if f.get("held") is not None:
+        return (
+            f"run {f['run_id']} counts {count(f['stored'], 'model call')} but holds "
+            f"{count(f['held'], 'reply')} of the model"
+        )
+    return (
+        f"run {f['run_id']} counts {count(f['stored'], 'model call')}; the model served it "
+        f"{count(f['consumed'], 'reply')}{_across(f['drives'])}"
+    )
+
+
+def _across(drives: int) -> str:
+    """Where a run's replies came from: its start and each continue."""
+    return f" across its start and {count(drives - 1, 'continue')}" if drives > 1 else ""
+
+
+def _turn_reanswered(f: Facts) -> str:
+    turns = list(f["turns"])
+    return (
+        f"model {numbers('turn', turns)} {verb(len(turns), 'was', 'were')} answered again "
+        "otherwise after the crash took the first answer before any of it was durable: the "
+        f"run from there is another run, and its {count(f['differences'], 'difference')} "
+        "from the baseline are allowed"
+    )
+
+
+def _effect_before_record(f: Facts) -> str:
+    record = (
+        f"its record committed only after, at #{f['committed']}"
+        if f.get("committed") is not None
+        else "no record of it was committed"
+    )
+    return (
+        f"the effect of {f['call']} began (#{f['effect']}) before the reply of model turn "
+        f"{f['turn']} that asked for it (#{f['reply']}) was durable: {record}"
+    )
+
+
+def _acknowledged_early(f: Facts) -> str:
+    return (
+        f"run {f['run_id']} returned {f['status']} (#{f['ack']}) before the commit that "
+        f"holds it had landed" + (f" (#{f['committed']})" if f.get("committed") else "")
+    )
+
+
+def _acknowledged_unsynced(f: Facts) -> str:
+    return (
+        f"run {f['run_id']} returned {f['status']} (#{f['ack']}) before its commit (#"
+        f"{f['committed']}) was synced: {f['file']} was written at #{f['write']} and not "
+        "synced before the return"
+    )
+
+
+def _durability_weaker(f: Facts) -> str:
+    return f"the store's {f['setting']} is {f['value']} on the runtime's own connection: {f['why']}"
+
+
+def _store_not_durable(f: Facts) -> str:
+    return (
+        f"the store server runs with {f['setting']}={f['value']}: {f['why']}; a setting of "
+        "the server, not of the runtime"
+    )
+
+
+def _lease_stamped_expired(f: Facts) -> str:
+    return (
+        f"a lease of run {f['run_id']} was stamped ({f['by']}) already expired: it ran out "
+        f"{duration(f['ago'])} before it was stamped, by the true clock"
+    )
+
+
 def _stale_write(f: Facts) -> str:
     if f.get("inner"):
         inner = str(f["inner"])
@@ -369,6 +443,14 @@ TEMPLATES: dict[str, Callable[[Facts], str]] = {
     "run-differs": _field_differs,
     "stale-write": _stale_write,
     "usage-overcounted": _usage_overcounted,
+    "usage-undercounted": _usage_undercounted,
+    "effect-before-record": _effect_before_record,
+    "turn-reanswered": _turn_reanswered,
+    "acknowledged-early": _acknowledged_early,
+    "acknowledged-unsynced": _acknowledged_unsynced,
+    "durability-weaker": _durability_weaker,
+    "store-not-durable": _store_not_durable,
+    "lease-stamped-expired": _lease_stamped_expired,
     "outcome-unexpected": _outcome,
     "failures-differ": _failures_differ,
     "takeover-refused": _takeover_refused,

@@ -26,10 +26,20 @@ from typing import Any
 from killpoint.adapters.checkpoint_gates import CheckpointGates
 from killpoint.adapters.protocol import local_model
 from killpoint.adapters.registry import load_adapter
-from killpoint.scenarios import Fault, Ledger, RunResult, ScriptedModel, drive, gates
+from killpoint.scenarios import (
+    Fault,
+    Ledger,
+    RunResult,
+    ScriptedModel,
+    drive,
+    finish_order,
+    gates,
+    history,
+)
 from killpoint.scenarios.model_server import serve
 from killpoint.scenarios.own_writes import on_refused
 from killpoint.values.scenario_refs import resolve_scenario
+from killpoint.workers.clock import skew_clock
 from killpoint.workers.limits import record_refusals
 
 LEDGER = "ledger.jsonl"
@@ -62,6 +72,16 @@ class WorkerSpec:
     # How the scripted model answers a turn it served before to another process (a turn
     # re-asked after a crash): scenarios.behaviours; None answers it the same.
     model_behaviour: str | None = None
+    # Seconds this worker's wall clock (time.time) runs ahead of the others' (behind when
+    # negative): killpoint.workers.clock.
+    clock_skew: float = 0.0
+    # (batch number, order): that tool batch's calls finish in this order (call indices);
+    # every other batch in call order (scenarios.finish_order).
+    finish_order: tuple[int, tuple[int, ...]] | None = None
+    # The baseline's tool batches ((name, canonical arguments) per call, in call order): a
+    # batch this worker takes from its store rather than from the model finishes in call
+    # order too.
+    batches: tuple[tuple[tuple[str, str], ...], ...] = ()
 
 
 class _Channel:
@@ -103,6 +123,7 @@ class _Channel:
             except (EOFError, OSError):
                 os._exit(3)
             if kind == "release":
+                gates.released(name)  # no longer held, before its thread wakes
                 self._event(name).set()
 
 
@@ -153,6 +174,16 @@ def worker_main(spec: WorkerSpec, conn: Connection) -> None:
 def _run(spec: WorkerSpec, channel: _Channel, work: Path) -> list[RunResult]:
     from killpoint.workers import warm  # noqa: F401  (a no-op when the forkserver preloaded it)
 
+    # The run's history, shared by every worker of the cell (scenarios.history).
+    history.configure(work / history.HISTORY)
+    finish_order.reset()
+    finish_order.install()
+    finish_order.known(spec.batches)
+    if spec.finish_order is not None:
+        finish_order.choose(*spec.finish_order)
+    if spec.clock_skew:
+        skew_clock(spec.clock_skew)
+        history.record("clock", skew=spec.clock_skew)
     adapter = load_adapter(spec.runtime)
     adapter.instrument(CheckpointGates(spec.checkpoint_offset))
     scenario = resolve_scenario(spec.scenario)

@@ -86,6 +86,7 @@ UPDATE_SESSION_STATE = Statement(
 SESSION_RUN_IDS = Statement(
     "SELECT run_id FROM kp_runs WHERE session_id = :session_id ORDER BY created_at, run_id"
 )
+LATEST_RUN_START = text("SELECT max(created_at) FROM kp_runs WHERE session_id = :session_id")
 # Messages of the session's runs with the given status that started before a moment.
 HISTORY = Statement(
     "SELECT m.body FROM kp_run_messages m JOIN kp_runs r ON r.run_id = m.run_id "

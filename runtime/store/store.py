@@ -253,6 +253,14 @@ class Store:
                 "updated_at": row.updated_at,
             }
 
+    def latest_run_start(self, session_id: str) -> float:
+        """When the session's latest run started (its created_at), 0.0 when it has none."""
+        if not self.has_schema():
+            return 0.0
+        with self.reading() as conn:
+            found = conn.execute(sql.LATEST_RUN_START, {"session_id": session_id}).scalar()
+        return float(found or 0.0)
+
     def session_history(self, session_id: str, *, before: float) -> list[Message]:
         """Messages of the session's COMPLETED runs that started before `before`, in order."""
         if not self.has_schema():

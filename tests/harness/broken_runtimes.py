@@ -20,7 +20,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from killpoint.adapters.reference import ReferenceAdapter, ReferenceDriver
 from killpoint.runtime import Agent, OpenAIResponses, RunStatus, Store, cancellation
-from killpoint.runtime.messages import RunOutput, ToolCall
+from killpoint.runtime.messages import RunOutput, ToolCall, Usage
 from killpoint.runtime.model import ModelError, ModelReply, chain_point, parse_response
 from killpoint.runtime.store import schema, sql
 from killpoint.runtime.store.store import Checkpoint, StoredRun
@@ -550,3 +550,276 @@ class EarlyCancelAgent(Agent):
 
 def early_cancel() -> ReferenceAdapter:
     return _adapter("early-cancel", agent=EarlyCancelAgent)
+
+
+# -- one per rule of the run's history (killpoint.judge.history) and the store's settings read
+# back (killpoint.judge.durability): each breaks the rule in every run, the uninterrupted one
+# too, and no kill of the default plan lands where the break shows (HISTORY_VARIANTS).
+
+
+class _JournalLater:
+    """A reply journal whose saves wait until `flush()`."""
+
+    def __init__(self, journal: Any) -> None:
+        self.journal = journal
+        self.pending: list[tuple[Any, ...]] = []
+
+    def save(self, *args: Any) -> bool:
+        self.pending.append(args)
+        return True
+
+    def read(self, *args: Any) -> Any:
+        return self.journal.read(*args)
+
+    def flush(self) -> None:
+        for args in self.pending:
+            self.journal.save(*args)
+        self.pending.clear()
+
+
+class WriteBehindJournalAgent(Agent):
+    """Journals a reply once its batch has run, on the way to the batch's checkpoint (a
+    write taken off the path to the first tool): each effect begins before the reply that
+    asked for it is durable, and a kill between the two re-asks a model whose second answer
+    may differ. The effect and the journal's write are microseconds apart: no kill lands
+    there."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.journal is not None:
+            self.journal = _JournalLater(self.journal)  # type: ignore[assignment]
+
+    async def _run_batch(self, st: Any, batch: Any) -> None:
+        await super()._run_batch(st, batch)
+        if isinstance(self.journal, _JournalLater):
+            self.journal.flush()
+
+
+class MonotonicLeaseStore(Store):
+    """Checkpoints stamp the run's lease on the monotonic clock (seconds since boot) while
+    claims read it against the wall clock: every lease a checkpoint stamps has long run out
+    when it is written, and only the owner's being alive on this host keeps a second
+    resumer off (a claim after the owner died takes the run at once, as it should anyway)."""
+
+    def write_checkpoint(self, cp: Checkpoint) -> int:
+        if cp.lease_expires_at is not None:
+            import time
+
+            cp = replace(cp, lease_expires_at=cp.lease_expires_at - time.time() + time.monotonic())
+        return super().write_checkpoint(cp)
+
+
+class FreshUsageStore(Store):
+    """A claim hands the continued run a fresh usage record: each continue counts its
+    model calls anew, so a run continued after a pause or an error (the uninterrupted one
+    too) counts only those of its last stretch."""
+
+    def claim(self, run_id: str, session_id: str, owner: Any, *, lease_seconds: float) -> StoredRun:
+        run = super().claim(run_id, session_id, owner, lease_seconds=lease_seconds)
+        run.usage = Usage()
+        return run
+
+
+class UnsyncedHookStore(Store):
+    """A connection hook added after the runtime's own (a shared 'speed-up') turns SQLite's
+    synchronous OFF on every connection: the runtime passes FULL and a reader of what it
+    passed sees FULL; the store never syncs a commit."""
+
+    @property
+    def engine(self) -> Any:
+        engine = super().engine
+        if not engine.__dict__.get("killpoint_unsynced"):
+            from sqlalchemy import event
+
+            def off(dbapi_conn: Any, _record: Any) -> None:
+                dbapi_conn.execute("PRAGMA synchronous=OFF")
+
+            event.listen(engine, "connect", off)
+            engine.__dict__["killpoint_unsynced"] = True
+        return engine
+
+
+class FastFinishStore(Store):
+    """A run's terminal write commits with SQLite's synchronous OFF on its connection (the
+    status back to the caller sooner), then turns it back to FULL: every other commit is
+    synced, the settings read back say FULL, and the status returned is not durable until
+    a later commit syncs the WAL. Only the store-file trace sees it (FUSE)."""
+
+    _fast = False
+
+    def write_checkpoint(self, cp: Checkpoint) -> int:
+        self._fast = cp.status.terminal
+        try:
+            return super().write_checkpoint(cp)
+        finally:
+            self._fast = False
+
+    @contextmanager
+    def writing(self) -> Iterator[Any]:
+        if not self._fast or self.dialect != "sqlite":
+            with super().writing() as conn:
+                yield conn
+            return
+        from killpoint.runtime.store.engine import WRITER
+
+        with self.engine.connect().execution_options(**{WRITER: True}) as conn:
+            raw = conn.connection.driver_connection
+            raw.execute("PRAGMA synchronous=OFF")
+            try:
+                with conn.begin():
+                    yield conn
+            finally:
+                raw.execute("PRAGMA synchronous=FULL")
+
+
+def write_behind_journal() -> ReferenceAdapter:
+    return _adapter("write-behind-journal", agent=WriteBehindJournalAgent)
+
+
+def monotonic_lease() -> ReferenceAdapter:
+    return _adapter("monotonic-lease", store=MonotonicLeaseStore)
+
+
+def fresh_usage() -> ReferenceAdapter:
+    return _adapter("fresh-usage", store=FreshUsageStore)
+
+
+def unsynced_hook() -> ReferenceAdapter:
+    return _adapter("unsynced-hook", store=UnsyncedHookStore)
+
+
+def fast_finish() -> ReferenceAdapter:
+    return _adapter("fast-finish", store=FastFinishStore)
+
+
+# (variant, the finding kind that alone names it, the cell that shows it: in the row, since
+# the uninterrupted run breaks the rule, and in no crash cell beyond the row's finding).
+HISTORY_VARIANTS = (
+    ("write_behind_journal", "effect-before-record", "research/tool-batch/after-checkpoint:2"),
+    ("monotonic_lease", "lease-stamped-expired", "research/tool-batch/after-checkpoint:2"),
+    ("fresh_usage", "usage-undercounted", "flaky-model/tool-batch/continue-ended:1"),
+    ("unsynced_hook", "durability-weaker", "research/tool-batch/after-checkpoint:2"),
+)
+# Needs the store-file trace (FUSE): its break shows in no other event.
+SYNC_VARIANTS = (
+    ("fast_finish", "acknowledged-unsynced", "research/tool-batch/after-checkpoint:2"),
+)
+
+
+# -- one per plan that reaches a narrow window (NARROW_VARIANTS): each passes every point
+# the plan offered before, and the new points catch it every time.
+
+
+class CompletionOrderAgent(Agent):
+    """Keeps a batch's results in the order its calls finished, not the order they were
+    asked in (as a runtime that appends each result as it comes back does): a run whose
+    calls happen to finish in call order ends as the baseline's, one whose calls finish in
+    another order holds its results out of order."""
+
+    async def _run_batch(self, st: Any, batch: Any) -> None:
+        before = len(st.messages)
+        finished: list[str] = []
+        record = self._record
+
+        def recording(state: Any, execution: Any) -> None:
+            finished.append(execution.call_id)
+            record(state, execution)
+
+        self._record = recording  # type: ignore[method-assign]
+        try:
+            await super()._run_batch(st, batch)
+        finally:
+            del self._record
+        results = st.messages[before:]
+        by_id = {m.call_id: m for m in results}
+        st.messages[before:] = [by_id[c] for c in finished if c in by_id] + [
+            m for m in results if m.call_id not in finished
+        ]
+
+
+class StaleRenewalAgent(Agent):
+    """A heartbeat that renews the lease of the version the run had at its first renewal:
+    renewals work until the run's next checkpoint moves the version on, then match no row,
+    and nothing reads renew_lease's answer. Held before its first renewal (lease-outlived),
+    the owner keeps the run; held once it has renewed and checkpointed since, it loses it."""
+
+    async def _heartbeat(self, st: Any) -> None:
+        version = None
+        while True:
+            await asyncio.sleep(self.lease_seconds / 3)
+            if st.version is None:
+                continue
+            if version is None:
+                version = st.version
+            with contextlib.suppress(SQLAlchemyError):
+                self.db.renew_lease(st.run_id, st.owner, version, self.lease_seconds)
+
+
+class PreClaimVersionAgent(Agent):
+    """A continued run's heartbeat renews the lease of the version the run had before this
+    worker claimed it (read before the claim, kept by mistake): a run this worker began
+    renews as it should, a run it resumed renews nothing, and loses its lease while alive."""
+
+    stale: dict[str, int]
+
+    async def acontinue_run(self, run_id: str, session_id: str, **kwargs: Any) -> RunOutput:
+        before = self.db.read_run(run_id, whole=False)
+        if before is not None:
+            self.__dict__.setdefault("stale", {})[run_id] = before.version
+        return await super().acontinue_run(run_id, session_id, **kwargs)
+
+    async def _heartbeat(self, st: Any) -> None:
+        stale = self.__dict__.get("stale", {}).get(st.run_id)
+        while True:
+            await asyncio.sleep(self.lease_seconds / 3)
+            version = stale if stale is not None else st.version
+            if version is not None:
+                with contextlib.suppress(SQLAlchemyError):
+                    self.db.renew_lease(st.run_id, st.owner, version, self.lease_seconds)
+
+
+class EagerStealStore(Store):
+    """A claim takes over a run whose lease has less than half its length left ("faster
+    failover"), trusting the owner's heartbeat to keep a live lease above that: true while
+    every worker's clock agrees, false once the owner's runs behind."""
+
+    def claim(self, run_id: str, session_id: str, owner: Any, *, lease_seconds: float) -> StoredRun:
+        import time
+
+        with self.writing() as conn:
+            conn.execute(
+                update(schema.runs)
+                .where(
+                    schema.runs.c.run_id == run_id,
+                    schema.runs.c.owner.is_not(None),
+                    schema.runs.c.lease_expires_at < time.time() + lease_seconds / 2,
+                )
+                .values(lease_expires_at=0.0)
+            )
+        return super().claim(run_id, session_id, owner, lease_seconds=lease_seconds)
+
+
+def completion_order() -> ReferenceAdapter:
+    return _adapter("completion-order", agent=CompletionOrderAgent)
+
+
+def stale_renewal() -> ReferenceAdapter:
+    return _adapter("stale-renewal", agent=StaleRenewalAgent)
+
+
+def pre_claim_version() -> ReferenceAdapter:
+    return _adapter("pre-claim-version", agent=PreClaimVersionAgent)
+
+
+def eager_steal() -> ReferenceAdapter:
+    return _adapter("eager-steal", store=EagerStealStore)
+
+
+# (variant, the finding kind that names it, the kind whose point catches it, the row, the
+# kinds that were there before and pass it in that row).
+NARROW_VARIANTS = (
+    ("stale_renewal", "two-drivers", "lease-renewed", "research/tool-batch", ("lease-outlived",)),
+    ("pre_claim_version", "two-drivers", "lease-resumed", "research/tool-batch", ("lease-outlived", "lease-renewed")),
+    ("eager_steal", "two-drivers", "clock-behind", "research/tool-batch", ("second-resumer",)),
+    ("completion_order", "messages-differ", "finish-order", "parallel-fetch/tool-batch", ("after-checkpoint", "mid-batch")),
+)  # fmt: skip

@@ -70,7 +70,10 @@ class AgnoAdapter(RuntimeAdapter):
     name = "agno"
     modes: tuple[Mode, ...] = (
         RUNS,
-        TOOL_BATCH,
+        # agno persists a reply with its batch's results, after the tools ran, and a run
+        # resumed after a crash asks the model again: no replay of the reply is promised
+        # (the reference runtime's reply journal is its own).
+        dataclasses.replace(TOOL_BATCH, replays_replies=False),
         Mode(
             "tool",
             "persisted after every tool result (agno's checkpoint='tools')",

@@ -124,6 +124,9 @@ class TestAdapter:
         assert isinstance(adapter, AgnoAdapter)
         assert ("runs", "tool-batch") == runnable(adapter.modes)
         assert "reserves" in (find(adapter.modes, "tool").unavailable or "")  # type: ignore[union-attr]
+        # agno stores a reply with its batch's results, after its tools ran: no replay of
+        # the reply is promised, so effect-before-record does not hold agno to one.
+        assert not find(adapter.modes, "tool-batch").replays_replies  # type: ignore[union-attr]
         assert CHAINED_MODEL_ID == load_adapter(CHAINED).model_id  # type: ignore[attr-defined]
 
     def test_a_missing_agno_names_the_extra(self, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -523,13 +523,23 @@ class TestAsync:
         assert set(planned) == offered[0] & offered[1]
         sigstops = [p.k for p in planned if p.kind == "sigstop"]
         assert list(range(1, 21)) == sigstops
-        # Where a checkpoint lands against a tool batch is what the lagging writes of async
-        # place differently in each trace: the kinds placed by it (a second resumer after a
-        # checkpoint that follows a batch; a batch with a durable checkpoint before it, for
-        # the lease and the regenerated replies) are the only ones the traces may disagree
-        # on. Kills at checkpoints, batches and the model never do.
+        # Where a checkpoint lands against a tool batch or a model turn is what the lagging
+        # writes of async place differently in each trace (the saver's writes land on the
+        # loop's schedule, no clock of a lease is involved: LangGraph keeps none): the kinds
+        # placed by it (a second resumer after a checkpoint that follows a batch; a batch
+        # with a durable checkpoint before it, for the lease and the regenerated replies;
+        # two such batches with a checkpoint landing between them, for the renewed lease;
+        # a checkpoint the run follows with a model turn and a batch, for the resumed
+        # lease) are the only ones the traces may disagree on. Kills at checkpoints,
+        # batches and the model never do.
         assert 21 == base.checkpoints
-        placed_by_batches = {"second-resumer", "lease-outlived", *BEHAVIOURS}
+        placed_by_batches = {
+            "second-resumer",
+            "lease-outlived",
+            "lease-renewed",
+            "lease-resumed",
+            *BEHAVIOURS,
+        }
         disagreed = {p.kind for p in kinds.one_trace_only(base)}
         assert disagreed <= placed_by_batches, base.trace_note
 

@@ -43,3 +43,21 @@ def test_an_unknown_cut_model_is_one_line_naming_the_choices() -> None:
         "killpoint: --cut='torn': not a cut model; choose from synced (the default), torn-op, "
         "torn-op:byte, torn-op:N, torn-seq, reorder"
     ) == str(caught.value)
+
+
+def test_the_banner_says_when_power_loss_is_left_out_of_all(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without FUSE, `--points all` (and random:N, which samples it) runs no power-loss
+    point, and the banner says why; points that do not take `all` say nothing of it."""
+    monkeypatch.setenv("KILLPOINT_NO_FUSE", "1")
+    (line,) = cli_matrix.left_out(cli_matrix.config_from(parse()))
+    assert line.startswith("power-loss points are not part of --points all here: ")
+    assert "KILLPOINT_NO_FUSE" in line
+    assert 1 == len(cli_matrix.left_out(cli_matrix.config_from(parse("--points", "random:5"))))
+    assert [] == cli_matrix.left_out(cli_matrix.config_from(parse("--points", "kills")))
+    monkeypatch.delenv("KILLPOINT_NO_FUSE")
+    from killpoint.powerloss import available
+
+    if available() is None:
+        assert [] == cli_matrix.left_out(cli_matrix.config_from(parse()))

@@ -53,15 +53,18 @@ class TestReferenceRuntime:
             for n in kinds.names()
             if kinds.get(n).unavailable("sqlite") is None and n not in traced
         )
-        results = run_row(engine_for(tmp_path), "reference", "research", "tool-batch", every)
+        engine = engine_for(tmp_path)
+        results = run_row(engine, "reference", "research", "tool-batch", every)
         unexpected = [(r.id, r.verdict, r.detail) for r in results if not r.expected]
         assert [] == unexpected
         # A regeneration kind plans a point only where its behaviour changes a re-asked
-        # turn: research's batches hold one call each (nothing to reorder), and its
-        # alternative query belongs to no turn a kill here re-asks. mid-stream stands only
-        # on turns a runtime streams, and the reference runtime does not (its cells:
-        # tests/harness/kinds/test_mid_stream.py).
-        assert set(every) - {"reorder", "replan", "mid-stream"} == {
+        # turn: research's batches hold one call each (nothing to reorder, and no finish
+        # order to choose), and its alternative query belongs to no turn a kill here re-asks.
+        # mid-stream stands only on turns a runtime streams, and the reference runtime does
+        # not (its cells: tests/harness/kinds/test_mid_stream.py).
+        base = engine.baseline(("reference", "research", "tool-batch", "sqlite"))
+        assert [] == kinds.reorderable(base)
+        assert set(every) - {"reorder", "replan", "finish-order", "mid-stream"} == {
             kinds.parse_point(r.schedule[0]).kind for r in results
         }
         kills = [r for r in results if kinds.is_kill(kinds.parse_point(r.schedule[0]))]

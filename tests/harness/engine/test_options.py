@@ -55,7 +55,8 @@ class TestParsing:
             (
                 {"points": ","},
                 "points",
-                "selects nothing; choose from boundaries, kills, faults, power-loss, fs-ops, restarts, all",
+                "selects nothing; choose from boundaries, kills, faults, clocks, orders, "
+                "power-loss, fs-ops, restarts, all",
             ),
             ({"depth": "3"}, "depth", "give a whole number from 1 to 2"),
             ({"workers": "0"}, "workers", "give a whole number at least 1"),

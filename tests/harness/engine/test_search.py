@@ -35,6 +35,25 @@ def test_a_failing_runtime_shrinks_to_one_early_crash(tmp_path: Path) -> None:
     assert not found.minimal.expected
 
 
+def test_a_race_in_a_batch_shrinks_to_the_smallest_order_that_fails(tmp_path: Path) -> None:
+    """Against a runtime that keeps a batch's results in completion order, the search finds
+    a failing finish order (kills all pass it: every worker finishes calls in call order)
+    and shrinks it to rank 1 of a batch: its last two calls swapped."""
+    engine = Engine(EngineConfig(work_root=tmp_path, keep="none"))
+    row = (
+        "tests.harness.broken_runtimes:completion_order",
+        "parallel-fetch",
+        "tool-batch",
+        "sqlite",
+    )
+    found = search(engine, row, depth=1, max_examples=25, seed=5)
+    assert found.minimal is not None
+    (point,) = found.minimal.schedule
+    assert point.startswith("finish-order:") and point.endswith(":1"), point
+    assert not found.minimal.expected
+    assert all(c.expected for s, c in found.tried.items() if not str(s).startswith("finish-order"))
+
+
 def test_the_reference_runtime_has_no_failing_schedule(tmp_path: Path) -> None:
     """A handful of random schedules (up to two crashes) on the reference runtime all pass."""
     engine = Engine(EngineConfig(work_root=tmp_path, keep="none"))

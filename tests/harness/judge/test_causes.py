@@ -143,3 +143,35 @@ class TestCauses:
         alone = [c for c in cells if c.id in cancel.cells and len(c.findings) == 5]
         assert alone and all(c.accepted for c in alone)
         assert all(c.failing for c in cells if c.id in cancel.cells and c not in alone)
+
+
+class TestHistoryRules:
+    def test_a_history_rule_names_the_cause_its_differences_come_with(self) -> None:
+        """A status returned before its commit landed, in the same cells as the status and
+        run differences and the missed outcome it leaves: one cause, named by the rule (it
+        says what went wrong; the outcome only that the end differs), the rest its details. A run's usage undercounted alone is a low cause of its
+        own."""
+        early = Finding.of(
+            "acknowledged-early",
+            {"run_id": "r1", "status": "COMPLETED", "ack": 9, "committed": 10},
+            path="runs['r1']",
+        )
+        cells = [
+            agno_cell("research", f"after-checkpoint:{n}", early,
+                      finding("status-differs", "runs[0].status"),
+                      finding("run-differs", "runs[0].content"),
+                      finding("outcome-unexpected", "runs[0]"))
+            for n in range(1, 5)
+        ] + [
+            agno_cell("multi-run", f"mid-model:{n}",
+                      Finding.of("usage-undercounted",
+                                 {"run_id": "r1", "stored": 2, "consumed": 4, "drives": 2},
+                                 path="runs['r1'].usage.model_calls"))
+            for n in range(1, 3)
+        ]  # fmt: skip
+        causes = find_causes(cells)
+        assert ["acknowledged-early", "usage-undercounted"] == [c.head.kind for c in causes]
+        assert {"status-differs:-:runs[*].status", "run-differs:-:runs[*].content"} <= {
+            d.group.key for d in causes[0].details
+        }
+        assert "low" == causes[1].severity

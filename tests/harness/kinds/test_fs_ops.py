@@ -144,6 +144,30 @@ class TestCells:
         assert any(said in event.text for event in result.timeline)
         assert_no_worker_alive(worker_pids([result]))
 
+    def test_a_turn_asked_again_after_its_answer_was_lost_may_be_answered_otherwise(
+        self, tmp_path: Path, fuse: None
+    ) -> None:
+        """Killed at each of the first operations of checkpoint 2 (parallel-fetch: the reply
+        of turn 2 has arrived, its journal record is not yet durable), the resumed run asks
+        turn 2 again and the model reorders it: the run from there is another run, allowed
+        as after a kill before the reply (`turn-reanswered`), never `diverged`."""
+        host = Engine(
+            EngineConfig(
+                work_root=tmp_path / "work", keep="none", fs_trace=True, model_behaviour="reorder"
+            )
+        )
+        row = ("reference", "parallel-fetch", "tool-batch", "sqlite")
+        assert host.baseline(row).problem is None
+        results = [
+            host.run_cell(Cell(*row, schedule=(CrashPoint("fs-op", 2, n),))) for n in range(6)
+        ]
+        for r in results:
+            assert ("ok", True) == (r.verdict, r.expected), (r.id, r.detail)
+        again = [r for r in results if any(f["kind"] == "turn-reanswered" for f in r.findings)]
+        assert again, [r.findings for r in results]
+        assert again[0].diff, "the differences stay in the cell's evidence"
+        assert [] == mounts_under(tmp_path)
+
 
 @pytest.mark.slow
 def test_the_command(tmp_path: Path, fuse: None) -> None:
