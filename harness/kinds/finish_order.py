@@ -27,6 +27,7 @@ from killpoint.kinds.base import CellContext, Plan
 from killpoint.values import orders
 from killpoint.values.findings import Finding
 from killpoint.values.points import CrashPoint
+from killpoint.values.sentences import count
 
 DRAWS = 16  # PCT draws a large batch offers (the plan keeps `sampled` of them)
 REORDERED = Sides("baseline", "run with its calls reordered")
@@ -62,7 +63,7 @@ class FinishOrder:
         n = len(batch.calls)
         if point.i is None or not 0 <= point.i < factorial(n):
             raise PointError(
-                f"killpoint: {point}: batch {point.k} has {n} calls, so orders "
+                f"killpoint: {point}: batch {point.k} has {count(n, 'call')}, so orders "
                 f"0..{factorial(n) - 1}"
             )
         run, started = base.run_at(batch.first_index)
@@ -72,7 +73,7 @@ class FinishOrder:
     def _batch(self, base: Baseline, point: CrashPoint) -> Batch:
         batch = next((b for b in base.batches if b.number == point.k), None)
         if batch is None or len(batch.calls) < 2:
-            shown = ", ".join(f"{b.number} ({len(b.calls)} calls)" for b in base.batches)
+            shown = ", ".join(f"{b.number} ({count(len(b.calls), 'call')})" for b in base.batches)
             raise PointError(
                 f"killpoint: {point} is not a batch of two calls or more in this baseline; "
                 f"its batches: {shown or 'none'}"

@@ -18,6 +18,7 @@ import random
 from math import factorial
 
 from killpoint.errors import PointError
+from killpoint.values.sentences import count
 
 EVERY_ORDER_UP_TO = 3  # batches of up to this many calls offer every order (3! = 6)
 DEPTH = 3  # PCT's bug depth: 2 priority changes per draw
@@ -37,7 +38,9 @@ def rank(order: tuple[int, ...] | list[int]) -> int:
 def unrank(n_rank: int, n: int) -> tuple[int, ...]:
     """The order of `n` calls with this rank; PointError (a ValueError) outside 0 .. n!-1."""
     if not 0 <= n_rank < factorial(n):
-        raise PointError(f"killpoint: order {n_rank} of {n} calls: give 0..{factorial(n) - 1}")
+        raise PointError(
+            f"killpoint: order {n_rank} of {count(n, 'call')}: give 0..{factorial(n) - 1}"
+        )
     left = list(range(n))
     order = []
     for place in range(n):
