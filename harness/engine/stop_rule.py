@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from killpoint.values.cell import CellResult, Row
+from killpoint.values.durations import duration
 from killpoint.values.sentences import count
 
 FAIL_FAST, BUDGET = "fail-fast", "budget"
@@ -99,7 +100,7 @@ class Stopped:
         if self.reason == FAIL_FAST:
             why = "it stopped at its first unexpected cell (--fail-fast)"
         elif self.reason == BUDGET:
-            why = f"it stopped at its time budget ({self.budget or 0:g} s)"
+            why = f"it stopped at its time budget ({duration(self.budget or 0)})"
         else:  # a stop condition of its caller's (Campaign's `stop`)
             why = f"it stopped early ({self.reason})"
         whole = sum(1 for r in self.rows if r.whole)

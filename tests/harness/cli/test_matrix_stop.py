@@ -75,7 +75,7 @@ def test_a_budget_stops_the_campaign_says_what_it_covered_and_exits_0(tmp_path: 
     assert any(r["ran"] < r["cells"] or not r["planned"] for r in rows)
     for r in rows:
         assert set(r["covered"]) <= set(r["kinds"])
-    assert "stopped: it stopped at its time budget (15 s)" in done.stdout
+    assert "stopped: it stopped at its time budget (15.0 s)" in done.stdout
 
 
 def test_ctrl_c_interrupts_a_campaign_with_a_budget(tmp_path: Path) -> None:

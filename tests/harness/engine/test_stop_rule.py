@@ -63,7 +63,7 @@ def test_coverage_counts_cells_and_kinds_per_row_and_rows_never_planned() -> Non
     assert (0, False) == (rows[cancel].cells, rows[cancel].whole)
     stopped = Stopped(BUDGET, 60.2, 60.0, list(rows.values()))
     assert (
-        "it stopped at its time budget (60 s): 3 of 5 cells ran; every kind of point "
+        "it stopped at its time budget (1 min 0 s): 3 of 5 cells ran; every kind of point "
         "planned ran in 1 of 3 rows"
     ) == stopped.sentence()
     assert {"reason": "budget", "ran": 3, "planned": 5} == {
