@@ -1,11 +1,19 @@
-"""Scenario references: a built-in name, `random:SEED`, or `package.module:attribute`."""
+"""Scenario references: a built-in name, `random:SEED`, `cassette:PATH` (a recorded
+agent), or `package.module:attribute`."""
 
 from __future__ import annotations
 
+import dataclasses
+import os
+from pathlib import Path
+
 from killpoint import scenarios
 from killpoint.errors import KillpointError
-from killpoint.scenarios import Scenario, versions
+from killpoint.scenarios import Expected, Scenario, versions
+from killpoint.scenarios import cassette as cassettes
 from killpoint.values.import_paths import call_problem, import_attribute
+
+CASSETTE = "cassette:"
 
 
 class ScenarioRefError(KillpointError, ValueError):
@@ -21,6 +29,8 @@ def resolve_scenario(ref: str) -> Scenario:
             raise ScenarioRefError(str(exc)) from None
     if ref in scenarios.BUILTINS:
         return scenarios.BUILTINS[ref]
+    if ref.startswith(CASSETTE):
+        return cassette_scenario(ref.removeprefix(CASSETTE))
     if ref.startswith("random:"):
         seed = ref.partition(":")[2]
         if not seed.isdigit():
@@ -52,8 +62,55 @@ def resolve_scenario(ref: str) -> Scenario:
         return obj
     raise ScenarioRefError(
         f"killpoint: unknown scenario {ref!r}; choose from {', '.join(scenarios.BUILTINS)}, "
-        "'random:SEED', or an import path 'package.module:SCENARIO'"
+        "'random:SEED', 'cassette:PATH' (a recording: `killpoint record`), or an import path "
+        "'package.module:SCENARIO'"
     )
+
+
+_made: dict[tuple[str, int, int], Scenario] = {}
+
+
+def cassette_scenario(path: str) -> Scenario:
+    """The scenario a cassette is: the recorded inputs, the replies the recording got
+    (served by history), and the end each run came to. Its tools, prompt and the rest are
+    those of the scenario it was recorded with (none: the agent's own)."""
+    ref = f"{CASSETTE}{path}"
+    if not path:
+        raise ScenarioRefError(
+            f"killpoint: scenario {ref!r} names no file; give 'cassette:path/to/cassette.json'"
+        )
+    try:
+        stat = os.stat(path)
+        key = (str(Path(path).resolve()), stat.st_mtime_ns, stat.st_size)
+        if key in _made:
+            return _made[key]
+        cassette = cassettes.load(path)
+    except (OSError, cassettes.CassetteError) as exc:
+        text = exc.strerror if isinstance(exc, OSError) else str(exc)
+        raise ScenarioRefError(
+            f"killpoint: scenario {ref!r}: {text}; record one with "
+            f"`killpoint record --runtime RUNTIME --out {path}`"
+        ) from None
+    base = resolve_scenario(cassette.scenario) if cassette.scenario else None
+    expected = tuple(Expected(o.status, o.content, o.calls) for o in cassette.outcomes)
+    recorded = cassette.recorded.get("runtime")
+    fields = {
+        "name": cassette.name,
+        "description": f"{len(cassette.interactions)} model requests recorded"
+        + (f" with {recorded}" if recorded else "")
+        + f" ({path})",
+        "script": cassettes.Replayer(cassette, path),
+        "inputs": cassette.inputs,
+        "expected": expected,
+    }
+    if base is not None:
+        made = dataclasses.replace(base, **fields)
+    else:
+        made = Scenario(tools=lambda env: [], **fields)  # type: ignore[arg-type]
+    if len(_made) >= 16:
+        _made.clear()
+    _made[key] = made
+    return made
 
 
 def _scenario_class(cls: type) -> bool:
