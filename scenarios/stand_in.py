@@ -15,6 +15,7 @@ network) is at hand: CI, the documentation's examples, killpoint's own tests.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import subprocess
@@ -28,6 +29,7 @@ import httpx
 from .catalog import BUILTINS, UnknownScenario, get
 from .model import ScriptedModel, format_for
 from .model_server import ModelServer
+from .sse import Chunks
 from .wire import MESSAGES, openai_error
 
 KEYS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
@@ -53,7 +55,25 @@ class KeyChecked:
                 f"{KEYS[provider]} to the stand-in's key"
             )
             return wire.error(401, message) if wire is not None else openai_error(401, message)
-        return self.model.handle(request, via=via)
+        return as_sent(self.model.handle(request, via=via))
+
+
+def as_sent(response: httpx.Response) -> httpx.Response:
+    """The scripted model's response in a provider's own bytes: a JSON body indented (as
+    OpenAI's API sends it), a stream opened by a comment line (as providers' keep-alives
+    are). The same reply to a client; other bytes than the scripted model renders, so a
+    replay that served anything but the recorded bytes would show."""
+    stream = response.stream
+    headers = {k: v for k, v in response.headers.items() if k.lower() != "content-length"}
+    if isinstance(stream, Chunks):
+        chunks = [b": killpoint stand-in provider\n\n", *stream.chunks]
+        return httpx.Response(response.status_code, headers=headers, stream=Chunks(chunks))
+    try:
+        body = json.loads(response.content)
+    except ValueError:
+        return response
+    text = json.dumps(body, indent=2, ensure_ascii=False).encode()
+    return httpx.Response(response.status_code, headers=headers, content=text)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
