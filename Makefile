@@ -12,7 +12,7 @@ PYTEST_ARGS ?= -n auto -q
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip "setuptools>=68"
-	$(PY) -m pip install --quiet -e '.[test,clients,agno,langgraph,pydantic-ai,powerloss,docs]'
+	$(PY) -m pip install --quiet -e '.[test,clients,agno,langgraph,pydantic-ai,adk,powerloss,docs]'
 	touch $(STAMP)
 
 matrix: $(STAMP)

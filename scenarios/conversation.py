@@ -57,6 +57,22 @@ class Turn:
         return self.outputs.get(call.call_id)
 
 
+def _returned(output: str | None) -> str | None:
+    """A tool's output as the tool returned it. ADK hands a function's plain return value
+    to the model as JSON, `{"result": value}` (LiteLLM sends that text as the tool
+    message): the script reads the value, as every other runtime sends it."""
+    if not output or not output.startswith('{"result"'):
+        return output
+    try:
+        data = json.loads(output)
+    except ValueError:
+        return output
+    if not isinstance(data, dict) or set(data) != {"result"}:
+        return output
+    value = data["result"]
+    return value if isinstance(value, str) else json.dumps(value)
+
+
 @dataclass(frozen=True)
 class Conversation:
     """Normalised items: ("user", text) | ("assistant", text) | ("call", Call) | ("output", id, text)."""
@@ -77,7 +93,7 @@ class Conversation:
                 items.append(("call", Call(item["call_id"], item["name"], args)))
             elif kind == "function_call_output":
                 output = item.get("output")
-                items.append(("output", item["call_id"], _text(output)))
+                items.append(("output", item["call_id"], _returned(_text(output))))
             elif role == "user":
                 items.append(("user", _text(item.get("content"))))
             elif role == "assistant":

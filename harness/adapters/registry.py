@@ -80,6 +80,17 @@ BUILTINS: dict[str, Builtin] = {
             # what a finding is about as often as the agent library is.
             distributions=("pydantic-ai-slim", "dbos"),
         ),
+        Builtin(
+            "adk",
+            "killpoint.adapters.adk",
+            "AdkAdapter",
+            needs="google-adk 2.13 with LiteLLM, aiosqlite and greenlet",
+            install="pip install killpoint[adk]",
+            # The session service is the durable half, over SQLAlchemy's asyncio drivers;
+            # LiteLLM is how ADK reaches the model.
+            distributions=("google-adk", "litellm", "aiosqlite", "SQLAlchemy"),
+            warm="killpoint.adapters.adk.warm:warm_up",
+        ),
     )
 }
 

@@ -26,7 +26,7 @@ REPORT_HELP = (
 )
 STORE_HELP = (
     "sqlite (default), or a postgresql+psycopg:// URL: a PostgreSQL corpus keeps each state "
-    "as a dump of its schema (pg_dump) and is checked on a server given here"
+    "as the data of its schema's tables and is checked on a server given here"
 )
 
 
@@ -84,6 +84,16 @@ def _say_recorded(recorded: Any) -> None:
         cli_output.plain(
             out, f"{count(len(recorded.not_kept), 'cell')} of other point kinds: not kept"
         )
+    if recorded.refused:
+        err = cli_output.stderr()
+        reasons = list(dict.fromkeys(why for _, why in recorded.refused))
+        cli_output.plain(
+            err,
+            f"killpoint: {count(len(recorded.refused), 'state')} could not be kept, for "
+            f"{count(len(reasons), 'reason')}:",
+        )
+        for why in reasons[:5]:
+            cli_output.plain(err, f"  {why}")
 
 
 def cmd_record(args: argparse.Namespace) -> int:
@@ -100,7 +110,7 @@ def cmd_record(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         return cli_output.usage_error(str(exc))
     _say_recorded(recorded)
-    return 0
+    return 1 if recorded.refused else 0
 
 
 def _versions_table(result: Any) -> list[str]:
@@ -194,6 +204,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         found = _targets(args)
     except (ConfigError, TargetError) as exc:
         return cli_output.usage_error(str(exc))
+    leftovers: list[Any] = []
     try:
         try:
             result = check(
@@ -204,13 +215,23 @@ def cmd_check(args: argparse.Namespace) -> int:
                 workers=int(args.workers),
                 work_parent=Path(args.work_dir) if args.work_dir else None,
                 store=args.store or "sqlite",
+                leftovers=leftovers,
             )
         except (CorpusError, ConfigError, ScenarioRefError, StoreError) as exc:
             return cli_output.usage_error(str(exc))
         return _report(result, args, found)
     finally:
+        _say_leftovers(leftovers)
         for each in found:
             each.close()
+
+
+def _say_leftovers(leftovers: list[Any]) -> None:
+    """The stores made for states that could not be removed (the server gone), however
+    the check ended: each named with the statement that drops it."""
+    err = cli_output.stderr()
+    for left in leftovers:
+        cli_output.plain(err, f"killpoint: {left}")
 
 
 def _is_scenario(value: str) -> bool:
@@ -268,6 +289,7 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
         found = _targets(args)
     except TargetError as exc:
         return cli_output.usage_error(str(exc))
+    leftovers: list[Any] = []
     scratch = Path(tempfile.mkdtemp(prefix="killpoint-upgrade-"))
     folder = kept or scratch / "corpus"
     try:
@@ -287,11 +309,13 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
                 workers=int(args.workers),
                 work_parent=Path(args.work_dir) if args.work_dir else None,
                 store=args.store or "sqlite",
+                leftovers=leftovers,
             )
         except CorpusError as exc:
             return cli_output.usage_error(str(exc))
         return _report(result, args, found)
     finally:
+        _say_leftovers(leftovers)
         for each in found:
             each.close()
         shutil.rmtree(scratch, ignore_errors=True)

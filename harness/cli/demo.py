@@ -10,21 +10,22 @@ from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.engine import SESSION_ID, Engine
 from killpoint.engine.options import OptionError
 from killpoint.redaction import redact
-from killpoint.report.text import visible
 from killpoint.values.cell import Cell
 from killpoint.values.modes import find
 from killpoint.values.points import CrashPoint, Schedule
 from killpoint.values.sentences import count
+from killpoint.values.shown import line
 
 # What `demo` calls the options it passes on (it has --mode, not --modes).
 LABELS = {"modes": "--mode", "scenarios": "the demo's scenario"}
 
 
 def say(text: str, *, outcome: bool = False) -> None:
-    """A line of the story: secrets masked, control characters made visible; with
-    --quiet only the outcome (the verdict and the replay command)."""
+    """A line of the story: secrets masked, control characters and newlines shown escaped
+    (killpoint.values.shown.line); with --quiet only the outcome (the verdict and the
+    replay command)."""
     if outcome or not verbosity.quiet():
-        print(visible(redact(text)))
+        print(line(redact(text)))
 
 
 def run_demo(*, mode: str | None = None, store: str = "sqlite", runtime: str = "reference") -> int:
@@ -55,7 +56,8 @@ def run_demo(*, mode: str | None = None, store: str = "sqlite", runtime: str = "
     )
     cell = Cell(runtime, "research", mode, engine.stores.kind, Schedule((point,)))
 
-    say(f"killpoint demo — scenario 'research' on the {runtime} runtime, mode {mode!r}\n")
+    say(f"killpoint demo — scenario 'research' on the {runtime} runtime, mode {mode!r}")
+    say("")
     say("1. Baseline: the scenario runs once without faults (twice, to prove it is deterministic).")
     base = engine.baseline(cell.row)
     if base.problem or base.nondeterministic:
@@ -64,8 +66,9 @@ def run_demo(*, mode: str | None = None, store: str = "sqlite", runtime: str = "
     run = next(iter((base.session or {}).get("runs", {}).values()))
     say(
         f"   {run['status']} with {len(run['messages'])} messages, {count(base.checkpoints, 'checkpoint')}, "
-        f"{sum(base.effects.values())} tool executions.\n"
+        f"{sum(base.effects.values())} tool executions."
     )
+    say("")
     say(f"2. Start a worker and stop it at {point}: a gate parks it there, the store is polled")
     say("   to confirm the checkpoint landed, then its whole process group gets SIGKILL.")
     result = engine.run_cell(cell)
@@ -93,5 +96,6 @@ def run_demo(*, mode: str | None = None, store: str = "sqlite", runtime: str = "
         say(f"   {result.detail}")
     say(f"   duplicate side effects: {result.duplicates} (bound for this crash: {result.bound})")
     say(f"   worker exit codes: {result.exit_codes}")
-    say(f"\nReplay this cell: {result.replay}", outcome=True)
+    say("", outcome=True)
+    say(f"Replay this cell: {result.replay}", outcome=True)
     return 0 if result.expected else 1

@@ -15,8 +15,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from killpoint.redaction import redact
-from killpoint.report.text import cut, visible
+from killpoint.report.text import cut
 from killpoint.values.sentences import count
+from killpoint.values.shown import LEGACY_COMMAND, visible
 
 if TYPE_CHECKING:
     from killpoint.engine.campaign import CampaignResult
@@ -60,8 +61,14 @@ def escape_property(text: str) -> str:
 
 def annotation(title: str, message: str) -> str:
     """`::error title=...::message`: masked, control characters made visible (newlines
-    kept: GitHub shows them once unescaped), then escaped for the workflow command."""
-    return f"::error title={escape_property(_clean(title))}::{escape_data(_clean(message))}"
+    kept: GitHub shows them once unescaped), then escaped for the workflow command; the
+    runner's legacy `##[` broken too, as in every other line (killpoint.values.shown)."""
+    title, message = (escape_property(_clean(title)), escape_data(_clean(message)))
+    return f"::error title={_unlegacy(title)}::{_unlegacy(message)}"
+
+
+def _unlegacy(text: str) -> str:
+    return text.replace(LEGACY_COMMAND, "##\\[")
 
 
 def error_commands(groups: Sequence[Group]) -> list[str]:

@@ -189,7 +189,9 @@ class Parser(argparse.ArgumentParser):
     of killpoint's (its default prints the whole usage block first)."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
+        from killpoint.values.shown import line
+
+        self.exit(EXIT_USAGE, f"{line(f'{self.prog}: {message}')} (see `{self.prog} --help`)\n")
 
 
 class CommandParser(Parser):

@@ -1,8 +1,9 @@
 """`killpoint merge SHARD.json ... -o ALL.json --report ALL.html`: the shards of one
 campaign (`matrix --shard K/N`, pytest `--crash-shard K/N`) as one report.
 
-Exit 2 when the files are not the shards of one campaign, or one is missing (unless
---partial); otherwise as the unsharded campaign would have ended: 1 on an unexpected
+Exit 2 when the files are not the shards of one campaign, one is missing (unless
+--partial), one lists a cell twice, or they hold more than --max-input-mb in all;
+otherwise as the unsharded campaign would have ended: 1 on an unexpected
 verdict, 0 when every one is expected or accepted.
 """
 
@@ -15,6 +16,7 @@ from typing import Any
 
 from killpoint.cli import output as cli_output
 from killpoint.cli.exit_codes import EXIT_UNEXPECTED
+from killpoint.values.input_files import MERGE_BYTES, MIB
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
             f"killpoint: -o {str(out)!r} is one of the shards; give another path"
         )
     try:
-        documents = read_shards(paths)
+        documents = read_shards(paths, args.max_input_mb * MIB)
         document = merge(
             documents,
             command=" ".join(redact_argv(["killpoint", *sys.argv[1:]])),
@@ -61,6 +63,16 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_UNEXPECTED if failing else 0
 
 
+def _megabytes(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of MiB") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return value
+
+
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("merge", help="merge the JSON of a campaign's shards into one report")
     p.add_argument("shards", nargs="+", metavar="SHARD.json", help="every shard's JSON")
@@ -70,6 +82,13 @@ def add_parser(sub: Any) -> None:
         "--partial",
         action="store_true",
         help="merge the shards given even if some are missing (the report names them)",
+    )
+    p.add_argument(
+        "--max-input-mb",
+        type=_megabytes,
+        default=MERGE_BYTES // MIB,
+        metavar="MB",
+        help=f"the most the shard files may hold in all (default: {MERGE_BYTES // MIB})",
     )
     p.add_argument(
         "--diff-base",

@@ -3,7 +3,10 @@
 The table, the groups of findings and the `written:` line go to standard output, so that
 `killpoint matrix > log` and `| tee` keep them; progress and notes go to standard error.
 Run content (a runtime's error message, a scenario's name) is printed as text, never as
-rich markup; without a terminal, lines are not wrapped and names are not cut.
+rich markup, and through killpoint.values.shown.line: one line each, so that nothing a
+run or a report file holds can drive the terminal or command a CI runner (a line
+beginning with `::` under GitHub Actions). Without a terminal, lines are not wrapped and
+names are not cut.
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ from killpoint.cli.exit_codes import EXIT_USAGE
 from killpoint.engine.cell_log import heads
 from killpoint.redaction import redact
 from killpoint.report.planned import NotRun, count_not_run, not_run
-from killpoint.report.text import cut, visible
+from killpoint.report.text import cut
 from killpoint.values.sentences import count
+from killpoint.values.shown import line
 
 if TYPE_CHECKING:
     from killpoint.engine.campaign import CampaignResult
@@ -67,9 +71,10 @@ def usage_error(message: str) -> int:
 
 
 def plain(out: Console, text: str, style: str | None = None) -> None:
-    """Text as it is: brackets in it are not markup; secrets masked; control characters
-    (an escape sequence from run content) made visible, never sent to the terminal."""
-    out.print(visible(redact(text)), markup=False, highlight=False, style=style)
+    """One line: brackets in it are not markup; secrets masked; control characters (an
+    escape sequence from run content) and newlines shown escaped, never sent to the
+    terminal; no workflow command (killpoint.values.shown.line)."""
+    out.print(line(redact(text)), markup=False, highlight=False, emoji=False, style=style)
 
 
 def summary(result: CampaignResult, out: Console, groups: list[Group]) -> None:
@@ -99,8 +104,8 @@ def summary(result: CampaignResult, out: Console, groups: list[Group]) -> None:
         m = unrun.get((scenario, mode))
         left = [] if not missing else ["" if m is None else not_run_text(m)]
         table.add_row(
-            escape(visible(redact(scenario))),
-            escape(visible(redact(mode))),
+            escape(line(redact(scenario))),
+            escape(line(redact(mode))),
             *map(str, r),
             *left,
             style="red" if r[3] else None,

@@ -21,15 +21,16 @@ from pathlib import Path
 from typing import Any
 
 from killpoint.adapters.blame import AdapterFault, charged, checked, checked_problems
-from killpoint.corpus import groups, snapshot
+from killpoint.corpus import files, groups, snapshot
 from killpoint.corpus import manifest as mf
-from killpoint.corpus.manifest import CorpusError
+from killpoint.corpus.errors import CorpusError
 from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.engine import SESSION_ID, Engine
 from killpoint.judge.baseline import Baseline, durable_results, effects
 from killpoint.judge.oracle import Sides, comparable, compare_sessions
 from killpoint.scenarios import ledger as ledger_mod
 from killpoint.scenarios import versions
+from killpoint.stores.backend import StoreLeftover
 from killpoint.values.findings import Finding
 from killpoint.values.scenario_refs import resolve_scenario
 from killpoint.values.sentences import count
@@ -202,14 +203,24 @@ class Checker:
     def states(self) -> list[tuple[Path, mf.StateInfo]]:
         found = []
         for sid in self.manifest.states:
-            folder = self.corpus / mf.STATES / mf.folder_name(sid)
-            found.append((folder, mf.read_state(folder)))
+            folder = files.inside(self.corpus, mf.STATES, mf.folder_name(sid))
+            info = mf.read_state(folder)
+            if info.id != sid:
+                raise CorpusError(
+                    f"killpoint: {str(folder / mf.STATE)!r} is state {info.id!r}, but the "
+                    f"manifest lists it as {sid!r}"
+                )
+            found.append((folder, info))
         return found
 
     def validate(self) -> list[tuple[Path, mf.StateInfo]]:
-        """Every state, read; each scenario it is to be resumed under resolves (a version
-        its scenario does not declare is bad input before anything runs)."""
+        """Every state, read, and its folder read as data (killpoint.corpus.snapshot.check:
+        no link, no file over its limit, a PostgreSQL state in the form, line by line);
+        each scenario it is to be resumed under resolves (a version its scenario does not
+        declare is bad input). CorpusError before anything runs."""
         found = self.states()
+        for folder, _ in found:
+            snapshot.check(folder, self.manifest.store)
         for ref in dict.fromkeys(checked_ref(info, self.scenario_version) for _, info in found):
             resolve_scenario(ref)
         return found
@@ -245,8 +256,8 @@ class Checker:
         )
         try:
             found = self._check(folder, info, ref)
-        except Interrupted:
-            raise
+        except (Interrupted, CorpusError):
+            raise  # Ctrl-C; a state that is not data (the command refuses the corpus)
         except Exception as exc:
             found = [
                 (
@@ -291,7 +302,7 @@ class Checker:
         work: Path,
         url: str,
     ) -> list[tuple[str, str, list[str]]]:
-        snapshot.restore(folder, work, url)
+        snapshot.restore(folder, work, url, self.engine.stopping)
         old_entries = ledger_mod.read(work / LEDGER)
         try:
             before, found_there, held = self._read(url)
@@ -427,9 +438,15 @@ def check(
     work_parent: Path | None = None,
     store: str = "sqlite",
     on_state: Callable[[StateResult], None] = lambda r: None,
+    leftovers: list[StoreLeftover] | None = None,
 ) -> CheckResult:
     """Check every state of `corpus` (or the ids in `only`) under `runtime` now, restoring
-    into `store` (sqlite, or the PostgreSQL server of a corpus recorded on one)."""
+    into `store` (sqlite, or the PostgreSQL server of a corpus recorded on one).
+
+    CorpusError when the corpus, or a state met while restoring, is not data this
+    killpoint reads: the states in flight stop, as on Ctrl-C. However it ends, each
+    store made for a state is removed; one that cannot be (the server gone) is added to
+    `leftovers`, with the statement that drops it, for the caller to name."""
     t0 = time.monotonic()
     checker = Checker(
         corpus,
@@ -448,14 +465,20 @@ def check(
         on_state(r)
         return r
 
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="corpus")
     try:
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="corpus") as pool:
-            result.states = list(pool.map(one, chosen))
-    except KeyboardInterrupt:
+        result.states = list(pool.map(one, chosen))
+    except BaseException:
+        # Ctrl-C, or a state that is no data: the states in flight stop at their next
+        # step (a restore checks between statements and chunks), and none starts.
         checker.engine.stopping.set()
         raise
     finally:
+        pool.shutdown(wait=True, cancel_futures=True)
         checker.engine.sweep()
+        left = checker.engine.retry_leftovers()
+        if leftovers is not None:
+            leftovers.extend(left)
     result.seconds = time.monotonic() - t0
     return result
 

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from killpoint.errors import KillpointError
+from killpoint.corpus import files
+from killpoint.corpus.errors import CorpusError
 
 SCHEMA = 1  # the corpus format this killpoint writes and reads
 MANIFEST = "corpus.json"
@@ -26,12 +28,13 @@ STATE = "state.json"
 STATES = "states"
 BASELINES = "baselines"
 MAX_MANIFEST_BYTES = 8 * 1024 * 1024
-# A SQLite state is a file (store.db); a PostgreSQL state a dump of its schema (store.sql).
+# A SQLite state is a file (store.db); a PostgreSQL state the data of its schema's tables
+# (store.jsonl: killpoint.corpus.pg_form).
 STORES = ("sqlite", "postgresql")
-
-
-class CorpusError(KillpointError, ValueError):
-    """A corpus folder this killpoint cannot use (missing, malformed, another schema)."""
+# What a state id is made of (SCENARIO/MODE/POINT: scenario references, mode names and
+# points use no other character). An id is a pytest node id and a line of output: a
+# space, a quote, `#` or `[` in it could shape what a terminal or a CI runner reads.
+STATE_ID = re.compile(r"[A-Za-z0-9._@:+=,~/-]{1,300}")
 
 
 @dataclass(frozen=True)
@@ -121,19 +124,17 @@ def write_json(path: Path, data: Mapping[str, Any]) -> None:
 
 
 def _load(path: Path, what: str) -> Any:
+    """A JSON file of the corpus: plain (no link, no device), bounded, parsed."""
     try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_MANIFEST_BYTES + 1)
+        raw = files.read_bytes(path, MAX_MANIFEST_BYTES)
     except FileNotFoundError:
         raise CorpusError(
             f"killpoint: {str(path)!r} is missing: is this a corpus {what}?"
         ) from None
-    except OSError as exc:
-        raise CorpusError(f"killpoint: cannot read {str(path)!r}: {exc.strerror or exc}") from None
-    if len(raw) > MAX_MANIFEST_BYTES:
-        raise CorpusError(f"killpoint: {str(path)!r} is over {MAX_MANIFEST_BYTES} bytes")
     try:
         return json.loads(raw)
+    except RecursionError:
+        raise CorpusError(f"killpoint: {str(path)!r} nests too deep to be a corpus file") from None
     except ValueError as exc:
         raise CorpusError(f"killpoint: {str(path)!r} is not JSON ({exc})") from None
 
@@ -148,11 +149,19 @@ def _field(data: Mapping[str, Any], key: str, kind: type | tuple[type, ...], whe
     return value
 
 
+def _state_id(value: str, where: str) -> None:
+    if not STATE_ID.fullmatch(value):
+        raise CorpusError(
+            f"killpoint: {where}: {value!r} is not a state id (SCENARIO/MODE/POINT, of letters, "
+            "digits and . _ @ : + = , ~ / -)"
+        )
+
+
 def read_manifest(folder: Path) -> Manifest:
     """The corpus's manifest, checked; CorpusError in one line when it cannot be used."""
     if not folder.is_dir():
         raise CorpusError(f"killpoint: corpus {str(folder)!r} is not a folder")
-    path = folder / MANIFEST
+    path = files.inside(folder, MANIFEST)
     data = _load(path, "folder")
     where = str(path)
     if not isinstance(data, dict):
@@ -179,11 +188,16 @@ def read_manifest(folder: Path) -> Manifest:
     states = _field(data, "states", list, where)
     if not all(isinstance(s, str) for s in states):
         raise CorpusError(f"killpoint: {where}: every entry of 'states' must be a string")
+    for n, sid in enumerate(states):
+        _state_id(sid, f"{where}: states[{n}]")
+    if len(set(states)) != len(states):
+        twice = next(s for s in states if states.count(s) > 1)
+        raise CorpusError(f"killpoint: {where}: state {twice!r} is listed twice")
     return Manifest(SCHEMA, versions, store, tuple(states), str(data.get("created", "")))
 
 
 def read_state(folder: Path) -> StateInfo:
-    path = folder / STATE
+    path = files.inside(folder, STATE)
     data = _load(path, "state")
     where = str(path)
     if not isinstance(data, dict):
@@ -192,6 +206,7 @@ def read_state(folder: Path) -> StateInfo:
     ints = ("run_index", "run_started_at", "checkpoints")
     values: dict[str, Any] = {k: _field(data, k, str, where) for k in strings}
     values.update({k: _field(data, k, int, where) for k in ints})
+    _state_id(values["id"], f"{where}: field 'id'")
     calls = data.get("tool_calls", [])
     if not isinstance(calls, list) or not all(isinstance(c, str) for c in calls):
         raise CorpusError(f"killpoint: {where}: 'tool_calls' must be a list of strings")

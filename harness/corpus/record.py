@@ -25,6 +25,8 @@ from typing import Any
 
 from killpoint.corpus import manifest as mf
 from killpoint.corpus import snapshot
+from killpoint.corpus.errors import CorpusError
+from killpoint.corpus.pg_state import PgStateError
 from killpoint.engine.campaign import Campaign, CampaignConfig, CampaignResult
 from killpoint.engine.cell_run import CellRun
 from killpoint.judge.baseline import Baseline
@@ -44,6 +46,9 @@ class Recorded:
     states: list[mf.StateInfo] = field(default_factory=list)
     nothing_to_resume: list[str] = field(default_factory=list)  # cell ids
     not_kept: list[str] = field(default_factory=list)  # cells whose point is no kept kind
+    # (cell id, why): states a corpus cannot hold (a schema object outside the form, a
+    # state over the size limit); never kept as if they could be given back whole.
+    refused: list[tuple[str, str]] = field(default_factory=list)
     campaign: CampaignResult | None = None
 
     @property
@@ -67,6 +72,7 @@ class Keeper:
         self.lock = threading.Lock()
         self.states: dict[str, mf.StateInfo] = {}  # cell id -> state
         self.empty: list[str] = []
+        self.refused: list[tuple[str, str]] = []
 
     def keep(self, run: CellRun, plan: Plan) -> None:
         cell = run.cell
@@ -82,7 +88,13 @@ class Keeper:
         point = str(cell.schedule.first)
         sid = state_id(cell.scenario, cell.mode, point)
         dest = self.root / mf.STATES / mf.folder_name(sid)
-        size = snapshot.keep(run.work, run.url, dest)
+        try:
+            size = snapshot.keep(run.work, run.url, dest)
+        except (CorpusError, PgStateError) as exc:
+            shutil.rmtree(dest, ignore_errors=True)
+            with self.lock:
+                self.refused.append((cell.id, str(exc)))
+            return
         calls = tuple(e["name"] for r in runs for e in r["tool_executions"])
         info = mf.StateInfo(
             id=sid,
@@ -168,6 +180,7 @@ def record(
         states.sort(key=lambda s: s.id)
         done.states = states
         done.nothing_to_resume = sorted(keeper.empty)
+        done.refused = sorted(keeper.refused)
         done.not_kept = sorted(
             c.id
             for c in result.cells

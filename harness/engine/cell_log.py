@@ -32,11 +32,15 @@ def pack(cell: CellResult) -> Packed:
     evidence = {name: getattr(cell, name) for name in EVIDENCE}
     evidence["timeline"] = [list(e) for e in cell.timeline]
     text = json.dumps(evidence, separators=(",", ":"), ensure_ascii=False)
-    return dataclasses.replace(cell, **_EMPTY), zlib.compress(text.encode(), 1)
+    # surrogatepass: run content may hold a lone surrogate (a JSON "\ud800" a runtime
+    # decoded); it is kept as it came until the report makes it visible.
+    return dataclasses.replace(cell, **_EMPTY), zlib.compress(
+        text.encode("utf-8", "surrogatepass"), 1
+    )
 
 
 def unpack(head: CellResult, blob: bytes) -> CellResult:
-    evidence = json.loads(zlib.decompress(blob))
+    evidence = json.loads(zlib.decompress(blob).decode("utf-8", "surrogatepass"))
     evidence["timeline"] = [event_from_json(e) for e in evidence["timeline"]]
     return dataclasses.replace(head, **evidence)
 

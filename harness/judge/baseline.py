@@ -56,7 +56,8 @@ def as_effects(
 ) -> Counter[tuple[str, str]]:
     """Calls (tool, canonical arguments) counted per effect, by the intents the ledger's
     `entries` recorded for those arguments (a call the ledger never saw stays itself)."""
-    intents = {e.signature: e.effect_signature for e in entries}
+    # From the `started` records: they carry the intent, a call's `finished` record none.
+    intents = {e.signature: e.effect_signature for e in entries if e.intent is not None}
     found: Counter[tuple[str, str]] = Counter()
     for call, n in calls.items():
         found[intents.get(call, call)] += n

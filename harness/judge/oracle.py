@@ -269,7 +269,10 @@ def compare_runs(
     found += compare_messages(
         expected.get("messages") or [], actual.get("messages") or [], at, sides
     )
-    handled = {"status", "tool_executions", "messages"}
+    found += compare_failures(
+        expected.get("failures") or [], actual.get("failures") or [], at, sides
+    )
+    handled = {"status", "tool_executions", "messages", "failures"}
     for key in [*expected, *(k for k in actual if k not in expected)]:
         if key in handled or expected.get(key) == actual.get(key):
             continue
@@ -293,6 +296,41 @@ def compare_runs(
             )
         )
     return found
+
+
+def compare_failures(
+    expected: Sequence[Mapping[str, Any]],
+    actual: Sequence[Mapping[str, Any]],
+    at: str,
+    sides: Sides,
+) -> list[Finding]:
+    """A run's failure records (killpoint.values.normal_form) against the other side's: one
+    finding that never sets the verdict when they differ. Where a fault or a kill landed
+    decides whether a record was written; what the failure changed shows in the status,
+    the messages and the effects, each compared on its own."""
+    if list(expected) == list(actual):
+        return []
+    run = int(at[at.index("[") + 1 : at.index("]")]) + 1 if "[" in at else 1
+    kinds = {
+        "expected_kinds": [str(f.get("kind")) for f in expected],
+        "actual_kinds": [str(f.get("kind")) for f in actual],
+    }
+    first = differences(list(expected), list(actual), f"{at}.failures")[0]
+    where = {
+        "where": first.path.removeprefix(f"{at}."),
+        "expected_value": _clip(first.expected, 80),
+        "actual_value": _clip(first.actual, 80),
+    }
+    return [
+        Finding.of(
+            "failures-differ",
+            {"run": run, **kinds, **where, **sides.facts()},
+            path=f"{at}.failures",
+            expected_value=list(expected),
+            actual_value=list(actual),
+            sides=sides.pair,
+        )
+    ]
 
 
 def _call_text(e: Mapping[str, Any]) -> str:

@@ -25,6 +25,7 @@ from killpoint.scenarios import gates
 from killpoint.scenarios.conversation import canonical_arguments
 from killpoint.values.findings import Finding
 from killpoint.values.points import CrashPoint, PointError
+from killpoint.values.sentences import count
 
 SIGSTOP_LEASE = 0.3  # seconds: short, so the takeover after a pause waits little
 # Seconds the woken worker of `sigstop-writing` has to try its write while the takeover
@@ -100,15 +101,35 @@ class _Pause:
         before = effects([e for e in at_pause if e.pid == stale.pid])
         return stale, before, paused
 
-    def expired(self, cell: CellContext, plan: Plan) -> tuple[int, dict[str, Any]]:
+    def expired(self, cell: CellContext, plan: Plan) -> tuple[int, dict[str, Any]] | None:
         """Wait out the paused worker's lease; what the store holds then and the step a
-        takeover continues from."""
+        takeover continues from, or None when the store holds the session finished: a
+        runtime may make a run durably final before its last write (ADK writes
+        `end_of_agent` after the final answer), and there is then no run to take over."""
         wait_for_lease(cell)
         held, session = cell.at_crash("when the lease expired")
         step = cell.next_step(plan, session)
         if step is None:
-            raise PointError(f"killpoint: {plan.point}: nothing was left to take over")
-        return held, step
+            cell.event(
+                f"the store holds the session finished with {count(held, 'checkpoint')}: "
+                "nothing is left to take over",
+                "store",
+                "store",
+            )
+        return None if step is None else (held, step)
+
+    def nothing_left(self, cell: CellContext, plan: Plan, stale: Any) -> None:
+        """No takeover: the paused worker is woken and finishes its own last writes, the
+        only driver of a run that was already final; what it returns must be durable."""
+        for gate in plan.arm:
+            stale.release(gate)  # a release before the gate is reached lets it pass
+        stale.cont()
+        woke = stale.join(cell.deadline())
+        if woke.kind == "timeout":
+            cell.end(Finding("hung", "the woken worker did not end"))
+        cell.fault(f"the woken worker ended: {woke.kind} {woke.detail}".strip())
+        for f in acknowledged(stale.acks, cell.read(), who="the woken worker"):
+            cell.add(f)
 
     def late_calls(
         self,
@@ -144,22 +165,30 @@ class _Pause:
         count against `taken` (the store as the takeover had it). A returned status says
         nothing of writes (a fenced worker may wait for the owner and return its result),
         but what it returned must be durable."""
-        session, count = cell.read(), cell.progress()
-        found = cell.compare_sides(taken[0], session, TAKEOVER)
-        for f in found:
-            cell.add(stale_write(f))
-        if not found and count != taken[1]:
-            cell.add(
+        for f in self.stale_writes(cell, taken, stale, what):
+            cell.add(f)
+
+    def stale_writes(
+        self,
+        cell: CellContext,
+        taken: tuple[dict[str, Any] | None, int],
+        stale: Any,
+        what: str,
+    ) -> list[Finding]:
+        """`judge_stale`'s findings, for a caller that decides what they are."""
+        session, landed = cell.read(), cell.progress()
+        found = [stale_write(f) for f in cell.compare_sides(taken[0], session, TAKEOVER)]
+        if not found and landed != taken[1]:
+            found.append(
                 Finding(
                     "stale-write",
-                    f"the store's checkpoint count went from {taken[1]} to {count} {what}",
+                    f"the store's checkpoint count went from {taken[1]} to {landed} {what}",
                     path="store",
                     expected_value=taken[1],
-                    actual_value=count,
+                    actual_value=landed,
                 )
             )
-        for f in acknowledged(stale.acks, session, who="the stale worker"):
-            cell.add(f)
+        return found + acknowledged(stale.acks, session, who="the stale worker")
 
 
 class Sigstop(_Pause):
@@ -185,22 +214,28 @@ class Sigstop(_Pause):
     def run(self, cell: CellContext, plan: Plan) -> None:
         stale, before, paused = self.pause(cell, plan)
         try:
-            held, step = self.expired(cell, plan)
-            takeover = cell.start("resumer", checkpoint_offset=held, **step)
-            ended = cell.join(takeover, "the takeover")
-            if not ended.startswith("done"):
-                cell.end(Finding("unresumable", f"the takeover failed: {ended}"))
-            taken = cell.read(), cell.progress()
-            stale.cont()
-            woke = stale.join(cell.deadline())
-            if woke.kind == "timeout":
-                cell.end(Finding("hung", "the woken worker did not stop"))
-            cell.fault(f"stale worker ended: {woke.kind} {woke.detail}".strip())
-            self.judge_stale(cell, taken, stale, "after the stale worker woke")
+            expired = self.expired(cell, plan)
+            if expired is not None:
+                self.take_over(cell, stale, *expired)
+            else:
+                self.nothing_left(cell, plan, stale)
         finally:
             self.late_calls(cell, stale, before, paused)
         cell.sides = WOKEN
         cell.compare()
+
+    def take_over(self, cell: CellContext, stale: Any, held: int, step: dict[str, Any]) -> None:
+        takeover = cell.start("resumer", checkpoint_offset=held, **step)
+        ended = cell.join(takeover, "the takeover")
+        if not ended.startswith("done"):
+            cell.end(Finding("unresumable", f"the takeover failed: {ended}"))
+        taken = cell.read(), cell.progress()
+        stale.cont()
+        woke = stale.join(cell.deadline())
+        if woke.kind == "timeout":
+            cell.end(Finding("hung", "the woken worker did not stop"))
+        cell.fault(f"stale worker ended: {woke.kind} {woke.detail}".strip())
+        self.judge_stale(cell, taken, stale, "after the stale worker woke")
 
 
 class SigstopWriting(_Pause):
@@ -239,50 +274,81 @@ class SigstopWriting(_Pause):
     def run(self, cell: CellContext, plan: Plan) -> None:
         stale, before, paused = self.pause(cell, plan)
         try:
-            held, step = self.expired(cell, plan)
-            lapsed = cell.lease_deadline()
-            hold = gates.checkpoint_gate(held + 1, "writing")
-            takeover = cell.start(
-                "resumer", checkpoint_offset=held, gates=(hold,), release=True, **step
-            )
-            out = takeover.wait(frozenset({hold}), cell.deadline())
-            if out.kind == "timeout":
-                cell.end(Finding("hung", f"the takeover passed its time limit ({out.detail})"))
-            if out.kind != "gates":
-                cell.end(
-                    Finding(
-                        "unresumable",
-                        f"the takeover ended before its first checkpoint: {out.detail}",
-                    )
-                )
-            self.owned(cell, plan, lapsed)
-            claimed = cell.read(), cell.progress()
-            stale.cont()
-            self.stale_attempt(cell, stale, plan.point.k)
-            self.judge_stale(cell, claimed, stale, "while the takeover owned the run")
-            # The takeover goes on whether or not the woken worker has stopped: a fenced
-            # worker may wait for the owner, which must not wait for it in turn.
-            takeover.release(hold)
-            finished = cell.join(takeover, "the takeover")
-            if not finished.startswith("done"):
-                cell.end(Finding("unresumable", f"the takeover failed: {finished}"))
-            if stale.alive:
-                taken = cell.read(), cell.progress()
-                ended = stale.join(cell.deadline())
-                if ended.kind == "timeout":
-                    cell.end(
-                        Finding("hung", "the woken worker did not stop after the takeover ended")
-                    )
-                self.judge_stale(cell, taken, stale, "after the takeover ended")
-            ended = stale.finished
-            cell.fault(
-                "stale worker ended: "
-                + (f"{ended.kind} {ended.detail}".strip() if ended else "still running")
-            )
+            expired = self.expired(cell, plan)
+            if expired is not None:
+                self.take_over(cell, plan, stale, *expired)
+            else:
+                self.nothing_left(cell, plan, stale)
         finally:
             self.late_calls(cell, stale, before, paused)
         cell.sides = WOKEN
         cell.compare()
+
+    def take_over(
+        self, cell: CellContext, plan: Plan, stale: Any, held: int, step: dict[str, Any]
+    ) -> None:
+        lapsed = cell.lease_deadline()
+        hold = gates.checkpoint_gate(held + 1, "writing")
+        # Its first write landing, or not: whether the store took the takeover's write
+        # after the woken worker's (see `refused`).
+        first = gates.checkpoint_gate(held + 1, "landed")
+        takeover = cell.start(
+            "resumer", checkpoint_offset=held, gates=(hold, first), release=True, **step
+        )
+        out = takeover.wait(frozenset({hold}), cell.deadline())
+        if out.kind == "timeout":
+            cell.end(Finding("hung", f"the takeover passed its time limit ({out.detail})"))
+        if out.kind != "gates":
+            cell.end(
+                Finding(
+                    "unresumable",
+                    f"the takeover ended before its first checkpoint: {out.detail}",
+                )
+            )
+        self.owned(cell, plan, lapsed)
+        claimed = cell.read(), cell.progress()
+        stale.cont()
+        self.stale_attempt(cell, stale, plan.point.k)
+        found = self.stale_writes(cell, claimed, stale, "while the takeover owned the run")
+        # The takeover goes on whether or not the woken worker has stopped: a fenced
+        # worker may wait for the owner, which must not wait for it in turn.
+        takeover.release(hold)
+        landed = takeover.wait(frozenset({first}), cell.deadline())
+        if landed.kind == "gates":
+            takeover.release(first)
+        elif lapsed is None and landed.kind in ("error", "died") and found:
+            # No run ownership, so the takeover held before its first write had claimed
+            # nothing in the store; the woken worker's writes landed, and the store then
+            # refused the takeover's (the later writer): one history, the woken worker's.
+            self.woken_ends(cell, stale)
+            cell.add(refused(plan.point.k, claimed[1], cell.progress(), landed.detail))
+            return
+        for f in found:
+            cell.add(f)
+        finished = cell.join(takeover, "the takeover")
+        if not finished.startswith("done"):
+            cell.end(Finding("unresumable", f"the takeover failed: {finished}"))
+        if stale.alive:
+            taken = cell.read(), cell.progress()
+            ended = stale.join(cell.deadline())
+            if ended.kind == "timeout":
+                cell.end(Finding("hung", "the woken worker did not stop after the takeover ended"))
+            self.judge_stale(cell, taken, stale, "after the takeover ended")
+        ended = stale.finished
+        cell.fault(
+            "stale worker ended: "
+            + (f"{ended.kind} {ended.detail}".strip() if ended else "still running")
+        )
+
+    def woken_ends(self, cell: CellContext, stale: Any) -> None:
+        """The woken worker, the run's one driver once the store refused the takeover,
+        finishes the run; what it returns must be durable."""
+        ended = stale.join(cell.deadline())
+        if ended.kind == "timeout":
+            cell.end(Finding("hung", "the woken worker did not end after the takeover failed"))
+        cell.fault(f"stale worker ended: {ended.kind} {ended.detail}".strip())
+        for f in acknowledged(stale.acks, cell.read(), who="the woken worker"):
+            cell.add(f)
 
     def owned(self, cell: CellContext, plan: Plan, lapsed: float | None) -> None:
         """The takeover is held at its next checkpoint; whether it owns the run is read from
@@ -322,6 +388,21 @@ class SigstopWriting(_Pause):
             )
 
 
+def refused(k: int, claimed: int, landed: int, detail: str) -> Finding:
+    """Two drivers and an unresumable takeover, in a store that kept one history: what a
+    runtime without run ownership but with an optimistic check on each write (ADK's
+    StaleSessionError) does at `sigstop-writing`. Nothing was torn, so it is no
+    stale write; the takeover, the recovery, failed."""
+    return Finding.of(
+        "takeover-refused",
+        {"k": k, "woken": landed - claimed, "detail": detail},
+        path="store",
+        expected_value=claimed,
+        actual_value=landed,
+        sides=("checkpoints when the takeover was held", "checkpoints after it failed"),
+    )
+
+
 def stale_write(found: Finding) -> Finding:
     """A difference between the store after the takeover and after the stale worker woke:
     whatever field it is in, the stale worker wrote it. One cause, whatever the field: the
@@ -337,4 +418,11 @@ def stale_write(found: Finding) -> Finding:
     )
 
 
-__all__ = ["SIGSTOP_LEASE", "Sigstop", "SigstopWriting", "late_allowance", "unfinished_batch"]
+__all__ = [
+    "SIGSTOP_LEASE",
+    "Sigstop",
+    "SigstopWriting",
+    "late_allowance",
+    "refused",
+    "unfinished_batch",
+]

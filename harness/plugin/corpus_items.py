@@ -49,10 +49,13 @@ class UpgradeFailed(Exception):
 
 
 def failure_text(result: StateResult) -> str:
+    """A failing state in a few lines, each one line whatever the state's sentences hold."""
+    from killpoint.values.shown import line
+
     lines = [f"killpoint: {result.id}: {result.group}: {result.sentence}"]
     lines += [f"  {d}" for d in result.details[:8]]
     lines.append(f"  recorded as {result.recorded_as}, checked as {result.checked_as}")
-    return "\n".join(lines)
+    return "\n".join(line(each) for each in lines)
 
 
 class CorpusState(pytest.Item):
@@ -65,8 +68,13 @@ class CorpusState(pytest.Item):
 
     def runtest(self) -> None:
         from killpoint.corpus import manifest as mf
+        from killpoint.corpus.errors import CorpusError
+        from killpoint.values.shown import line
 
-        result = self.checker.check(self.folder, mf.read_state(self.folder))
+        try:
+            result = self.checker.check(self.folder, mf.read_state(self.folder))
+        except CorpusError as exc:  # a state that is no data: refused, never run
+            pytest.fail(line(str(exc)), pytrace=False)
         self.user_properties += [("group", result.group), ("checked_as", result.checked_as)]
         if result.failing:
             raise UpgradeFailed(result)
@@ -120,6 +128,19 @@ class CorpusPlugin:
             session.ihook.pytest_itemcollected(item=item)
         items.extend(found)
 
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """The stores made for states that could not be removed (the server gone), named
+        with the statement that drops each."""
+        from killpoint.plugin.masking import MaskedTerminal
+
+        self.checker.engine.sweep()
+        left = self.checker.engine.retry_leftovers()
+        if left:
+            terminal = MaskedTerminal(terminalreporter)
+            terminal.write_sep("-", "killpoint corpus")
+            for each in left:
+                terminal.write_line(f"killpoint: {each}")
+
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.checker.engine.sweep()
 
@@ -137,7 +158,9 @@ def configure(config: pytest.Config) -> None:
     try:
         plugin = CorpusPlugin(config, Path(folder))
     except (CorpusError, ScenarioRefError, StoreError) as exc:
-        raise pytest.UsageError(str(exc)) from None
+        from killpoint.plugin.settings import masked_usage
+
+        raise masked_usage(str(exc)) from None
     config.pluginmanager.register(plugin, "killpoint-corpus")
 
 
@@ -157,19 +180,23 @@ def check_upgrade(
     from killpoint.corpus.manifest import CorpusError
     from killpoint.stores import StoreError
     from killpoint.values.scenario_refs import ScenarioRefError
+    from killpoint.values.shown import line
 
     problem = None
+    leftovers: list[Any] = []
     try:
         result = check(
             Path(corpus), runtime, scenario_version=scenario_version, timeout=timeout,
-            work_parent=work_parent, store=store,
+            work_parent=work_parent, store=store, leftovers=leftovers,
         )  # fmt: skip
     except (CorpusError, ScenarioRefError, StoreError) as exc:
-        problem = f"{exc} (in crash.check_upgrade)"
+        problem = line(f"{exc} (in crash.check_upgrade)")
+    # A store that could not be removed stays on the server: the test says so and fails.
+    left = [line(f"killpoint: {each}") for each in leftovers]
     if problem is not None:
-        pytest.fail(problem, pytrace=False)
-    if result.failing:
-        pytest.fail("\n".join(failure_text(s) for s in result.failing), pytrace=False)
+        pytest.fail("\n".join([problem, *left]), pytrace=False)
+    if result.failing or left:
+        pytest.fail("\n".join([*(failure_text(s) for s in result.failing), *left]), pytrace=False)
     return result
 
 

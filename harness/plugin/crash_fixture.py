@@ -18,6 +18,7 @@ import pytest
 from killpoint.engine.options import split_list
 from killpoint.plugin.failure_messages import finding_lines
 from killpoint.plugin.keys import MARKER, RESULTS_KEY, SESSION_KEY
+from killpoint.values import shown
 
 if TYPE_CHECKING:
     from killpoint.engine.campaign import CampaignConfig
@@ -95,7 +96,7 @@ class CrashResults:
             lines.append(f"  rerun with --crash-seed {self.seed}")
             if self.work_root is not None:
                 lines.append(f"  kept cells (store, ledger, worker logs) under {self.work_root}")
-        return "\n".join(lines)
+        return "\n".join(shown.line(each) for each in lines)
 
 
 class Crash:
@@ -141,7 +142,7 @@ class Crash:
         if problem is not None:
             # Outside the except clause: the failure is one line, without the option
             # error chained to it as "During handling of the above exception".
-            pytest.fail(problem, pytrace=False)
+            pytest.fail(shown.line(problem), pytrace=False)
         campaign = Campaign(config, accepted=self.state.accepted())
         outcome = campaign.run()
         if outcome.interrupted:

@@ -1,7 +1,10 @@
 """What a failed crash cell says: verdict, first difference, replay command and seed.
 
 Shared by the matrix items and the `crash` fixture, so a cell reads the same whichever
-ran it. No pytest here: these are strings.
+ran it. No pytest here: these are strings. Each line is composed here and made one line
+by killpoint.values.shown.line: a finding's sentence, a timeline event or a line of a
+worker's output holds run content, whose newlines are shown escaped and which can never
+begin a line of the CI log as a workflow command.
 """
 
 from __future__ import annotations
@@ -9,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from killpoint.redaction import redact
-from killpoint.report.text import visible
+from killpoint.values.shown import line
 
 if TYPE_CHECKING:
     from killpoint.values.cell import CellResult
@@ -18,7 +21,7 @@ if TYPE_CHECKING:
 def finding_lines(result: CellResult, indent: str = "  ", limit: int = 8) -> list[str]:
     """One line per finding that is not allowed here, most severe first."""
     shown = [f for f in result.findings if not f.get("expected") and f.get("verdict") != "ok"]
-    lines = [f"{indent}{f.get('kind')}: {f.get('sentence')}" for f in shown[:limit]]
+    lines = [line(f"{indent}{f.get('kind')}: {f.get('sentence')}") for f in shown[:limit]]
     if len(shown) > limit:
         lines.append(f"{indent}... and {len(shown) - limit} more finding(s) in the JSON")
     return lines
@@ -44,7 +47,7 @@ def cell_failure(result: CellResult, seed: int) -> str:
     if result.stderr_tail.strip():
         lines.append("  worker stderr (tail):")
         lines += [f"    {line}" for line in result.stderr_tail.strip().splitlines()[-20:]]
-    return visible(redact("\n".join(lines)))
+    return "\n".join(line(redact(each)) for each in lines)
 
 
 __all__ = ["cell_failure", "finding_lines"]

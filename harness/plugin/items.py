@@ -17,6 +17,7 @@ from killpoint.plugin.keys import (
     RESULTS_KEY,
     SESSION_KEY,
 )
+from killpoint.values.shown import line
 
 if TYPE_CHECKING:
     from killpoint.values.cell import CellResult
@@ -55,7 +56,7 @@ class CrashMatrix(pytest.Collector):
             item.add_marker(MATRIX_MARKER)
             if isinstance(item, RowItem) and item.skip:
                 # Reported at the item's own location, with the reason.
-                item.add_marker(pytest.mark.skip(reason=item.why))
+                item.add_marker(pytest.mark.skip(reason=line(item.why)))
         return items
 
     def reportinfo(self) -> tuple[Path, int, str]:
@@ -105,7 +106,7 @@ class CellItem(pytest.Item):
         apply_accepted([result], state.accepted())
         if result.accepted:
             reasons = sorted({f["accepted"] for f in result.findings if "accepted" in f})
-            pytest.xfail(f"killpoint: accepted: {'; '.join(reasons)}")
+            pytest.xfail(line(f"killpoint: accepted: {'; '.join(reasons)}"))
         if not result.expected:
             raise CellFailed(result, state.seed)
 
@@ -127,7 +128,7 @@ class RowItem(pytest.Item):
         self.skip = skip
 
     def runtest(self) -> None:
-        pytest.fail(f"killpoint: {self.name}: {self.why}", pytrace=False)
+        pytest.fail(line(f"killpoint: {self.name}: {self.why}"), pytrace=False)
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, 0, f"killpoint row {self.name}"
@@ -146,12 +147,12 @@ class WithoutCrashItem(pytest.Item):
         open_ = [f for f in self.findings if f.get("verdict") != "ok"]
         if open_ and all(f.get("group") in accepted for f in open_):
             reasons = sorted({accepted[f["group"]].reason for f in open_})
-            pytest.xfail(f"killpoint: accepted: {'; '.join(reasons)}")
+            pytest.xfail(line(f"killpoint: accepted: {'; '.join(reasons)}"))
         failing = [f for f in open_ if f.get("group") not in accepted]
         if failing:
             lines = [f"killpoint: {self.name}: happens without a crash (the baseline shows it)"]
             lines += [f"  {f['kind']}: {f['sentence']}  [group {f['group']}]" for f in failing]
-            pytest.fail("\n".join(lines), pytrace=False)
+            pytest.fail("\n".join(line(each) for each in lines), pytrace=False)
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, 0, f"killpoint row {self.name}"

@@ -1,5 +1,7 @@
 """No secret in pytest's own outputs: a test's report (its failure text, its captured
-output) is masked before the terminal or `--junitxml` sees it, whichever test made it."""
+output) is masked before the terminal or `--junitxml` sees it, whichever test made it;
+and each of its lines made safe to show (killpoint.values.shown.lines: no escape
+sequence, no workflow command), as every line killpoint's summary writes is."""
 
 from __future__ import annotations
 
@@ -10,12 +12,12 @@ from killpoint.redaction import masker
 
 def mask_report(report: Any) -> None:
     """Mask, in place, what a test report carries as text."""
-    from killpoint.report.text import visible
+    from killpoint.values.shown import lines
 
     secrets = masker()
 
     def mask(text: str) -> str:
-        return visible(secrets(text))  # no escape sequence reaches the terminal raw either
+        return lines(secrets(text))  # no escape sequence nor command reaches the log either
 
     longrepr = getattr(report, "longrepr", None)
     if longrepr is not None:
@@ -29,18 +31,18 @@ def mask_report(report: Any) -> None:
 
 
 class MaskedTerminal:
-    """A terminal reporter whose lines are masked and made visible (what killpoint's own
-    summary writes holds run content)."""
+    """A terminal reporter whose lines are masked and each kept one line
+    (killpoint.values.shown.line: what killpoint's own summary writes holds run content)."""
 
     def __init__(self, reporter: Any) -> None:
-        from killpoint.report.text import visible
+        from killpoint.values.shown import line
 
         self._reporter = reporter
         self._mask = masker()
-        self._visible = visible
+        self._line = line
 
     def write_line(self, line: str, **markup: bool) -> None:
-        self._reporter.write_line(self._visible(self._mask(line)), **markup)
+        self._reporter.write_line(self._line(self._mask(line)), **markup)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._reporter, name)

@@ -64,10 +64,12 @@ CAMPAIGN_KEYS = (
 
 
 def masked_usage(text: str) -> pytest.UsageError:
-    """pytest's usage error, its secrets masked (a store URL's password)."""
+    """pytest's usage error, its secrets masked (a store URL's password), one line that
+    commands no CI runner (killpoint.values.shown.line)."""
     from killpoint.redaction import redact
+    from killpoint.values.shown import line
 
-    return pytest.UsageError(redact(text))
+    return pytest.UsageError(line(redact(text)))
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,10 @@ row-level groups the same in every shard (taken once), and the groups, the summa
 the accepted groups' standing are computed again from the merged cells by the functions
 that compute them for a campaign (document.assemble). Shards of different campaigns are
 refused before anything is written: a different seed samples other points, another
-version judges differently, and their union would be a report of no campaign.
+version judges differently, and their union would be a report of no campaign. A shard
+that lists a cell twice is refused too (its cells would be counted twice), and the
+shards are read only while their sizes add up to at most `limit` (MERGE_BYTES unless
+the caller raises it): each file is bounded by itself, but not their number.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from killpoint.engine.campaign import sorted_cells
 from killpoint.errors import KillpointError
 from killpoint.report.document import assemble
 from killpoint.values.cell import CellResult
+from killpoint.values.input_files import MERGE_BYTES, MIB
 from killpoint.values.shard import Shard
 
 # What makes two shards the same campaign: each must be equal in every shard.
@@ -99,6 +103,14 @@ def check(documents: Sequence[tuple[str, dict[str, Any]]], *, partial: bool) -> 
                 f"killpoint: {name} is another campaign than {first_name} ({why}); merge the "
                 "shards of one run (same seed, runtime, versions and selection)"
             )
+        ids: set[str] = set()
+        for c in doc["cells"]:
+            if c["id"] in ids:
+                raise MergeError(
+                    f"killpoint: {name} lists cell {c['id']!r} more than once; a shard holds "
+                    "each of its cells once: give the JSON as `--shard` wrote it"
+                )
+            ids.add(c["id"])
         strays = [c["id"] for c in doc["cells"] if not shard.owns(c["id"])]
         if strays:
             raise MergeError(
@@ -199,9 +211,25 @@ def _narrowed_by(document: dict[str, Any]) -> list[str]:
     return [p for p in text.split("; ") if p.startswith("--")]
 
 
-def read_shards(paths: Sequence[Path]) -> list[tuple[str, dict[str, Any]]]:
+def read_shards(
+    paths: Sequence[Path], limit: int = MERGE_BYTES
+) -> list[tuple[str, dict[str, Any]]]:
+    """Each shard's document, after their sizes are added up (before any is read):
+    MergeError naming the total and the limit when they pass it."""
     from killpoint.report.document import ReportError, read_json
 
+    total = 0
+    for path in paths:
+        try:
+            total += path.stat().st_size
+        except OSError:
+            continue  # read_json says why it cannot be read
+    if total > limit:
+        raise MergeError(
+            f"killpoint: the {len(paths)} shard file(s) given hold {total / MIB:.1f} MiB, "
+            f"over the {limit / MIB:.0f} MiB merge reads; give the shards of one campaign, "
+            "or raise the limit with --max-input-mb"
+        )
     found = []
     for path in paths:
         try:

@@ -1,39 +1,17 @@
-"""Run content made safe to show: visible (no control characters, bidi overrides or lone
-surrogates), clipped to a size, or cut to one line. Shared by the HTML report, the
-terminal and the pytest plugin's summary."""
+"""Run content made safe to show: visible (no control characters, separators, bidi
+overrides or lone surrogates: killpoint.values.shown), clipped to a size, or cut to one
+line. Shared by the HTML report, the terminal and the pytest plugin's summary."""
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any
+
+from killpoint.values.shown import visible
 
 TEXT = 240  # characters of a one-line sentence before it is cut, with an ellipsis
 # Characters of any one text in the JSON and the HTML: an 8 MiB stderr line keeps its end,
 # and the report keeps to its size limit.
 FIELD_LIMIT = 32 * 1024
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_BIDI = re.compile(r"[\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
-
-
-_ANY = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-
-
-def visible(value: Any) -> str:
-    """Text that shows what it holds: no control characters, bidi overrides or surrogates."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    if not _ANY.search(text):
-        return text  # the common case: one scan instead of three substitutions
-    text = _SURROGATE.sub("\ufffd", text)
-    text = _BIDI.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
-    return _CONTROL.sub(_escape_control, text)
-
-
-def _escape_control(match: re.Match[str]) -> str:
-    char = match.group()
-    return "\\r" if char == "\r" else f"\\x{ord(char):02x}"
 
 
 def number(value: Any) -> int | float | str | None:

@@ -83,6 +83,7 @@ _KINDS: tuple[FindingKind, ...] = (
     FindingKind("state-differs", "diverged", "high", "the session state differs from the baseline's"),
     FindingKind("usage-differs", "diverged", "low", "usage or metrics differ from the baseline's"),
     FindingKind("run-differs", "diverged", "high", "another field of the run differs from the baseline's"),
+    FindingKind("failures-differ", "ok", "info", "the run's history keeps other records of failed or aborted attempts than the baseline's (a fault the cell injected, a kill before a record landed); the conversation is judged without them"),
     # the contract (whatever the baseline did)
     FindingKind("cancel-late", "diverged", "high", "the run ended CANCELLED, but only after model turns past the first step boundary after the cancel"),
     FindingKind("cancel-ignored", "diverged", "high", "a cancel was requested, yet the run went on past the next step boundary and did not end CANCELLED"),
@@ -98,6 +99,7 @@ _KINDS: tuple[FindingKind, ...] = (
     FindingKind("cassette-stale", "diverged", "high", "the uninterrupted run asked the model what its cassette never recorded (the agent changed since, or is not deterministic): no cell of the row can be judged; record it again"),
     FindingKind("mode-broken", "diverged", "high", "the uninterrupted run did not persist as its checkpoint mode declares: no cell of the row can be judged against the declaration"),
     FindingKind("unresumable", "unresumable", "high", "continuing the run failed"),
+    FindingKind("takeover-refused", "unresumable", "medium", "two workers drove one run (no run ownership): the woken worker's write landed while the takeover held before its first, and the store refused the takeover's (the later writer), so it keeps one history and the takeover failed"),
     FindingKind("hung", "hung", "high", "a worker passed its time limit"),
     FindingKind("store-locked", "hung", "medium", "a worker passed its time limit, or a read found the store locked, while a paused worker held the store's SQLite lock: one frozen process stops every writer"),
     FindingKind("missed", "missed", "high", "the engine could not reach the crash point"),
@@ -128,12 +130,14 @@ HARMS: tuple[Harm, ...] = (
     Harm("content", "high", "what the run holds differs: content, messages, tool results, status, state, effects"),
     Harm("contract", "high", "a promise broken whatever the baseline did: cancel, confirmation, state once, ended runs, the mode, the scenario's expected outcome"),
     Harm("unjudged", "high", "the cell could not be judged: hung, missed, unresumable, an adapter's or killpoint's error, a row that is not deterministic"),
+    Harm("refused", "medium", "two workers drove one run and the store kept one history by refusing the later writer: the takeover failed, nothing was torn"),
     Harm("stalled", "medium", "a run stalled behind a lock a paused process held; nothing durable is lost while it waits"),
     Harm("unsynced", "medium", "a power cut took back what had landed but was not synced"),
     Harm("order", "low", "the same tool executions, in another order"),
     Harm("usage", "low", "usage and metrics (tokens, model-call counts)"),
     Harm("bookkeeping", "low", "a field disagrees with the rest without changing what a resume does"),
     Harm("allowed", "info", "a repeat the bound allows"),
+    Harm("history", "info", "records of failed or aborted attempts a runtime keeps beside the conversation: shown, never the verdict"),
     Harm("outage", "info", "killpoint's own store, disk or resources failed: evidence, not a verdict"),
 )  # fmt: skip
 HARM_OF: dict[str, str] = {
@@ -153,11 +157,13 @@ HARM_OF: dict[str, str] = {
     "nondeterministic": "unjudged", "cassette-stale": "unjudged",
     "history-unrecorded": "content",
     "store-locked": "stalled",
+    "takeover-refused": "refused",
     "checkpoints-lost": "unsynced",
     "tool-executions-reordered": "order",
     "usage-differs": "usage", "usage-overcounted": "usage",
     "inconsistency": "bookkeeping",
     "effect-repeated": "allowed",
+    "failures-differ": "history",
     "disk-full": "outage", "store-unavailable": "outage", "resource-exhausted": "outage",
 }  # fmt: skip
 # Kinds grouped per tool: the tool is what the finding is about.

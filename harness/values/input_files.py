@@ -17,7 +17,13 @@ from typing import Any
 
 from killpoint.errors import KillpointError
 
-REPORT_BYTES = 32 * 1024 * 1024  # six times the size a report is held to
+MIB = 1024 * 1024
+REPORT_BYTES = 32 * MIB  # six times the size a report is held to
+# What `merge` reads in all, by default: two report files at their limit, a dozen at the
+# size a report is held to. A shard's JSON holds its own cells and every row's
+# baselines, so the shards of one campaign add up to little more than its unsharded
+# report; parsed, JSON takes about seven times its size in memory.
+MERGE_BYTES = 2 * REPORT_BYTES
 ACCEPT_BYTES = 1024 * 1024
 DEPTH = 64  # a report nests 8 deep at most; an accept file 3
 
@@ -106,6 +112,8 @@ def load_toml(path: Path, limit: int = ACCEPT_BYTES) -> dict[str, Any]:
 __all__ = [
     "ACCEPT_BYTES",
     "DEPTH",
+    "MERGE_BYTES",
+    "MIB",
     "REPORT_BYTES",
     "InputError",
     "load_json",

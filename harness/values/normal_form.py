@@ -10,6 +10,7 @@ compares, whatever the runtime stores.
       "tool_executions": [{"name": str, "arguments": str, "turn": int,
                            "call_index": int, ...}],
       "last_checkpoint_at_message_index": int | None,
+      "failures": [{"kind": "error" | "abort", ...}],   # optional
       ...                                 # anything else the runtime persists
     }
 
@@ -18,6 +19,16 @@ compares, whatever the runtime stores.
   place in that turn's batch: with `name` and `arguments` they identify a tool execution.
 - `last_checkpoint_at_message_index` is how many of `messages` the run's last
   checkpoint covers (None: the runtime keeps no such mark).
+- `failures` (optional): the records of failed or aborted attempts that a runtime keeps
+  in its history beside the conversation, in the order it wrote them: a model error it
+  stored (ADK's error event for a provider's 500), the mark of an aborted invocation.
+  They are not `messages`: the conversation is what the run said and did, and a resume
+  sends the model no failure record (a run that retried a failed model turn holds the
+  same conversation as one that never failed). Whether such a record is there depends
+  on where a fault or a kill landed (a kill before the error record lands leaves none,
+  and the resume just asks again), so the oracle compares `failures` apart, as history
+  (`failures-differ`: shown, never the verdict); what a failure changed is judged where
+  it shows: the status, the messages, the effects.
 - Every other key (content, usage, errors, metrics, ...) is compared as it is, after the
   oracle drops the adapter's `excluded` keys (ids, timestamps: what differs between two
   runs by construction) at any depth. An adapter returns what its store holds and never
@@ -34,6 +45,9 @@ from typing import Any, TypedDict
 from killpoint.errors import KillpointError
 
 STATUSES = ("PENDING", "RUNNING", "PAUSED", "COMPLETED", "ERROR", "CANCELLED")
+# What a failure record is: a failed attempt (a model or tool error the runtime stored) or
+# the mark of an abort (a cancel).
+FAILURE_KINDS = ("error", "abort")
 
 
 class ToolCall(TypedDict):
@@ -56,11 +70,17 @@ class ToolExecution(TypedDict, total=False):
     status: str
 
 
+class Failure(TypedDict, total=False):
+    kind: str  # required: one of FAILURE_KINDS
+    message: Any
+
+
 class Run(TypedDict, total=False):
     status: str  # required
     messages: list[Message]  # required
     tool_executions: list[ToolExecution]  # required
     last_checkpoint_at_message_index: int | None  # required
+    failures: list[Failure]
     usage: Any
 
 
@@ -111,6 +131,13 @@ def _run(run: Any, who: str, at: str) -> None:
         _call(e, who, where, ("name", "arguments"))
         for key in ("turn", "call_index"):
             _need(_is_int(e.get(key)), who, f"{where}.{key}", "an int", e.get(key))
+    failures = run.get("failures", [])
+    _need(isinstance(failures, list), who, f"{at}.failures", "a list (when present)", failures)
+    for n, f in enumerate(failures):
+        where = f"{at}.failures[{n}]"
+        _need(isinstance(f, Mapping), who, where, "a dict", f)
+        _need(f.get("kind") in FAILURE_KINDS, who, f"{where}.kind",
+              f"one of {', '.join(FAILURE_KINDS)}", f.get("kind"))  # fmt: skip
 
 
 def _call(call: Any, who: str, at: str, keys: Iterable[str]) -> None:
@@ -151,7 +178,9 @@ def _exclude(value: Any, drop: frozenset[str]) -> Any:
 
 
 __all__ = [
+    "FAILURE_KINDS",
     "STATUSES",
+    "Failure",
     "Message",
     "NormalFormError",
     "Run",

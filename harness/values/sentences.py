@@ -251,6 +251,35 @@ def _field_differs(f: Facts) -> str:
     return f"{f['where']}: {both(f)}{_more(f.get('more', 0))}"
 
 
+def _takeover_refused(f: Facts) -> str:
+    return (
+        f"two drivers: the woken worker wrote checkpoint {f['k']} while the takeover was held "
+        f"before its first write (no run ownership) and landed {count(f['woken'], 'checkpoint')} "
+        "in all; the store refused the takeover's write (the later writer) and kept one "
+        f"history, the woken worker's; the takeover failed: {f['detail']}"
+    )
+
+
+def _failures_differ(f: Facts) -> str:
+    def kept(kinds: Sequence[str]) -> str:
+        if not kinds:
+            return "none"
+        return f"{count(len(kinds), 'failure record')} ({', '.join(kinds)})"
+
+    kinds = f"keeps {kept(f['actual_kinds'])} where the {f['expected_side']} keeps "
+    if f["actual_kinds"] == f["expected_kinds"]:
+        kinds = f"keeps the {f['expected_side']}'s kinds of failure record "
+        return (
+            f"run {f['run']} of the {f['actual_side']} {kinds}({', '.join(f['actual_kinds'])}), "
+            f"not the same records: {f['where']}: {both(f)}; records of attempts, compared "
+            "apart from the conversation"
+        )
+    return (
+        f"run {f['run']} of the {f['actual_side']} {kinds}{kept(f['expected_kinds'])}: "
+        "records of attempts, compared apart from the conversation"
+    )
+
+
 def _usage_overcounted(f: Facts) -> str:
     return (
         f"the session's runs count {count(f['stored'], 'model call')}; the model served "
@@ -360,6 +389,8 @@ TEMPLATES: dict[str, Callable[[Facts], str]] = {
     "stale-write": _stale_write,
     "usage-overcounted": _usage_overcounted,
     "outcome-unexpected": _outcome,
+    "failures-differ": _failures_differ,
+    "takeover-refused": _takeover_refused,
     "history-unrecorded": _history_unrecorded,
     "cassette-stale": _cassette_stale,
 }

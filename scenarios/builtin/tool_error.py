@@ -53,8 +53,11 @@ def script(conversation: Conversation) -> Reply:
     recovered = turns[1].output_of(turns[1].calls[0]) if turns[1].calls else None
     if _failed(recovered):
         return Reply.final(f"The {', '.join(map(str, failed))} mirror failed and so did backup.")
+    # The report as the tool returned it, not as the runtime wrapped it for the model (ADK
+    # sends a function's return value as JSON, {"result": ...}): one answer for every runtime.
     return Reply.final(
-        f"The {', '.join(map(str, failed))} mirror failed; recovered from the backup. {recovered}"
+        f"The {', '.join(map(str, failed))} mirror failed; recovered from the backup. "
+        f"{report_text('backup')}"
     )
 
 

@@ -78,3 +78,28 @@ def test_empty_assistant_text_is_not_a_turn() -> None:
         [{"role": "user", "content": "x"}, {"role": "assistant", "content": ""}]
     )
     assert ([], 1) == (conv.turns(), conv.model_turn)
+
+
+def test_a_return_value_wrapped_as_result_is_read_as_returned() -> None:
+    """ADK sends a function's plain return value as `{"result": value}`: the script reads
+    the value (a string as it is, anything else as JSON); any other JSON stays as sent."""
+    outputs = {
+        "c1": '{"result": "step 1 done"}',
+        "c2": '{"result": 42}',
+        "c3": '{"result": "a", "extra": 1}',
+        "c4": '{"error": "MirrorDown: refused"}',
+    }
+    items: list[dict[str, Any]] = [{"role": "user", "content": "Go."}]
+    items += [
+        {"type": "function_call", "call_id": c, "name": "f", "arguments": "{}"} for c in outputs
+    ]
+    items += [
+        {"type": "function_call_output", "call_id": c, "output": o} for c, o in outputs.items()
+    ]
+    (turn,) = Conversation.from_input(items).turns()
+    assert {
+        "c1": "step 1 done",
+        "c2": "42",
+        "c3": '{"result": "a", "extra": 1}',
+        "c4": '{"error": "MirrorDown: refused"}',
+    } == turn.outputs

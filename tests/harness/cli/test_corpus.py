@@ -104,3 +104,98 @@ def test_upgrade_refuses_a_runtime_against_a_scenario(capsys: pytest.CaptureFixt
     assert main(["upgrade", "--from", "reference", "--to", "research@tool-added"]) == 2
     err = capsys.readouterr().err
     assert "must both be runtimes or both scenario versions" in err and err.count("\n") == 1
+
+
+class TestTampered:
+    """A SQLite corpus someone else changed: refused with exit 2, naming the file, before
+    anything is read or copied; nothing left in the work folder."""
+
+    @staticmethod
+    def tampered(corpus: Path, tmp_path: Path) -> tuple[Path, Path]:
+        import shutil
+
+        from killpoint.corpus import manifest as mf
+
+        copy = tmp_path / "corpus"
+        shutil.copytree(corpus, copy)
+        sid = mf.read_manifest(copy).states[0]
+        return copy, copy / mf.STATES / mf.folder_name(sid)
+
+    def check(self, copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
+        work = tmp_path / "work"
+        work.mkdir()
+        code = main(["corpus", "check", str(copy), "--work-dir", str(work)])
+        err = capsys.readouterr().err
+        assert code == 2, err
+        assert [p for p in work.rglob("*") if p.is_file()] == []
+        return err
+
+    def test_a_link_to_etc(
+        self, corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        import os
+
+        copy, state = self.tampered(corpus, tmp_path)
+        (state / "model").mkdir(exist_ok=True)
+        os.symlink("/etc", state / "model" / "etc")
+        assert f"{state / 'model' / 'etc'}' is a symbolic link" in self.check(
+            copy, tmp_path, capsys
+        )
+
+    def test_a_gibibyte_store(
+        self, corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        copy, state = self.tampered(corpus, tmp_path)
+        with (state / "store.db").open("r+b") as f:
+            f.truncate(1024**3)  # sparse: nothing is written
+        err = self.check(copy, tmp_path, capsys)
+        assert "store.db' holds 1024.0 MiB, over the 64.0 MiB" in err
+
+    def test_a_pipe_for_a_ledger(
+        self, corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A FIFO would block forever the read that opens it: refused on sight."""
+        import os
+
+        copy, state = self.tampered(corpus, tmp_path)
+        (state / "ledger.jsonl").unlink()
+        os.mkfifo(state / "ledger.jsonl")
+        assert "ledger.jsonl' is not a plain file" in self.check(copy, tmp_path, capsys)
+
+    def test_a_state_folder_that_is_a_link(
+        self, corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        import shutil
+
+        copy, state = self.tampered(corpus, tmp_path)
+        shutil.rmtree(state)
+        state.symlink_to(tmp_path)
+        assert "is a symbolic link" in self.check(copy, tmp_path, capsys)
+
+    def test_a_file_no_state_holds(
+        self, corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        copy, state = self.tampered(corpus, tmp_path)
+        (state / "run.sh").write_text("#!/bin/sh\n")
+        assert "run.sh' is not a file a corpus state holds" in self.check(copy, tmp_path, capsys)
+
+
+def test_the_page_escapes_control_bytes(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A manifest's library names and versions are the corpus's: an ESC or BEL in them
+    reaches neither the page nor the terminal raw."""
+    import shutil
+
+    copy = tmp_path / "corpus"
+    shutil.copytree(corpus, copy)
+    manifest = json.loads((copy / "corpus.json").read_text())
+    manifest["versions"]["libraries"]["evil\x1b]0;pwned\x07\x1b[2J"] = "1\x1b[31m\x9b"
+    (copy / "corpus.json").write_text(json.dumps(manifest))
+    page = tmp_path / "check.html"
+    assert main(["corpus", "check", str(copy), "--report", str(page)]) == 0
+    html = page.read_text()
+    out = capsys.readouterr().out
+    for text in (html, out):
+        assert not any(c in text for c in "\x1b\x07\x9b")
+    assert "evil\\x1b]0;pwned\\x07\\x1b[2J" in html and "1\\x1b[31m\\x9b" in out

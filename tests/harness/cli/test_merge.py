@@ -141,6 +141,30 @@ class TestRefused:
         result = killpoint("merge", "forged.json", "s2.json", "-o", "x.json", cwd=runs)
         refused(result, "holds cell", two["cells"][0]["id"])
 
+    def test_a_shard_that_repeats_a_cell_is_refused(self, runs: Path) -> None:
+        """A cell listed twice would be counted twice (a 239-cell campaign reported as
+        359): refused, naming the cell and the file."""
+        one = read(runs / "s1.json")
+        one["cells"].append(one["cells"][0])
+        (runs / "twice.json").write_text(json.dumps(one))
+        result = killpoint("merge", "twice.json", "s2.json", "-o", "x.json", cwd=runs)
+        refused(result, "twice.json lists cell", one["cells"][0]["id"], "more than once")
+        assert not (runs / "x.json").exists()
+
+    def test_the_shards_together_are_bounded(self, runs: Path) -> None:
+        """Each file is bounded by itself; their sum is bounded before any is read, and the
+        message names the limit and the option that raises it."""
+        big = runs / "big.json"
+        with big.open("wb") as f:
+            f.truncate(70 * 1024 * 1024)  # sparse: over the default alone, never read
+        result = killpoint("merge", "s1.json", "big.json", "-o", "x.json", cwd=runs)
+        refused(result, "hold 70.", "over the 64 MiB merge reads", "--max-input-mb")
+        # Raised, the sum passes; the file alone is still held to a report's own limit.
+        result = killpoint(
+            "merge", "s1.json", "big.json", "-o", "x.json", "--max-input-mb", "100", cwd=runs
+        )
+        refused(result, "big.json' is larger than 32 MiB")
+
     def test_shards_of_different_counts_are_refused(self, runs: Path) -> None:
         other = read(runs / "s2.json")
         other["shard"] = {"index": 2, "count": 3}

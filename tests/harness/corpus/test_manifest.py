@@ -113,3 +113,27 @@ def test_libraries_name_the_versions_imported() -> None:
     assert found["SQLAlchemy"] == importlib.metadata.version("SQLAlchemy")
     assert found["killpoint"] == importlib.metadata.version("killpoint")
     assert all(importlib.metadata.version(name) == v for name, v in found.items())
+
+
+class TestStateIds:
+    @pytest.mark.parametrize(
+        "sid",
+        ["research/tool-batch/x\n::add-mask::y", "a##[error]b", "a b", "", "x" * 301, "a\x1b[2J"],
+    )
+    def test_an_id_that_could_shape_output_is_refused(self, tmp_path: Path, sid: str) -> None:
+        """A state id is a pytest node id and a line of output: only the characters of
+        scenario references, modes and points."""
+        folder = write_manifest(tmp_path / "c", states=[sid])
+        with pytest.raises(mf.CorpusError, match=r"states\[0\].*is not a state id"):
+            mf.read_manifest(folder)
+
+    def test_an_id_listed_twice(self, tmp_path: Path) -> None:
+        folder = write_manifest(tmp_path / "c", states=["a/b/c:1", "a/b/c:1"])
+        with pytest.raises(mf.CorpusError, match="listed twice"):
+            mf.read_manifest(folder)
+
+    def test_a_manifest_that_is_a_link(self, tmp_path: Path) -> None:
+        (tmp_path / "c").mkdir()
+        (tmp_path / "c" / mf.MANIFEST).symlink_to("/etc/passwd")
+        with pytest.raises(mf.CorpusError, match="symbolic link"):
+            mf.read_manifest(tmp_path / "c")

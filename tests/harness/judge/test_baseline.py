@@ -133,3 +133,22 @@ class TestTwoTraces:
         out = io.StringIO()
         summary(CampaignResult(config, seed=1, baselines=[base]), console(out), [])
         assert f"note multi-run/{base.trace_note}" in out.getvalue()
+
+
+def test_calls_are_counted_per_effect_by_the_intent_their_started_record_declares() -> None:
+    """A tool that declares its intent (send_email by `to`) records it on `started` only;
+    the `finished` record that follows must not map the call back to its arguments (a
+    woken worker's late call of its unfinished batch was then never allowed)."""
+    from collections import Counter
+
+    from killpoint.judge.baseline import as_effects
+    from killpoint.scenarios.ledger import Entry
+
+    args = '{"body":"hi","to":"ana"}'
+    entries = [
+        Entry("s", "send_email", args, None, "started", True, 1, 0.0, intent='{"to":"ana"}'),
+        Entry("s", "send_email", args, None, "finished", True, 1, 0.1),
+    ]
+    assert Counter({("send_email", '{"to":"ana"}'): 1}) == as_effects(
+        Counter({("send_email", args): 1}), entries
+    )

@@ -66,6 +66,23 @@ class TestSessions:
     def test_equal_sessions_have_no_finding(self) -> None:
         assert [] == compare_sessions(SEVEN, copy.deepcopy(SEVEN))
 
+    def test_failure_records_are_compared_apart_and_never_set_the_verdict(self) -> None:
+        """A model error the runtime kept in its history (a fault the cell injected, then
+        continued) beside the same conversation: one `failures-differ` finding that
+        leaves the cell ok; the same record with the conversation changed is still a
+        divergence, found where it shows."""
+        failed = copy.deepcopy(SEVEN)
+        failed["runs"]["r1"]["failures"] = [{"kind": "error", "code": "500", "at_message": 3}]
+        found = compare_sessions(SEVEN, failed)
+        assert ["failures-differ"] == kinds_of(found)
+        assert ("ok", True) == verdict_of(found)
+        assert "keeps 1 failure record (error) where the baseline keeps none" in found[0].sentence
+        assert "runs[0].failures" == found[0].path
+        worse = copy.deepcopy(failed)
+        worse["runs"]["r1"]["messages"].pop()
+        assert "messages-differ" in kinds_of(compare_sessions(SEVEN, worse))
+        assert "diverged" == verdict_of(compare_sessions(SEVEN, worse))[0]
+
     def test_missing_executions_are_named_before_any_field(self) -> None:
         """A resumed run that kept only its last leg: the lost executions are listed by
         name and arguments, not reported as a field that differs at index 0."""

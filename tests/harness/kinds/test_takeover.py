@@ -105,3 +105,41 @@ def test_the_cells_end_is_named_for_what_it_is_and_the_timeline_ends_with_the_ve
     texts = [e[1] for e in result.timeline]
     assert texts[-1].startswith(f"verdict: {result.verdict}, unexpected: "), texts[-1]
     assert not any("matches" in t for t in texts), texts
+
+
+OPTIMISTIC = "tests.harness.optimistic_runtime:adapter"
+
+
+@pytest.mark.parametrize(
+    "where", ["research/every-batch/sigstop-writing:6", "research/every-batch/sigstop:5"]
+)
+def test_a_run_final_before_its_last_write_leaves_nothing_to_take_over(
+    tmp_path: Path, where: str
+) -> None:
+    """optimisticagent's run is durably COMPLETED at checkpoint 5 and writes a sixth (as
+    ADK writes end_of_agent after the final answer): paused before or at that last write,
+    there is no run to take over, so the cell says so, wakes the worker to finish its own
+    write, and is judged on the store it leaves (it was `missed`, a harness defect)."""
+    result = run(tmp_path, OPTIMISTIC, where)
+    assert ("ok", True) == (result.verdict, result.expected), result.findings
+    texts = [e[1] for e in result.timeline]
+    assert any("nothing is left to take over" in t for t in texts), texts
+    assert not any("resumer" in t and "started" in t for t in texts), texts
+
+
+def test_a_store_that_refuses_the_later_writer_is_two_drivers_and_a_failed_takeover(
+    tmp_path: Path,
+) -> None:
+    """optimisticagent has no run ownership but refuses a writer whose copy is older than
+    the store's: the woken worker's write lands while the takeover is held before its
+    first, goes on to finish the run, and the takeover's write is refused. One history is
+    kept, nothing torn: `takeover-refused` (unresumable, medium), no `stale-write`, and
+    the store at the end is the baseline's."""
+    result = run(tmp_path, OPTIMISTIC, "research/every-batch/sigstop-writing:3")
+    assert ("unresumable", False) == (result.verdict, result.expected), result.findings
+    found = {f["kind"]: f for f in result.findings}
+    assert "stale-write" not in found and "corrupt" != result.verdict
+    refused = found["takeover-refused"]
+    assert "medium" == refused["severity"]
+    assert "StaleRun" in refused["sentence"] and "two drivers" in refused["sentence"]
+    assert not {"messages-differ", "status-differs", "runs-differ"} & set(found), found

@@ -54,6 +54,9 @@ class TestValidation:
             (("runs", "r1", "tool_executions", 0, "arguments"), {"q": "x"}, "[0].arguments"),
             (("runs", "r1", "tool_executions", 0, "turn"), "1", "tool_executions[0].turn should"),
             (("runs", "r1", "last_checkpoint_at_message_index"), "3", "last_checkpoint_at"),
+            (("runs", "r1", "failures"), {"kind": "error"}, "runs['r1'].failures should be a list"),
+            (("runs", "r1", "failures"), [{"kind": "oops"}], "failures[0].kind should be one of"),
+            (("runs", "r1", "failures"), ["500"], "runs['r1'].failures[0] should be a dict"),
         ],
     )
     def test_a_wrong_field_is_named(self, path: tuple[Any, ...], value: Any, named: str) -> None:
@@ -61,6 +64,13 @@ class TestValidation:
             validate_session(broken(path, value), "runtime 'mine': read_session")
         assert named in str(info.value)
         assert str(info.value).startswith("killpoint: runtime 'mine': read_session returned")
+
+    def test_failure_records_are_optional_and_of_two_kinds(self) -> None:
+        """A run may keep the records of failed or aborted attempts beside its messages."""
+        for failures in ([], [{"kind": "error", "code": "500"}, {"kind": "abort"}]):
+            session = copy.deepcopy(SESSION)
+            session["runs"]["r1"]["failures"] = failures
+            validate_session(session)
 
 
 class TestExclusions:
