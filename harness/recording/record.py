@@ -39,7 +39,9 @@ from killpoint.scenarios.model_server import ModelServer, environ
 from killpoint.values.modes import find
 from killpoint.values.scenario_refs import CASSETTE, resolve_scenario
 
-SESSION_ID = "recorded"
+# The engine's session id (killpoint.engine.engine.SESSION_ID): the recorded run stores
+# what a replayed baseline stores, its run ids included, so the two compare field by field.
+SESSION_ID = "killpoint-session"
 MASK = "[redacted]"
 
 
