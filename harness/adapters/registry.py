@@ -8,9 +8,11 @@ built-in runtime is a package under `killpoint.adapters` and one entry here.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from killpoint.adapters.protocol import MEMBERS, AdapterError, RuntimeAdapter
 from killpoint.values.import_paths import call_problem, import_attribute
@@ -109,6 +111,23 @@ def _load_builtin(builtin: Builtin) -> RuntimeAdapter:
         )
     adapter: RuntimeAdapter = getattr(module, builtin.factory)()
     return adapter
+
+
+ACCEPTED_FILE = "accepted.toml"  # beside a built-in adapter's module: its by-design groups
+
+
+def accepted_file(runtime: str) -> Path | None:
+    """The accepted-findings file a built-in runtime ships for what its documentation
+    calls by design (`--accept builtin`); None for a runtime that ships none (the
+    reference runtime, a user's adapter)."""
+    builtin = BUILTINS.get(runtime)
+    if builtin is None:
+        return None
+    spec = importlib.util.find_spec(builtin.module)
+    if spec is None or spec.origin is None or not spec.submodule_search_locations:
+        return None  # a module of its own, not a package: no file beside it
+    path = Path(spec.origin).parent / ACCEPTED_FILE
+    return path if path.is_file() else None
 
 
 def warm_loaded() -> list[str]:

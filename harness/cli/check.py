@@ -16,6 +16,7 @@ from killpoint.cli import output as cli_output
 from killpoint.cli import verbosity
 from killpoint.cli.exit_codes import EXIT_OK, EXIT_UNEXPECTED
 from killpoint.engine.options import CampaignConfig, ConfigError, OptionError
+from killpoint.values.sentences import count
 
 LABELS = {"scenarios": "--scenario", "modes": "--mode"}
 DEFAULT_SCENARIO = "research"
@@ -73,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     failed = sum(c.status == FAIL for c in checks)
     cli_output.plain(
         out,
-        f"{failed} check(s) failed"
+        f"{count(failed, 'check')} failed"
         if failed
         else f"every check passed: run `{next_command(config.runtime, args.store)}`",
     )

@@ -12,6 +12,7 @@ from typing import Any
 
 from killpoint.adapters.registry import RUNTIME_HELP
 from killpoint.cli import output as cli_output
+from killpoint.values.durations import duration
 from killpoint.values.sentences import count
 
 SCENARIO_VERSION_HELP = (
@@ -173,10 +174,11 @@ def _report(result: Any, args: argparse.Namespace, found: list[Any]) -> int:
         cli_output.plain(out, text)
     counts = ", ".join(f"{n} {g}" for g, n in result.counts().items()) or "no states"
     per = result.seconds / len(result.states) if result.states else 0.0
+    control = " (a control: checked with the versions that recorded it)" if result.control else ""
     cli_output.plain(
         out,
-        f"{count(len(result.states), 'state')} in {result.seconds:.1f} s ({per:.3f} s per state): "
-        f"{counts}",
+        f"{count(len(result.states), 'state')} in {duration(result.seconds)} "
+        f"({duration(per)} per state){control}: {counts}",
     )
     before = [s for s in result.failing if s.failed_before]
     if before:

@@ -11,6 +11,7 @@ from killpoint.engine.engine import SESSION_ID, Engine
 from killpoint.engine.options import OptionError
 from killpoint.redaction import redact
 from killpoint.values.cell import Cell
+from killpoint.values.durations import offset
 from killpoint.values.modes import find
 from killpoint.values.points import CrashPoint, Schedule
 from killpoint.values.sentences import count
@@ -73,7 +74,7 @@ def run_demo(*, mode: str | None = None, store: str = "sqlite", runtime: str = "
     say("   to confirm the checkpoint landed, then its whole process group gets SIGKILL.")
     result = engine.run_cell(cell)
     for event in result.timeline:
-        say(f"   {event.t * 1000:8.1f} ms  {event.text}")
+        say(f"   {offset(event.t):>10}  {event.text}")
     say("")
     say("3. The store right after the kill:")
     crash = result.store_at_crash or {}

@@ -19,6 +19,25 @@ def targets(json_path: Path, html_path: Path | None) -> list[Target]:
     return found
 
 
+def output_targets(asked: dict[str, str], taken: list[Path]) -> dict[str, Target]:
+    """The targets of the other formats asked for ({format: path}), checked, none of them
+    a path another output is written to; TargetError otherwise."""
+    from killpoint.report.renderers import RENDERERS
+
+    found: dict[str, Target] = {}
+    for name, path in asked.items():
+        target = Target(Path(path))
+        if any(same_file(target.path, t) for t in taken):
+            raise TargetError(
+                f"{RENDERERS[name].option} names {path!r}, a path another report is written "
+                "to; give it a path of its own"
+            )
+        target.check()
+        taken = [*taken, target.path]
+        found[name] = target
+    return found
+
+
 def write_all(
     document: dict[str, Any],
     found: list[Target],
@@ -40,4 +59,4 @@ def write_all(
     return [str(t.path.absolute()) for t in found]
 
 
-__all__ = ["targets", "write_all"]
+__all__ = ["output_targets", "targets", "write_all"]

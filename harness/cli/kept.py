@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from killpoint.engine.work_root import RAM_DIR
+from killpoint.values.sentences import count
 
 
 def size_of(folder: Path) -> int:
@@ -47,7 +48,7 @@ def kept_note(kept: Iterable[str], *, postgresql: bool = False) -> str | None:
         else ""
     )
     return (
-        f"kept {len(folders)} cell folder(s), {shown_size(size)}{where}, in "
+        f"kept {count(len(folders), 'cell folder')}, {shown_size(size)}{where}, in "
         f"{', '.join(roots)}; remove them with: {command}{schemas}"
     )
 

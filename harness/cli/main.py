@@ -26,7 +26,8 @@ from killpoint.cli import merge as cli_merge
 from killpoint.cli import output as cli_output
 from killpoint.cli import record as cli_record
 from killpoint.cli import replay as cli_replay
-from killpoint.cli.exit_codes import EXIT_USAGE, interrupted_status
+from killpoint.cli.exit_codes import EXIT_NOT_WRITTEN, EXIT_USAGE, interrupted_status
+from killpoint.report import renderers
 
 WORK_DIR_HELP = (
     "where to make this run's folder for the cells' stores, ledgers and logs "
@@ -126,9 +127,15 @@ def _cmd_search(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    """`killpoint report RESULTS.json [-o HTML] [--junit PATH] [--markdown PATH] ...`: any
+    output of a saved report (killpoint.report.renderers), rendered from its document. The
+    HTML is written when -o is given or no other format is asked for."""
+    from killpoint.cli import ending
+    from killpoint.cli.documents import output_targets
     from killpoint.report.document import ReportError, read_json
     from killpoint.report.html import render_report
     from killpoint.report.redact import redact
+    from killpoint.report.renderers import asked
     from killpoint.report.targets import Target, TargetError, same_file
 
     if args.from_journal is not None or args.results is None:
@@ -142,8 +149,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
         return rebuild.run(args)
     source = Path(args.results)
+    others = asked(args)
+    html = args.output is not None or not others
     out = Path(args.output) if args.output else source.with_suffix(".html")
-    if same_file(source, out):
+    if html and same_file(source, out):
         return cli_output.usage_error(
             f"killpoint: -o {str(out)!r} is the report's own JSON; give another path"
         )
@@ -157,17 +166,24 @@ def _cmd_report(args: argparse.Namespace) -> int:
     except (ReportError, DiffError) as exc:
         return cli_output.usage_error(str(exc))
     target = Target(out)
+    written: list[str] = []
     try:
-        target.check()
-        html = render_report(document, diff_base=base, diff_base_name=args.diff_base or "")
-        target.write(redact(html))
+        found = output_targets(others, [source, *([out] if html else [])])
+        if html:
+            target.check()
+            page = render_report(document, diff_base=base, diff_base_name=args.diff_base or "")
+            target.write(redact(page))
+            written.append(str(out.absolute()))
     except TargetError as exc:
         return cli_output.usage_error(f"killpoint: {exc}")
     except OSError as exc:
         return cli_output.usage_error(
             f"killpoint: cannot write {str(out)!r}: {exc.strerror or exc}"
         )
-    cli_output.plain(cli_output.stdout(), str(out.absolute()))
+    stdout = cli_output.stdout()
+    if ending.write_outputs(document, found, written, cli_output.stderr()):
+        return EXIT_NOT_WRITTEN
+    cli_output.plain(stdout, ", ".join(written))
     return 0
 
 
@@ -242,9 +258,16 @@ def build_parser() -> argparse.ArgumentParser:
     search_report.add_options(p)
     p.set_defaults(func=_cmd_search)
 
-    p = sub.add_parser("report", help="render a saved JSON as the HTML crash-matrix report")
+    p = sub.add_parser(
+        "report", help="render a saved JSON as the HTML report, JUnit, Markdown or text"
+    )
     p.add_argument("results", nargs="?", help="a matrix JSON")
-    p.add_argument("-o", "--output", help="where the HTML goes (default: beside the JSON, .html)")
+    p.add_argument(
+        "-o",
+        "--output",
+        help="where the HTML goes (default: beside the JSON, .html, unless only other "
+        "formats are asked for)",
+    )
     p.add_argument(
         "--from-journal",
         metavar="JOURNAL",
@@ -256,6 +279,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="BASE.json",
         help="show what changed against this earlier report (as `killpoint diff` does)",
     )
+    renderers.add_options(p)
     p.set_defaults(func=_cmd_report)
     return parser
 

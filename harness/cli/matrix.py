@@ -25,8 +25,11 @@ from killpoint.engine.cell_log import heads
 from killpoint.engine.options import CampaignConfig, ConfigError, OptionError
 from killpoint.engine.signal_hold import SignalHold
 from killpoint.report.targets import Target, TargetError, default_paths, same_file
+from killpoint.values.sentences import count, verb
 
 SHOWN_SWEPT = 10  # folders named one by one; the rest are counted
+# Formats a campaign writes beside its JSON, HTML and --junit (killpoint.report.renderers).
+EXTRA_FORMATS = ("markdown", "text", "annotations")
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -112,17 +115,23 @@ def run(args: argparse.Namespace) -> int:
         return cli_output.usage_error(
             f"killpoint: --json and --report both name {str(json_target.path)!r}; give two paths"
         )
-    junit_target = Target(Path(args.junit)) if args.junit else None
-    if junit_target is not None and any(
-        same_file(junit_target.path, t.path) for t in (json_target, html_target)
-    ):
-        return cli_output.usage_error(
-            f"killpoint: --junit names {str(junit_target.path)!r}, a path another report "
-            "is written to; give it a path of its own"
-        )
+    from killpoint.report.renderers import RENDERERS, asked
+
+    wanted = {**({"junit": args.junit} if args.junit else {}), **asked(args, EXTRA_FORMATS)}
+    outputs = {name: Target(Path(path)) for name, path in wanted.items()}
+    taken = [json_target, html_target]
+    for name, target in outputs.items():
+        if any(same_file(target.path, t.path) for t in taken):
+            return cli_output.usage_error(
+                f"killpoint: {RENDERERS[name].option} names {str(target.path)!r}, a path "
+                "another report is written to; give it a path of its own"
+            )
+        taken.append(target)
     accepted = {}
     try:
-        if args.accept:
+        if args.accept == BUILTIN_ACCEPT:
+            accepted = builtin_accepted(config.runtime)
+        elif args.accept:
             accepted = read_accepted(Path(args.accept))
         elif args.rerun_failed:
             from killpoint.cli.rerun import carried_accepted
@@ -131,8 +140,8 @@ def run(args: argparse.Namespace) -> int:
         for target in (json_target, html_target):
             target.check()
             target.lock()
-        if junit_target is not None:
-            junit_target.check()
+        for target in outputs.values():
+            target.check()
     except (TargetError, AcceptError, KillpointError) as exc:
         for target in (json_target, html_target):
             target.close()
@@ -141,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
             message if message.startswith("killpoint:") else f"killpoint: {message}"
         )
     try:
-        return campaign(config, args, json_target, html_target, accepted, cells, junit_target)
+        return campaign(config, args, json_target, html_target, accepted, cells, outputs)
     finally:
         for target in (json_target, html_target):
             target.close()
@@ -154,7 +163,7 @@ def campaign(
     html_target: Target,
     accepted: dict[str, Any],
     cells: list[str] | None,
-    junit_target: Target | None = None,
+    outputs: dict[str, Target] | None = None,
 ) -> int:
     from killpoint.cli import ending
     from killpoint.cli.progress import with_progress
@@ -175,7 +184,7 @@ def campaign(
             f"killpoint matrix runtime={config.runtime} store={redact(shown(config.store))} "
             f"points={config.points} depth={config.depth} seed={camp.seed} "
             f"workers={config.workers}"
-            + (f" rerun={len(cells)} cell(s)" if cells is not None else "")
+            + (f" rerun={count(len(cells), 'cell')}" if cells is not None else "")
             + (f" shard={config.shard}" if config.shard is not None else ""),
         )
     # Engaged by the campaign at its first interrupt or its last cell; released once the
@@ -190,17 +199,16 @@ def campaign(
             from killpoint.cli.rerun import changes
 
             rerun_of = changes(args.rerun_failed, cells, heads(result.cells))
-        not_written, lost, written = write_reports(
+        document, (not_written, lost, written) = write_reports(
             result, json_target, html_target, err, rerun=cells is not None, rerun_of=rerun_of
         )
-        if junit_target is not None:
-            not_written |= ending.write_junit(result, junit_target, written, err)
+        not_written |= ending.write_outputs(document, outputs or {}, written, err)
         if journal is not None:
             finish_journal(journal, lost, err)
     finally:
         hold.release()
     groups = result.groups()
-    cli_output.summary(result, out, groups)
+    cli_output.summary(document, out)
     narrow = narrowed(result, rerun=cells is not None)
     cli_output.show_unmet(unmet([*groups, *result.row_groups()], accepted, narrow), narrow, out)
     if rerun_of is not None and cells is not None:
@@ -218,12 +226,12 @@ def campaign(
     if unjudged:
         cli_output.plain(
             err,
-            f"killpoint: {unjudged} cell(s) could not be judged: the store server, the work "
-            "folder or a thread or process limit failed under them (their findings say how); "
-            "rerun them with --rerun-failed and the JSON",
+            f"killpoint: {count(unjudged, 'cell')} could not be judged: the store server, the "
+            "work folder or a thread or process limit failed under them (their findings say "
+            "how); rerun them with --rerun-failed and the JSON",
         )
     failing = ending.failing_groups(result, [*groups, *result.row_groups()], args.fail_on, err)
-    ending.github(result, failing, written, out, err)
+    ending.github(document, args.fail_on, written, out, err)
     ending.name_kept(result, out)
     if written:  # last: what a reader of the log looks for when the run is over
         cli_output.plain(out, f"written: {', '.join(written)}")
@@ -255,7 +263,7 @@ def name_swept(folders: list[Path], err: Console) -> None:
     more = f" and {len(folders) - SHOWN_SWEPT} more" if len(folders) > SHOWN_SWEPT else ""
     cli_output.plain(
         err,
-        f"killpoint: removed {len(folders)} cell folder(s) that killed campaigns left "
+        f"killpoint: removed {count(len(folders), 'cell folder')} that killed campaigns left "
         f"behind: {shown}{more}",
     )
 
@@ -324,8 +332,9 @@ def recover_left_behind(json_target: Target, html_target: Target, err: Console) 
     who = f"pid {left.pid}" if left.pid is not None else "an earlier campaign"
     cli_output.plain(
         err,
-        f"killpoint: {who} ended without writing its reports; the {left.cells} cell(s) "
-        f"its journal holds are rebuilt into {json_path} and {html_path}",
+        f"killpoint: {who} ended without writing its reports; the {count(left.cells, 'cell')} "
+        f"its journal holds {verb(left.cells, 'is', 'are')} rebuilt into {json_path} and "
+        f"{html_path}",
     )
 
 
@@ -337,10 +346,11 @@ def write_reports(
     *,
     rerun: bool = False,
     rerun_of: dict[str, Any] | None = None,
-) -> tuple[bool, bool, list[str]]:
-    """Write the JSON, then the HTML; a path that fails gets a fallback (named). Whether
-    something could not be written where asked, whether one could not be written at all,
-    and the paths written (the `written:` line, printed last)."""
+) -> tuple[dict[str, Any], tuple[bool, bool, list[str]]]:
+    """Write the JSON, then the HTML; a path that fails gets a fallback (named). The
+    document (every other output is rendered from it), and: whether something could not
+    be written where asked, whether one could not be written at all, and the paths written
+    (the `written:` line, printed last)."""
     from killpoint.report.document import dumps, to_document, write
     from killpoint.report.html import render_report
     from killpoint.report.redact import redact
@@ -370,7 +380,20 @@ def write_reports(
             written.append(str(fallback))
         else:
             written.append(str(target.path.absolute()))
-    return missed, lost, written
+    return document, (missed, lost, written)
+
+
+BUILTIN_ACCEPT = "builtin"  # --accept builtin: the runtime's own by-design file
+
+
+def builtin_accepted(runtime: str) -> dict[str, Any]:
+    """The groups the runtime's documentation calls by design (empty for one that ships
+    none: the reference runtime has no by-design findings)."""
+    from killpoint.adapters.registry import accepted_file
+    from killpoint.judge.groups import read_accepted
+
+    path = accepted_file(runtime)
+    return read_accepted(path) if path is not None else {}
 
 
 def add_parser(sub: Any, work_dir_help: str, positive_int: Any) -> None:
@@ -411,9 +434,14 @@ def add_parser(sub: Any, work_dir_help: str, positive_int: Any) -> None:
     p.add_argument("--json", help="where the JSON goes (default: reports/RUNTIME-matrix.json)")
     p.add_argument("--report", help="where the HTML goes (default: reports/RUNTIME-matrix.html)")
     p.add_argument(
-        "--accept", help="a TOML file of accepted finding groups: shown, counted apart, not failing"
+        "--accept",
+        help="a TOML file of accepted finding groups: shown, counted apart, not failing; "
+        "`builtin`: the groups the runtime's documentation calls by design",
     )
     p.add_argument("--junit", help="also write the results as JUnit XML to this path")
+    from killpoint.report.renderers import add_options
+
+    add_options(p, EXTRA_FORMATS)
     p.add_argument(
         "--fail-on",
         choices=FAIL_ON,

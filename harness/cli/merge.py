@@ -1,5 +1,8 @@
-"""`killpoint merge SHARD.json ... -o ALL.json --report ALL.html`: the shards of one
-campaign (`matrix --shard K/N`, pytest `--crash-shard K/N`) as one report.
+"""`killpoint merge SHARD.json ... -o ALL.json --report ALL.html [--junit ALL.xml ...]`:
+the shards of one campaign (`matrix --shard K/N`, pytest `--crash-shard K/N`) as one
+report, and any other format of it (killpoint.report.renderers: JUnit, Markdown, the
+terminal's summary, GitHub annotations), so a sharded CI job gets every output an
+unsharded one does; under GitHub Actions the step summary and annotations too.
 
 Exit 2 when the files are not the shards of one campaign, one is missing (unless
 --partial), one lists a cell twice, or they hold more than --max-input-mb in all;
@@ -15,16 +18,20 @@ from pathlib import Path
 from typing import Any
 
 from killpoint.cli import output as cli_output
-from killpoint.cli.exit_codes import EXIT_UNEXPECTED
+from killpoint.cli.exit_codes import EXIT_NOT_WRITTEN, EXIT_UNEXPECTED
+from killpoint.report.renderers import add_options
 from killpoint.values.input_files import MERGE_BYTES, MIB
+from killpoint.values.sentences import count
 
 
 def run(args: argparse.Namespace) -> int:
-    from killpoint.cli.documents import targets, write_all
+    from killpoint.cli import ending
+    from killpoint.cli.documents import output_targets, targets, write_all
     from killpoint.report.diff import DiffError, compare
     from killpoint.report.document import ReportError, read_json
     from killpoint.report.merge import MergeError, merge, read_shards
     from killpoint.report.redact import redact_argv
+    from killpoint.report.renderers import asked
     from killpoint.report.targets import TargetError
 
     paths = [Path(p) for p in args.shards]
@@ -44,21 +51,26 @@ def run(args: argparse.Namespace) -> int:
         if base is not None:
             compare(base, document, base_name=args.diff_base, head_name=str(out))
         found = targets(out, Path(args.report) if args.report else None)
+        others = output_targets(asked(args), [t.path for t in found])
     except (MergeError, ReportError, DiffError) as exc:
         return cli_output.usage_error(str(exc))
     except TargetError as exc:
         return cli_output.usage_error(f"killpoint: {exc}")
     written = write_all(document, found, diff_base=base, diff_base_name=args.diff_base or "")
+    stdout, stderr = cli_output.stdout(), cli_output.stderr()
+    not_written = ending.write_outputs(document, others, written, stderr)
     summary = document["summary"]
-    stdout = cli_output.stdout()
     cli_output.plain(
         stdout,
-        f"merged {len(documents)} shard(s): {summary['cells']} cell(s), "
-        f"{summary['unexpected']} unexpected in {summary['groups']} group(s)",
+        f"merged {count(len(documents), 'shard')}: {count(summary['cells'], 'cell')}, "
+        f"{summary['unexpected']} unexpected in {count(summary['groups'], 'group')}",
     )
     if document.get("narrowed"):
         cli_output.plain(stdout, f"narrowed: {document['narrowed']}")
+    ending.github(document, None, written, stdout, stderr)
     cli_output.plain(stdout, f"written: {', '.join(written)}")
+    if not_written:
+        return EXIT_NOT_WRITTEN
     failing = summary["unexpected"] or summary.get("without_crash")
     return EXIT_UNEXPECTED if failing else 0
 
@@ -95,6 +107,7 @@ def add_parser(sub: Any) -> None:
         metavar="BASE.json",
         help="show in the HTML what changed against this earlier report (killpoint diff)",
     )
+    add_options(p)
     p.set_defaults(func=run)
 
 

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from killpoint.cli import output as cli_output
 from killpoint.cli import verbosity
+from killpoint.values.durations import duration
+from killpoint.values.sentences import count
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -25,16 +27,6 @@ if TYPE_CHECKING:
 
 EVERY_SECONDS = 10.0
 LINES_PER_CAMPAIGN = 10  # a line per tenth of the cells, at least
-
-
-def duration(seconds: float) -> str:
-    """`42 s`, `3 min 5 s`, `2 h 10 min`: what a log reader takes in at a glance."""
-    s = max(0, round(seconds))
-    if s < 60:
-        return f"{s} s"
-    if s < 3600:
-        return f"{s // 60} min {s % 60} s"
-    return f"{s // 3600} h {s % 3600 // 60} min"
 
 
 class LineProgress:
@@ -67,7 +59,7 @@ class LineProgress:
         self.every_cells = max(1, math.ceil(total / LINES_PER_CAMPAIGN))
         self.started = self.last_time = self.clock()
         self.last_done = 0
-        self.say(f"killpoint: {total} cell(s) planned")
+        self.say(f"killpoint: {count(total, 'cell')} planned")
 
     def cell(self, result: Any) -> None:
         self.done += 1
@@ -89,7 +81,7 @@ class LineProgress:
         elapsed = now - self.started
         share = f" ({100 * self.done // self.total}%)" if self.total else ""
         text = (
-            f"killpoint: {self.done}/{self.total} cells{share}, {self.unexpected} unexpected, "
+            f"killpoint: {self.done}/{count(self.total, 'cell')}{share}, {self.unexpected} unexpected, "
             f"{duration(elapsed)} elapsed"
         )
         left = self.total - self.done

@@ -12,6 +12,7 @@ import argparse
 from pathlib import Path
 
 from killpoint.cli import output as cli_output
+from killpoint.values.sentences import count
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     state = "finished" if left.finished else "was stopped"
     cli_output.plain(
         out,
-        f"rebuilt {left.cells} cell(s) of a campaign that {state} before writing its reports "
+        f"rebuilt {count(left.cells, 'cell')} of a campaign that {state} before writing its reports "
         f"(the journal is removed)",
     )
     cli_output.plain(out, f"written: {json_path.absolute()}, {html_path.absolute()}")

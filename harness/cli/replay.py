@@ -17,6 +17,8 @@ from killpoint.cli import output as cli_output
 from killpoint.cli import verbosity
 from killpoint.cli.exit_codes import EXIT_UNEXPECTED
 from killpoint.engine.options import CampaignConfig, ConfigError, OptionError
+from killpoint.values.durations import offset
+from killpoint.values.sentences import count
 
 
 def signature(cell: dict[str, Any]) -> tuple[str, frozenset[str]]:
@@ -159,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
             cli_output.plain(out, f"  {line}")
         if repeat == 1 and not verbosity.quiet():
             for event in result.timeline:
-                cli_output.plain(out, f"  {event.t:8.4f}s  {event.text}")
+                cli_output.plain(out, f"  {offset(event.t):>10}  {event.text}")
         if recorded is not None:
             difference = compare(recorded, now)
             same += not difference
@@ -170,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
             cli_output.plain(out, f"kept: {result.kept} (store, ledger, worker logs)")
     if repeat > 1:
         verdicts = sorted({r.verdict for r in results})
-        line = f"{repeat} runs: verdicts {', '.join(verdicts)}"
+        line = f"{count(repeat, 'run')}: verdicts {', '.join(verdicts)}"
         if recorded is not None:
             line += f"; reproduced {same} of {repeat}"
             if 0 < same < repeat:

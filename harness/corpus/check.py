@@ -11,6 +11,7 @@ kill may run once more.
 
 from __future__ import annotations
 
+import functools
 import time
 import traceback
 from collections import Counter
@@ -99,13 +100,22 @@ class CheckResult:
     def failing(self) -> list[StateResult]:
         return [s for s in self.states if s.failing]
 
+    @property
+    def control(self) -> bool:
+        """Checked with the versions that recorded it: a control, named so."""
+        return self.recorded == self.checking
+
     def version_rows(self) -> list[tuple[str, str, str, bool]]:
         """(name, recorded, checked, changed) for killpoint, Python, the runtime and every
-        library either side names."""
+        other library either side names (each once: a library list that names killpoint
+        or Python too does not add a second row)."""
         rec, now = self.recorded, self.checking
         rows = [("killpoint", rec.killpoint, now.killpoint), ("python", rec.python, now.python),
                 ("runtime", rec.runtime, now.runtime)]  # fmt: skip
+        named = {name.lower() for name, _, _ in rows}
         for lib in sorted(set(rec.libraries) | set(now.libraries)):
+            if lib.lower() in named:
+                continue
             rows.append((lib, rec.libraries.get(lib, "-"), now.libraries.get(lib, "-")))
         return [(name, a, b, a != b) for name, a, b in rows]
 
@@ -228,6 +238,12 @@ class Checker:
     def versions(self) -> mf.Versions:
         return mf.versions_now(self.runtime, self.adapter.preload_modules)
 
+    @functools.cached_property
+    def control(self) -> bool:
+        """Checked with the versions that recorded the corpus (killpoint, Python, the
+        runtime and its libraries): a control, not an upgrade."""
+        return self.versions() == self.manifest.versions
+
     def _read(self, url: str) -> tuple[dict[str, Any] | None, list[Finding], int]:
         """The session, what inspect finds and the checkpoints held, through the adapter;
         AdapterFault for what it raised or answered outside its Protocol."""
@@ -266,6 +282,9 @@ class Checker:
                     traceback.format_exc().splitlines()[-8:],
                 )
             ]
+        if self.control and ref == info.scenario:
+            # No version changed, the scenario's neither: nothing here is "after upgrade".
+            found = [(groups.CONTROL.get(g, g), sentence, more) for g, sentence, more in found]
         names = [g for g, _, _ in found]
         result.group = groups.worst(names)
         for g, sentence, details in found:

@@ -25,6 +25,8 @@ GROUPS: tuple[Group, ...] = (
     Group("effect-repeated-after-upgrade", "high", True, "the resumed run repeated a side effect the old worker had done, beyond the bound"),
     Group("stranded", "high", True, "the run is left RUNNING or PENDING with nothing that will finish it"),
     Group("diverged-after-upgrade", "high", True, "the resumed run ends otherwise than the checking version's own baseline, failed after changing the store, or left it breaking an invariant"),
+    Group("effect-repeated-in-control", "high", True, "checked with the very versions that recorded it (a control, no upgrade): the resumed run repeated a side effect the old worker had done, beyond the bound"),
+    Group("diverged-in-control", "high", True, "checked with the very versions that recorded it (a control, no upgrade): the resumed run ends otherwise than that version's own baseline, failed after changing the store, or left it breaking an invariant"),
     Group("no-baseline", "high", True, "the checking version's own uninterrupted run of the scenario failed: nothing to hold the state to"),
     Group("adapter-error", "high", True, "the checking version's adapter answered outside its Protocol (an invalid normal form): the adapter's defect; nothing is said of the runtime"),
     Group("error", "high", True, "killpoint itself failed on this state; nothing is said of the runtime"),
@@ -33,6 +35,11 @@ GROUPS: tuple[Group, ...] = (
     Group("ok", "info", False, "the resumed run ends as the checking version's baseline does"),
 )  # fmt: skip
 BY_NAME = {g.name: g for g in GROUPS}
+# A state checked with the versions that recorded it: what went wrong is no upgrade's.
+CONTROL = {
+    "diverged-after-upgrade": "diverged-in-control",
+    "effect-repeated-after-upgrade": "effect-repeated-in-control",
+}
 ORDER = {g.name: n for n, g in enumerate(GROUPS)}
 
 
@@ -41,4 +48,4 @@ def worst(names: list[str]) -> str:
     return min(names, key=ORDER.__getitem__) if names else "ok"
 
 
-__all__ = ["BY_NAME", "GROUPS", "Group", "worst"]
+__all__ = ["BY_NAME", "CONTROL", "GROUPS", "Group", "worst"]

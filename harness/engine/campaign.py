@@ -83,7 +83,7 @@ class CampaignResult:
     @property
     def failing_rows(self) -> list[Group]:
         """Row-level groups that fail the run (not accepted, naming a verdict)."""
-        return [g for g in self.row_groups() if g.verdict != "ok" and not g.accepted]
+        return [g for g in self.row_groups() if g.failing]
 
     @property
     def failing(self) -> bool:
@@ -109,9 +109,12 @@ def summarize(
         "cells": count,
         "planned": planned,
         "unexpected": sum(1 for c in cells if c.failing),
+        # Unexpected, but every unexpected finding low (usage, an order, bookkeeping):
+        # shown apart, failing only under --fail-on low.
+        "low": sum(1 for c in cells if c.low),
         "accepted": sum(1 for c in cells if c.accepted),
         "errors": by.get("error", 0),
-        "groups": sum(1 for g in groups if g.verdict != "ok" and not g.accepted),
+        "groups": sum(1 for g in groups if g.failing),
         "without_crash": without_crash,
         "findings": sum(len(c.findings) for c in cells),
         "expected_losses": sum(1 for c in cells if c.verdict == "lost" and c.expected),

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, overload
 
 from killpoint.values.cell import CellResult
+from killpoint.values.sentences import count
 from killpoint.values.timeline import event_from_json
 
 # The fields read only when a whole cell is read (its report entry, its failure text).
@@ -96,7 +97,7 @@ class CellLog(Sequence[CellResult]):
             yield unpack(head, blob)
 
     def __repr__(self) -> str:
-        return f"CellLog({len(self)} cells)"
+        return f"CellLog({count(len(self), 'cell')})"
 
 
 def heads(cells: Sequence[CellResult]) -> Sequence[CellResult]:

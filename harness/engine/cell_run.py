@@ -48,6 +48,7 @@ from killpoint.scenarios.model import (
 )
 from killpoint.stores.outage import outage_finding
 from killpoint.values.cell import Cell, CellResult
+from killpoint.values.durations import offset
 from killpoint.values.findings import Finding, headline, ranked, verdict_of
 from killpoint.values.scenario_refs import resolve_scenario
 from killpoint.values.sentences import count, times
@@ -80,6 +81,9 @@ class CellRun:
         self.cell = cell
         self.base = base
         self.t0 = time.monotonic()
+        # The same zero on the wall clock: the ledger stamps effects with time.time(), and
+        # its lines are shown on the cell's one clock (never from their own first line).
+        self.wall0 = time.time()
         self.timeline: list[Event] = []
         self.workers: list[Worker] = []
         self.findings: list[Finding] = []
@@ -392,7 +396,7 @@ class CellRun:
         if copy is not None:
             # The copy in the cell's folder is what the kill would have left; it stands
             # for the crashed worker (after_crash reads only what it acknowledged).
-            self.timeline += copy.events()
+            self.timeline += copy.events(self.t0)
             return cast("list[Worker]", [copy])
         worker = self.start("worker", gates=plan.arm)
         self.reach(worker, plan)
@@ -544,8 +548,10 @@ class CellRun:
         self.findings += contract.added_by_crash(overcount, self.base.findings)
         self.final = final
         if not found:
-            # Only what was compared: the contract and the ledger may still find more, and
-            # the timeline's last event says the verdict.
+            # Only what was compared: the contract and the ledger may still find more;
+            # result() says so on this line when they do (never "matches" beside a
+            # failing verdict without what else failed).
+            self.matched = len(self.timeline)
             self.event(
                 f"the session of the {self.sides.actual} matches that of the "
                 f"{self.sides.expected}, field by field"
@@ -582,7 +588,10 @@ class CellRun:
         counted = count_effects(self.base.effects, effects(entries))
         self.duplicates = counted.duplicates
         self.findings += effect_findings(
-            counted, self.allowed, judged=self.judged, evidence=ledger_lines(entries)
+            counted,
+            self.allowed,
+            judged=self.judged,
+            evidence=ledger_lines(entries, self.wall0),
         )
         self.findings += contract.idempotency(entries, self.base.effects)
         scenario = resolve_scenario(self.cell.scenario)
@@ -598,11 +607,19 @@ class CellRun:
 
     duplicates = 0
     final: dict[str, Any] | None = None  # the session compare() judged
+    matched: int | None = None  # the timeline's "matches ..., field by field" event
 
     def result(self) -> CellResult:
         self.findings = ranked(self.findings)
         verdict, expected = verdict_of(self.findings)
         detail = headline(self.findings)
+        if self.matched is not None and not expected:
+            others = [f.kind for f in self.findings if not f.expected and f.verdict != "ok"]
+            said = self.timeline[self.matched]
+            self.timeline[self.matched] = said._replace(
+                text=f"{said.text}; the verdict comes from what else was found: "
+                f"{', '.join(dict.fromkeys(others))}"
+            )
         self.event(
             f"verdict: {verdict}, {'expected' if expected else 'unexpected'}"
             + (f": {detail}" if detail else "")
@@ -704,15 +721,16 @@ def announced(worker: Worker) -> tuple[int, int]:
     return landed, begun
 
 
-def ledger_lines(entries: Sequence[ledger_mod.Entry]) -> dict[Signature, list[str]]:
-    """Per call, the ledger's records of its effects, as evidence lines."""
+def ledger_lines(entries: Sequence[ledger_mod.Entry], zero: float) -> dict[Signature, list[str]]:
+    """Per call, the ledger's records of its effects, as evidence lines, each at its time
+    on the cell's clock (`zero`: the cell's start, time.time()), the clock its timeline
+    has: a line reads "+1.3 s" where the timeline's events around it do."""
     lines: dict[Signature, list[str]] = {}
-    first = entries[0].at if entries else 0.0
     for e in entries:
         if e.phase == "started" and e.effect:
             key = f", key {e.key}" if e.key else ""
             lines.setdefault(e.effect_signature, []).append(
-                f"{e.tool} started by pid {e.pid} at +{e.at - first:.3f} s{key}"
+                f"{e.tool} started by pid {e.pid} at {offset(e.at - zero)}{key}"
             )
     return lines
 

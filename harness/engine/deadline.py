@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from killpoint.errors import KillpointError
+from killpoint.values.durations import duration
 from killpoint.workers.processes import Interrupted
 
 T = TypeVar("T")
@@ -28,7 +29,7 @@ class Overdue(KillpointError):
     """A call did not return within its time limit (its thread is abandoned)."""
 
     def __init__(self, what: str, seconds: float) -> None:
-        super().__init__(f"{what} did not return within the time limit ({seconds:g} s)")
+        super().__init__(f"{what} did not return within the time limit ({duration(seconds)})")
         self.what = what
         self.seconds = seconds
 

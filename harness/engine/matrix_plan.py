@@ -96,8 +96,11 @@ def make_plan(config: CampaignConfig, *, cells: list[str] | None = None) -> Matr
         )
     for base in baselines:
         row = "/".join((base.runtime, base.scenario, base.mode, base.store))
-        if base.problem:
-            plan.broken.append((row, base.problem))
+        if base.problem or base.nondeterministic:
+            # The row's failure, once, as its own item (ROW/without-crash); no crash cell
+            # stands in for it at a point the selection may not even name.
+            plan.broken.append((row, str(base.problem or base.nondeterministic)))
+            continue
         plan.cells += [c.id for c in campaign.cells_for(base)]
     for s in campaign.point_skips:
         row = "/".join((s.runtime, s.scenario, s.mode, campaign.store_kind))

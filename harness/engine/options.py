@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from killpoint.engine.cell_host import EngineConfig
 from killpoint.errors import KillpointError
 from killpoint.redaction import remember_url
+from killpoint.values.sentences import plural_of
 
 if TYPE_CHECKING:
     from killpoint.values.points import CrashPoint
@@ -250,7 +251,7 @@ class CampaignConfig:
         unknown = sorted(set(given) - names)
         if unknown:
             raise ConfigError(
-                f"killpoint: unknown option(s) {', '.join(unknown)}; choose from "
+                f"killpoint: unknown {plural_of('option', unknown)} {', '.join(unknown)}; choose from "
                 f"{', '.join(sorted(names))}"
             )
         values: dict[str, Any] = {}
@@ -389,8 +390,8 @@ def declined_unknown(spec: str, adapter: Any) -> None:
         raise OptionError(
             "runtime",
             spec,
-            f"declined_kinds names unknown point kind(s) {', '.join(unknown)}; choose from "
-            + ", ".join(kinds.REGISTRY),
+            f"declined_kinds names unknown {plural_of('point kind', unknown)} {', '.join(unknown)}; "
+            "choose from " + ", ".join(kinds.REGISTRY),
         )
 
 

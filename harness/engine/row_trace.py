@@ -137,6 +137,7 @@ def trace_row(host: CellHost, base: Baseline, points: Sequence[CrashPoint]) -> T
             "a new store (the store server)", host.stores.fresh, tracer.work, dependency=True
         )
         worker = tracer.start("tracer", gates=tuple(sorted(armed)), release=True)
+        stops: list[tuple[int, int]] = []  # spans of the timeline: each copy's own events
 
         def release_through(n: int) -> None:
             """Every gate of plans[:n+1] that no later point arms goes (a gate not hit yet
@@ -167,9 +168,13 @@ def trace_row(host: CellHost, base: Baseline, points: Sequence[CrashPoint]) -> T
             if out.kind != "gates":
                 trace.stopped = f"the tracer at {plan.point}: {out.kind} {out.detail}".strip()
                 break
+            start = len(tracer.timeline)
             tracer.reach(worker, plan)  # raises CellOver where the point is not confirmed
             last = n == len(plans) - 1
-            copy = take_copy(host, tracer, worker, plan.point, last)
+            copy = take_copy(host, tracer, worker, plan.point, last, tuple(stops))
+            # The confirmation, stop and copy at this point: another cell's business in
+            # every later copy (Copy.events leaves them out).
+            stops.append((start, len(tracer.timeline)))
             if copy is None:
                 trace.stopped = f"the tracer could not be stopped at {plan.point}"
                 break
@@ -188,7 +193,12 @@ def trace_row(host: CellHost, base: Baseline, points: Sequence[CrashPoint]) -> T
 
 
 def take_copy(
-    host: CellHost, tracer: CellRun, worker: Worker, point: CrashPoint, last: bool
+    host: CellHost,
+    tracer: CellRun,
+    worker: Worker,
+    point: CrashPoint,
+    last: bool,
+    stops: tuple[tuple[int, int], ...] = (),
 ) -> Copy | None:
     """The files the worker left, copied while it is stopped (or after its kill)."""
     assert tracer.work is not None
@@ -206,7 +216,16 @@ def take_copy(
         if not last:
             worker.cont()
     tracer.event(f"state at {point} copied ({'after the kill' if last else 'worker stopped'})")
-    return Copy(point, folder, list(worker.acks), list(tracer.timeline), worker.pid, last)
+    return Copy(
+        point,
+        folder,
+        list(worker.acks),
+        list(tracer.timeline),
+        worker.pid,
+        last,
+        t0=tracer.t0,
+        stops=stops,
+    )
 
 
 def copy_files(source: Path, target: Path) -> None:

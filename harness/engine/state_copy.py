@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from killpoint.values.points import CrashPoint
+from killpoint.values.sentences import count
 from killpoint.values.timeline import Event
 
 if TYPE_CHECKING:
@@ -27,6 +28,9 @@ class Copy:
     timeline: list[Event]
     pid: int
     killed: bool  # the copy was taken after a real SIGKILL (the row's last point)
+    t0: float = 0.0  # the trace's clock zero (time.monotonic()): its events count from it
+    # Spans of `timeline` that are the trace's stops for earlier copies (another cell's).
+    stops: tuple[tuple[int, int], ...] = ()
     users: int = 0  # cells still to place it
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -42,13 +46,36 @@ class Copy:
         if last:
             host.settle_folder(self.folder, keep=False)
 
-    def events(self) -> list[Event]:
-        """The trace's timeline up to the copy, then the copy itself, for the cell's."""
+    def events(self, t0: float | None = None) -> list[Event]:
+        """The trace's timeline up to the copy, then the copy itself, for the cell's: on
+        the cell's clock when its zero `t0` is given (the trace ran before the cell
+        began, so its events come before zero), and without the trace's stops for other
+        cells' copies (said in one line)."""
+        shift = 0.0 if t0 is None else self.t0 - t0
+        skipped = {n for start, end in self.stops for n in range(start, end)}
+        kept = [
+            e._replace(t=round(e.t + shift, 4))
+            for n, e in enumerate(self.timeline)
+            if n not in skipped
+        ]
         how = "after its SIGKILL" if self.killed else "while it was stopped (SIGSTOP)"
+        at = kept[-1].t if kept else shift
+        notes = []
+        if self.stops:
+            notes.append(
+                Event(
+                    at,
+                    f"{count(len(self.stops), 'earlier stop')} of the traced worker, for other "
+                    f"cells' copies, left out ({count(len(skipped), 'event')})",
+                    "other",
+                    "harness",
+                )
+            )
         return [
-            *self.timeline,
+            *kept,
+            *notes,
             Event(
-                self.timeline[-1].t if self.timeline else 0.0,
+                at,
                 f"the state at {self.point} copied from the row's traced worker (pid "
                 f"{self.pid}) {how}: no worker of this cell's own is killed",
                 "kill",

@@ -51,9 +51,11 @@ def acknowledged(
                 )
             )
         elif status in TERMINAL and stored["status"] != status:
+            # A stale worker's answer: the run is in the store, as the takeover left it;
+            # what is not durable is the answer of a worker that no longer owned the run.
             found.append(
                 Finding.of(
-                    "acknowledged-lost",
+                    "stale-acknowledged" if who else "acknowledged-lost",
                     {"run_id": run_id, "status": status, "stored": stored["status"], **named},
                     path=f"runs[{run_id!r}].status",
                     expected_value=status,

@@ -14,6 +14,10 @@ The file is TOML:
     group = "tool-executions-lost:-:runs[*].tool_executions"
     reason = "agno 3.1 keeps only the last leg's tool executions"
     link = "https://github.com/agno-agi/agno/issues/0000"   # optional
+
+A group's tool may be `*` (`effect-duplicated:*:ledger`): every tool's group of that kind
+and path. Each built-in runtime ships such a file for what its documentation calls by
+design (`--accept builtin`: killpoint.adapters.registry.accepted_file).
 """
 
 from __future__ import annotations
@@ -25,7 +29,16 @@ from typing import Any
 
 from killpoint.errors import KillpointError
 from killpoint.values.cell import row_command
-from killpoint.values.findings import BY_TOOL, KINDS, RANK, SEVERITIES, Finding, path_pattern
+from killpoint.values.findings import (
+    BY_TOOL,
+    KINDS,
+    RANK,
+    SEVERITIES,
+    SYMPTOMS,
+    Finding,
+    fails,
+    path_pattern,
+)
 from killpoint.values.input_files import InputError, load_toml
 
 
@@ -75,13 +88,42 @@ def read_accepted(path: Path) -> dict[str, Accepted]:
     return found
 
 
+ANY_TOOL = "*"
+
+
+def matching(key: str, accepted: Mapping[str, Accepted]) -> Accepted | None:
+    """The accepted entry a group key falls under: its own, or one whose tool is `*` with
+    the same kind and path."""
+    found = accepted.get(key)
+    if found is not None:
+        return found
+    kind, _, rest = key.partition(":")
+    _, _, path = rest.partition(":")
+    return accepted.get(f"{kind}:{ANY_TOOL}:{path}")
+
+
+def met_by(entry: str, keys: Iterable[str]) -> bool:
+    """Whether an accepted entry's key covers one of the group keys met."""
+    return any(matching(k, {entry: Accepted(entry, "")}) is not None for k in keys)
+
+
 def apply_accepted(cells: Iterable[Any], accepted: Mapping[str, Accepted]) -> None:
-    """Mark each cell whose unexpected findings all belong to accepted groups."""
+    """Mark each cell whose unexpected findings all belong to accepted groups, or are the
+    consequences of one in the same cell: a symptom (a status, content or messages that
+    differ, an effect repeated: killpoint.values.findings.SYMPTOMS) beside an accepted
+    finding that says how the run went wrong (a cancel forgotten by design) comes with it;
+    beside none it stays open. A finding of that sort not accepted still fails its cell."""
     for cell in cells:
         open_ = [f for f in cell.findings if not f.get("expected") and f.get("verdict") != "ok"]
         for f in open_:
-            if f.get("group") in accepted:
-                f["accepted"] = accepted[f["group"]].reason
+            entry = matching(str(f.get("group")), accepted) if f.get("group") else None
+            if entry is not None:
+                f["accepted"] = entry.reason
+        causes = [f for f in open_ if f.get("kind") not in SYMPTOMS and "accepted" in f]
+        if causes:
+            for f in open_:
+                if "accepted" not in f and f.get("kind") in SYMPTOMS:
+                    f["accepted"] = f"comes with {causes[0].get('group')}: {causes[0]['accepted']}"
         cell.accepted = bool(open_) and all("accepted" in f for f in open_)
 
 
@@ -103,6 +145,22 @@ class Group:
     # A row-level group: found in the uninterrupted run ("happens without a crash"); its
     # `cells` are the rows (RUNTIME/SCENARIO/MODE/STORE) whose baselines show it.
     without_crash: bool = False
+    # The verdicts its cells have, most cells first: a cell's verdict is its most severe
+    # finding's, so a group's cells may have another than the group's kind names (a
+    # `usage-differs` group of `corrupt` cells). Empty for a row-level group.
+    verdicts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def failing(self) -> bool:
+        """Fails a campaign held to the default threshold: it names a verdict, is not
+        accepted, and is of medium severity or more (`--fail-on` moves the threshold)."""
+        return self.verdict != "ok" and not self.accepted and fails(self.severity)
+
+    @property
+    def badge(self) -> str:
+        """The verdict a reader sees on the group: its cells' (the most common), or the
+        one its kind names for a row-level group."""
+        return next(iter(self.verdicts), self.verdict)
 
     @property
     def meaning(self) -> str:
@@ -135,6 +193,8 @@ class Group:
             example: self.example_cell,
             "replay": self.replay,
             "accepted": self.accepted,
+            "failing": self.failing,
+            **({} if self.without_crash else {"verdicts": dict(self.verdicts)}),
         }
 
 
@@ -168,6 +228,14 @@ def group_findings(cells: Iterable[Any], *, include_expected: bool = False) -> l
                     accepted=data.get("accepted"),
                 )
             group.cells.append(cell.id)
+            if not data.get("accepted"):
+                group.accepted = None  # accepted only where every cell's finding is
+            verdict = str(getattr(cell, "verdict", "") or finding.verdict)
+            group.verdicts[verdict] = group.verdicts.get(verdict, 0) + 1
+    for group in groups.values():
+        group.verdicts = dict(
+            sorted(group.verdicts.items(), key=lambda kv: (-kv[1], RANK.get(kv[0], len(RANK))))
+        )
     return sorted(
         groups.values(),
         key=lambda g: (RANK[g.verdict], SEVERITIES.index(g.severity), -len(g.cells), g.key),
@@ -195,7 +263,7 @@ def row_groups(baselines: Iterable[Any], accepted: Mapping[str, Accepted]) -> li
                     example=finding.sentence,
                     example_cell=row,
                     replay=row_command(base.runtime, base.scenario, base.mode, base.store),
-                    accepted=accepted[key].reason if key in accepted else None,
+                    accepted=entry.reason if (entry := matching(key, accepted)) else None,
                     without_crash=True,
                 )
             if row not in group.cells:
@@ -219,7 +287,7 @@ def unmet(
     whole campaign can say a group "no longer occurs"."""
     met = {g.key for g in groups}
     status = NOT_EXERCISED if narrowed else NO_LONGER
-    return [(a, status) for key, a in accepted.items() if key not in met]
+    return [(a, status) for key, a in accepted.items() if not met_by(key, met)]
 
 
 def fixed(groups: Iterable[Group], accepted: Mapping[str, Accepted]) -> list[Accepted]:
@@ -228,6 +296,7 @@ def fixed(groups: Iterable[Group], accepted: Mapping[str, Accepted]) -> list[Acc
 
 
 __all__ = [
+    "ANY_TOOL",
     "NOT_EXERCISED",
     "NO_LONGER",
     "AcceptError",
@@ -236,6 +305,8 @@ __all__ = [
     "apply_accepted",
     "fixed",
     "group_findings",
+    "matching",
+    "met_by",
     "read_accepted",
     "row_groups",
     "unmet",

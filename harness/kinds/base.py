@@ -55,6 +55,9 @@ class CellContext(Protocol):
     base: Baseline
     url: str
     sides: Sides  # what the cell's end is compared as: "baseline" / "resumed run" unless set
+    # The cell's clock zero on the wall clock (time.time()): the ledger's times are shown
+    # on the cell's one clock, the timeline's.
+    wall0: float
 
     @property
     def stores(self) -> StoreBackend: ...

@@ -65,7 +65,10 @@ class MidBatch:
         if batch is None or point.i is None or not 0 <= point.i < len(batch.calls):
             raise PointError(
                 f"killpoint: {point} is not in this baseline; its batches: "
-                + (", ".join(f"{b.number} ({len(b.calls)} calls)" for b in base.batches) or "none")
+                + (
+                    ", ".join(f"{b.number} ({count(len(b.calls), 'call')})" for b in base.batches)
+                    or "none"
+                )
             )
         i = point.i
         # Call i has done its effect and is held before its result goes back; later calls

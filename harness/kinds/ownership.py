@@ -30,6 +30,7 @@ from killpoint.judge.oracle import Sides
 from killpoint.kinds.base import CellContext, Plan, after_checkpoint
 from killpoint.kinds.kills import MidBatch
 from killpoint.scenarios import gates
+from killpoint.values.durations import duration
 from killpoint.values.findings import Finding
 from killpoint.values.points import CrashPoint, PointError
 from killpoint.values.sentences import count, numbers
@@ -185,7 +186,7 @@ class LeaseOutlived:
     def describe(self, point: CrashPoint) -> str:
         return (
             f"the worker is held inside tool batch {point.k} for {HELD} lease periods "
-            f"({HELD * LEASE:.1f} s), alive; a second resumer is released: it must be refused"
+            f"({duration(HELD * LEASE)}), alive; a second resumer is released: it must be refused"
         )
 
     def run(self, cell: CellContext, plan: Plan) -> None:

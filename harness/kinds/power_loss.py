@@ -99,7 +99,7 @@ class PowerLoss:
         if not 1 <= k <= base.checkpoints:
             raise PointError(
                 f"killpoint: {point} is not a checkpoint of this baseline; it has "
-                f"{base.checkpoints} checkpoints, 1..{base.checkpoints}"
+                f"{count(base.checkpoints, 'checkpoint')}, 1..{base.checkpoints}"
             )
         if k < base.checkpoints:
             return after_checkpoint(base, point)

@@ -26,6 +26,7 @@ from killpoint.judge.baseline import Baseline, Batch
 from killpoint.kinds.base import CellContext, Plan
 from killpoint.kinds.kills import MidBatch
 from killpoint.scenarios.ledger import Entry
+from killpoint.values.durations import offset
 from killpoint.values.findings import Finding
 from killpoint.values.points import CrashPoint, PointError
 from killpoint.values.scenario_refs import resolve_scenario
@@ -105,7 +106,7 @@ class Regeneration:
         # state stands for it (killpoint.engine.row_trace).
         crashed = cell.crash_at(plan)
         cell.after_crash(plan, crashed, resume=lambda step, held: self.resume(cell, step, held))
-        for finding in reissued(cell.ledger(), cell.regenerated(), cell.base.effects):
+        for finding in reissued(cell.ledger(), cell.regenerated(), cell.base.effects, cell.wall0):
             cell.add(finding)
 
     def resume(self, cell: CellContext, step: dict[str, Any], held: int) -> None:
@@ -126,7 +127,7 @@ def _with_point(plan: Plan, point: CrashPoint) -> Plan:
 
 
 def reissued(
-    entries: list[Entry], regenerated: list[dict[str, Any]], baseline: Any
+    entries: list[Entry], regenerated: list[dict[str, Any]], baseline: Any, zero: float
 ) -> list[Finding]:
     """An effect done again because the model re-issued its call: a call of a re-asked
     turn whose effect (its intent) the ledger holds more often than the baseline, under
@@ -161,7 +162,7 @@ def reissued(
                     tool=effect[0],
                     expected_value=1,
                     actual_value=len(same),
-                    evidence=tuple(_line(e, same[0].at) for e in same[:2]),
+                    evidence=tuple(_line(e, zero) for e in same[:2]),
                     sides=("effects the intent allows", "effects in the ledger"),
                 )
             )
@@ -181,9 +182,10 @@ def _clip(text: Any, limit: int = 120) -> str:
     return shown if len(shown) <= limit else shown[: limit - 3] + "..."
 
 
-def _line(e: Entry, first: float) -> str:
+def _line(e: Entry, zero: float) -> str:
+    """A ledger line on the cell's clock (`zero`: its start on the wall clock)."""
     key = f", key {e.key}" if e.key else ""
-    return f"{e.tool}({e.arguments}) started by pid {e.pid} at +{e.at - first:.3f} s{key}"
+    return f"{e.tool}({e.arguments}) started by pid {e.pid} at {offset(e.at - zero)}{key}"
 
 
 __all__ = ["Regeneration", "reissued"]

@@ -19,6 +19,7 @@ from killpoint.engine.options import split_list
 from killpoint.plugin.failure_messages import finding_lines
 from killpoint.plugin.keys import MARKER, RESULTS_KEY, SESSION_KEY
 from killpoint.values import shown
+from killpoint.values.sentences import count, plural_of
 
 if TYPE_CHECKING:
     from killpoint.engine.campaign import CampaignConfig
@@ -72,8 +73,9 @@ class CrashResults:
             by[c.verdict] = by.get(c.verdict, 0) + 1
         counts = ", ".join(f"{n} {v}" for v, n in sorted(by.items())) or "no cells"
         return (
-            f"killpoint: {self.runtime} on {', '.join(self.scenarios)}: {len(self.cells)} "
-            f"cells ({counts}), {len(self.unexpected)} unexpected, seed {self.seed}"
+            f"killpoint: {self.runtime} on {', '.join(self.scenarios)}: "
+            f"{count(len(self.cells), 'cell')} ({counts}), {len(self.unexpected)} unexpected, "
+            f"seed {self.seed}"
         )
 
     def failure_message(self) -> str:
@@ -158,7 +160,7 @@ class Crash:
                 if b.problem
             ],
             without_crash=[
-                f"{g.example_cell}: {g.kind}: {g.example} (group {g.key}, {len(g.cells)} row(s))"
+                f"{g.example_cell}: {g.kind}: {g.example} (group {g.key}, {count(len(g.cells), 'row')})"
                 for g in outcome.failing_rows
             ],
             skipped=[f"{s.scenario}/{s.mode}: {s.reason}" for s in outcome.skipped],
@@ -205,7 +207,7 @@ class Crash:
         unknown = sorted(set(merged) - {"runtime", "scenario", *_CHECK_KEYS})
         if unknown:
             raise ConfigError(
-                f"killpoint: crash.check got unknown option(s) {', '.join(unknown)}; "
+                f"killpoint: crash.check got unknown {plural_of('option', unknown)} {', '.join(unknown)}; "
                 f"choose from runtime, scenario, {', '.join(_CHECK_KEYS)}"
             )
         overrides: dict[str, Any] = {}

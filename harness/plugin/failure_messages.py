@@ -12,6 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from killpoint.redaction import redact
+from killpoint.values.durations import offset
+from killpoint.values.sentences import count
 from killpoint.values.shown import line
 
 if TYPE_CHECKING:
@@ -23,7 +25,7 @@ def finding_lines(result: CellResult, indent: str = "  ", limit: int = 8) -> lis
     shown = [f for f in result.findings if not f.get("expected") and f.get("verdict") != "ok"]
     lines = [line(f"{indent}{f.get('kind')}: {f.get('sentence')}") for f in shown[:limit]]
     if len(shown) > limit:
-        lines.append(f"{indent}... and {len(shown) - limit} more finding(s) in the JSON")
+        lines.append(f"{indent}... and {count(len(shown) - limit, 'more finding')} in the JSON")
     return lines
 
 
@@ -43,7 +45,7 @@ def cell_failure(result: CellResult, seed: int) -> str:
         lines.append(f"  kept:             {result.kept} (store, ledger, worker logs)")
     if result.timeline:
         lines.append("  timeline:")
-        lines += [f"    {e.t:8.4f}s  {e.text}" for e in result.timeline[-15:]]
+        lines += [f"    {offset(e.t):>10}  {e.text}" for e in result.timeline[-15:]]
     if result.stderr_tail.strip():
         lines.append("  worker stderr (tail):")
         lines += [f"    {line}" for line in result.stderr_tail.strip().splitlines()[-20:]]

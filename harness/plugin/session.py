@@ -367,9 +367,10 @@ class KillpointSession:
             f"{count(figures['cells'], 'cell')}, {figures['unexpected']} unexpected"
             + (f" in {count(figures['groups'], 'group')}" if figures["unexpected"] else "")
             + (f", {figures['accepted']} accepted" if figures["accepted"] else "")
-            + f", {figures['expected_losses']} expected losses; seed {self.seed}"
+            + (f", {figures['low']} of low severity only" if figures.get("low") else "")
+            + f", {count(figures['expected_losses'], 'expected loss')}; seed {self.seed}"
         )
-        failing = [g for g in result.groups() if g.verdict != "ok" and not g.accepted]
+        failing = [g for g in result.groups() if g.failing]
         for n, g in enumerate(failing[:20], start=1):
             terminalreporter.write_line(
                 f"{n}. {g.heading}: {count(len(g.cells), 'cell')}, {g.verdict}"
@@ -377,10 +378,12 @@ class KillpointSession:
             terminalreporter.write_line(f"   e.g. {g.example_cell}: {cut(g.example)}")
             terminalreporter.write_line(f"   replay: {g.replay}")
         if len(failing) > 20:
-            terminalreporter.write_line(f"... and {len(failing) - 20} more group(s) in the JSON")
+            terminalreporter.write_line(
+                f"... and {count(len(failing) - 20, 'more group')} in the JSON"
+            )
         for g in result.failing_rows:
             terminalreporter.write_line(
-                f"without a crash: {g.kind}: {len(g.cells)} row(s), {g.verdict}; "
+                f"without a crash: {g.kind}: {count(len(g.cells), 'row')}, {g.verdict}; "
                 f"e.g. {g.example_cell}: {cut(g.example)}"
             )
         for line in self.not_written:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from killpoint.report.html import environment
+from killpoint.values.durations import duration
 from killpoint.values.sentences import count
 from killpoint.values.shown import visible
 
@@ -73,7 +74,9 @@ def view(result: CheckResult) -> dict[str, Any]:
         "failing": bool(failing),
         "headline": headline,
         "counts": list(counts.items()),
-        "seconds": f"{result.seconds:.1f} s ({per:.3f} s per state)",
+        "seconds": f"{duration(result.seconds)} ({duration(per)} per state)",
+        # Checked with the versions that recorded it: a control, no upgrade.
+        "control": result.control,
         "versions": [
             (visible(name), visible(recorded), visible(checked), changed)
             for name, recorded, checked, changed in result.version_rows()

@@ -1,18 +1,21 @@
 """Two reports compared: what a pull request's campaign (head) changed against main's (base).
 
-Cells are matched by id. A cell is
-- **new**: failing in head (unexpected, not accepted), passing in base or absent there;
+Only what both reports ran is compared. Cells are matched by id. A cell is
+- **new**: failing in head (unexpected, not accepted), passing in base;
 - **fixed**: failing in base, passing in head;
 - **still failing**: failing in both;
 - **flaky**: its verdict changed while its findings did not (the same group keys on both
   sides): the same evidence judged two ways is timing, not a change of code, and counted
   apart from new and fixed.
-A cell of base that head did not run is **not run**: it says nothing either way.
+A cell of base that head did not run is **not run**, and a cell of head that base did not
+run is **not run by base**: each says nothing either way (a narrower report on main is no
+regression of the pull request's wider one).
 
-Groups (cell groups and row-level ones) are matched by key: a failing group of head that
-base does not fail is **new** (what `killpoint diff` exits 1 on); a failing group of base
-that head does not show is **fixed** only if head ran every cell and row base saw it in,
-else **not exercised**.
+Groups (cell groups and row-level ones) are matched by key, on the cells and rows both
+reports ran: a failing group of head that base does not fail, seen in a cell or row base
+ran too, is **new** (what `killpoint diff` exits 1 on); one seen only in cells or rows
+base did not run is **not run by base**; a failing group of base that head does not show
+is **fixed** only if head ran every cell and row base saw it in, else **not exercised**.
 """
 
 from __future__ import annotations
@@ -66,10 +69,14 @@ class ReportDiff:
     still_failing: list[CellChange] = field(default_factory=list)
     flaky: list[CellChange] = field(default_factory=list)
     not_run: list[CellChange] = field(default_factory=list)
+    base_not_run: list[CellChange] = field(default_factory=list)  # head ran them, base did not
     new_groups: list[GroupChange] = field(default_factory=list)
     fixed_groups: list[GroupChange] = field(default_factory=list)
     still_groups: list[GroupChange] = field(default_factory=list)
     unexercised_groups: list[GroupChange] = field(default_factory=list)
+    base_unrun_groups: list[GroupChange] = field(
+        default_factory=list
+    )  # only where base did not run
 
     @property
     def regressed(self) -> bool:
@@ -82,11 +89,17 @@ class ReportDiff:
             "head": self.head,
             **{
                 name: [c.to_json() for c in getattr(self, name)]
-                for name in ("new", "fixed", "still_failing", "flaky", "not_run")
+                for name in ("new", "fixed", "still_failing", "flaky", "not_run", "base_not_run")
             },
             **{
                 name: [g.to_json() for g in getattr(self, name)]
-                for name in ("new_groups", "fixed_groups", "still_groups", "unexercised_groups")
+                for name in (
+                    "new_groups",
+                    "fixed_groups",
+                    "still_groups",
+                    "unexercised_groups",
+                    "base_unrun_groups",
+                )
             },
         }
 
@@ -107,6 +120,14 @@ def failing_groups(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def _members(group: dict[str, Any]) -> list[str]:
     return list(group.get("cells") or group.get("rows") or [])
+
+
+def _rows(document: dict[str, Any]) -> set[str]:
+    """The rows a report ran (its baselines), as row-level groups name them."""
+    return {
+        "/".join((b["runtime"], b["scenario"], b["mode"], b["store"]))
+        for b in document.get("baselines", [])
+    }
 
 
 def _heading(group: dict[str, Any]) -> str:
@@ -145,8 +166,7 @@ def compare(
         old = before.get(cell_id)
         change = CellChange(cell_id, old.get("verdict") if old else None, cell.get("verdict"))
         if old is None:
-            if failing(cell):
-                diff.new.append(change)
+            diff.base_not_run.append(change)
         elif old.get("verdict") != cell.get("verdict") and finding_keys(old) == finding_keys(cell):
             diff.flaky.append(change)
         elif failing(cell) and failing(old):
@@ -158,18 +178,19 @@ def compare(
     diff.not_run = [
         CellChange(i, c.get("verdict"), None) for i, c in before.items() if i not in after
     ]
-    ran = set(after) | {
-        "/".join((b["runtime"], b["scenario"], b["mode"], b["store"]))
-        for b in head.get("baselines", [])
-    }
+    ran = set(after) | _rows(head)
+    base_ran = set(before) | _rows(base)
     old_groups, new_groups = failing_groups(base), failing_groups(head)
     for key, group in new_groups.items():
+        shared = [m for m in _members(group) if m in base_ran]
         if key in old_groups:
             diff.still_groups.append(
                 _change(group, len(_members(old_groups[key])), len(_members(group)))
             )
+        elif shared:
+            diff.new_groups.append(_change(group, 0, len(shared)))
         else:
-            diff.new_groups.append(_change(group, 0, len(_members(group))))
+            diff.base_unrun_groups.append(_change(group, 0, len(_members(group))))
     for key, group in old_groups.items():
         if key in new_groups:
             continue

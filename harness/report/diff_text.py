@@ -10,6 +10,7 @@ import re
 from killpoint.redaction import redact
 from killpoint.report.diff import CellChange, GroupChange, ReportDiff
 from killpoint.report.text import cut, visible
+from killpoint.values.sentences import count
 
 SHOWN = 20  # cells or groups listed per kind of change; the rest are counted
 
@@ -30,11 +31,18 @@ def _prose(text: str) -> str:
 
 
 def counts(diff: ReportDiff) -> str:
+    unrun = (
+        f"; {count(len(diff.base_not_run), 'cell')} and "
+        f"{count(len(diff.base_unrun_groups), 'failing group')} only where base did not run "
+        "(not compared)"
+        if diff.base_not_run or diff.base_unrun_groups
+        else ""
+    )
     return (
-        f"{len(diff.new_groups)} new group(s), {len(diff.fixed_groups)} fixed, "
+        f"{count(len(diff.new_groups), 'new group')}, {len(diff.fixed_groups)} fixed, "
         f"{len(diff.still_groups)} still failing; cells: {len(diff.new)} new, "
         f"{len(diff.fixed)} fixed, {len(diff.still_failing)} still failing, "
-        f"{len(diff.flaky)} flaky, {len(diff.not_run)} not run"
+        f"{len(diff.flaky)} flaky, {len(diff.not_run)} not run by head{unrun}"
     )
 
 
@@ -43,7 +51,7 @@ def _verdicts(change: CellChange) -> str:
 
 
 def _group_line(change: GroupChange) -> str:
-    return f"{change.heading} [{change.verdict}] {change.base} -> {change.head} cell(s)"
+    return f"{change.heading} [{change.verdict}] {change.base} -> {change.head}"
 
 
 SECTIONS = (
@@ -51,12 +59,14 @@ SECTIONS = (
     ("fixed_groups", "Fixed groups"),
     ("still_groups", "Still failing groups"),
     ("unexercised_groups", "Groups not exercised (head did not run their cells)"),
+    ("base_unrun_groups", "Failing groups only where base did not run (not compared)"),
 )
 CELL_SECTIONS = (
     ("new", "New failing cells"),
     ("fixed", "Fixed cells"),
     ("still_failing", "Still failing cells"),
     ("flaky", "Flaky cells (verdict changed, same findings)"),
+    ("base_not_run", "Cells base did not run (not compared)"),
 )
 
 

@@ -13,10 +13,11 @@ from typing import Any
 
 from killpoint.adapters.registry import BUILTINS
 from killpoint.engine.campaign import CampaignResult, summarize
-from killpoint.engine.cell_log import heads
+from killpoint.engine.cell_log import heads, select
 from killpoint.engine.options import CampaignConfig
 from killpoint.errors import KillpointError
-from killpoint.judge.groups import NO_LONGER, NOT_EXERCISED, Accepted, group_findings
+from killpoint.judge.causes import find_causes
+from killpoint.judge.groups import NO_LONGER, NOT_EXERCISED, Accepted, group_findings, met_by
 from killpoint.report.planned import planned_json
 from killpoint.report.redact import redact, redact_argv, redact_tree
 from killpoint.report.targets import Target, fallback_path, write_atomically
@@ -31,10 +32,21 @@ class ReportError(KillpointError, ValueError):
     """A file that is not a killpoint report; the message names it and what is wrong."""
 
 
-def versions(extra: tuple[str, ...] = ()) -> dict[str, str]:
+def versions(runtime: str = "reference", store: str = "sqlite") -> dict[str, str]:
+    """The versions of what the campaign imported: Python, killpoint, the campaign's
+    runtime's distributions (a built-in's list, or the distribution a user's adapter
+    module comes from), and the PostgreSQL driver when the store is a server; not every
+    runtime library that happens to be installed."""
     found = {"python": platform.python_version()}
-    runtimes = (d for b in BUILTINS.values() for d in b.distributions)
-    for dist in dict.fromkeys(("killpoint", *runtimes, *extra)):
+    builtin = BUILTINS.get(runtime)
+    if builtin is not None:
+        names: tuple[str, ...] = builtin.distributions
+    else:
+        top = runtime.partition(":")[0].split(".")[0]
+        names = tuple(metadata.packages_distributions().get(top, ()))
+    if store != "sqlite":
+        names += ("psycopg",)
+    for dist in dict.fromkeys(("killpoint", *names)):
         try:
             found[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
@@ -95,7 +107,9 @@ def head(
         "modes": list(config.mode_names()),
         "points": str(config.points),
         "depth": config.depth,
-        "versions": versions(),
+        "versions": versions(
+            config.runtime, "sqlite" if config.store == "sqlite" else "postgresql"
+        ),
         "excluded_from_comparison": _excluded(config.runtime),
         "accepted": {k: {"reason": a.reason, "link": a.link} for k, a in accepted.items()},
         "narrowed_by": narrowing(config),
@@ -155,7 +169,11 @@ def assemble(
     failing_rows = sum(1 for g in rows if g["verdict"] != "ok" and not g.get("accepted"))
     document["summary"] = summarize(cells, count, seconds, failing_rows)
     document["excluded_from_comparison"] = top["excluded_from_comparison"]
-    document["groups"] = [g.to_json() for g in group_findings(heads(cells))]
+    groups = group_findings(heads(cells))
+    document["groups"] = [g.to_json() for g in groups]
+    # Whole cells for the causes' sentences (the store at the crash), unexpected ones only.
+    found = find_causes(select(cells, lambda c: not c.expected), groups=groups)
+    document["causes"] = [c.to_json() for c in found]
     document["without_crash"] = rows
     narrow = narrowed_text(top.get("narrowed_by", []), interrupted=interrupted, rerun=rerun)
     document["narrowed"] = narrow
@@ -163,7 +181,9 @@ def assemble(
     document["accepted"] = {
         key: {
             **entry,
-            "this_campaign": "met" if key in met else (NOT_EXERCISED if narrow else NO_LONGER),
+            "this_campaign": "met"
+            if met_by(key, met)
+            else (NOT_EXERCISED if narrow else NO_LONGER),
         }
         for key, entry in top["accepted"].items()
     }

@@ -1,29 +1,29 @@
-"""A campaign as JUnit XML (`killpoint matrix --junit PATH`), the format every CI system
-reads: one test case per cell, classname `killpoint.RUNTIME/SCENARIO/MODE` and name
-`STORE/SCHEDULE`, so that a CI's test view groups the cells by row; one more per row
-that breaks the contract without a crash (`STORE/without-crash`), and per row or point
-skipped (a row whose baseline failed is already a failing cell of its own).
+"""A campaign as JUnit XML, the format every CI system reads, rendered from the report's
+document (so `killpoint matrix --junit`, `killpoint merge --junit` and `killpoint report
+--junit` write the same file for the same campaign): one test case per cell, classname
+`killpoint.RUNTIME/SCENARIO/MODE` and name `STORE/SCHEDULE`, so that a CI's test view
+groups the cells by row; one more per row that breaks the contract without a crash
+(`STORE/without-crash`), and per row or point skipped (a row whose baseline failed is
+already a failing cell of its own).
 
-An unexpected cell is a <failure> carrying its findings and its replay command; an
-accepted one is <skipped type="accepted"> with the reason (pytest reports the plugin's
-accepted cells as xfail, which its JUnit writes the same way). Every text is masked
-(killpoint.redaction) and made visible (report.text): XML 1.0 cannot even carry most
-control characters, and ElementTree escapes the rest.
+An unexpected cell is a <failure> carrying its findings and its replay command; one whose
+unexpected findings are all of low severity passes, its severity in its properties (it
+fails a run only under `--fail-on low`); an accepted one is <skipped type="accepted">
+with the reason (pytest reports the plugin's accepted cells as xfail, which its JUnit
+writes the same way). Every text is masked (killpoint.redaction) and made visible
+(report.text): XML 1.0 cannot even carry most control characters, and ElementTree escapes
+the rest.
 """
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping
+from typing import Any
 
-from killpoint.engine.cell_log import heads
 from killpoint.redaction import redact
-from killpoint.report.text import cut, visible
-
-if TYPE_CHECKING:
-    from killpoint.engine.campaign import CampaignResult
-    from killpoint.values.cell import CellResult
+from killpoint.report.text import as_float, cut, visible
+from killpoint.values.findings import fails, open_severity
 
 SUITE = "killpoint"
 
@@ -38,7 +38,7 @@ def classname(runtime: str, scenario: str, mode: str) -> str:
     return _safe(f"{SUITE}.{runtime}/{scenario}/{mode}")
 
 
-def _lines(findings: Iterable[dict[str, Any]]) -> list[str]:
+def _lines(findings: Iterable[Mapping[str, Any]]) -> list[str]:
     lines = []
     for f in findings:
         allowed = "allowed here, " if f.get("expected") else ""
@@ -52,81 +52,105 @@ def _case(suite: ET.Element, cls: str, name: str, seconds: float = 0.0) -> ET.El
     )
 
 
-def _cell(suite: ET.Element, cell: CellResult, seed: int) -> str:
-    """The case of one cell; its outcome: passed, failed or skipped."""
+def _cell(suite: ET.Element, cell: Mapping[str, Any], seed: Any) -> str:
+    """The case of one cell (as the document holds it); its outcome: passed, failed or
+    skipped."""
+    findings = [f for f in cell.get("findings") or [] if isinstance(f, Mapping)]
+    expected = bool(cell.get("expected"))
+    severity = None if expected else open_severity(findings) or "high"
+    verdict = str(cell.get("verdict", ""))
     case = _case(
         suite,
-        classname(cell.runtime, cell.scenario, cell.mode),
-        f"{cell.store}/{'+'.join(cell.schedule)}",
-        cell.seconds,
+        classname(str(cell.get("runtime")), str(cell.get("scenario")), str(cell.get("mode"))),
+        f"{cell.get('store')}/{'+'.join(str(p) for p in cell.get('schedule') or [])}",
+        as_float(cell.get("seconds")),
     )
     ET.SubElement(case, "properties").extend(
         ET.Element("property", name=k, value=_safe(v))
         for k, v in (
-            ("cell", cell.id),
-            ("verdict", cell.verdict),
-            ("expected", "yes" if cell.expected else "no"),
+            ("cell", cell.get("id", "")),
+            ("verdict", verdict),
+            ("expected", "yes" if expected else "no"),
+            *([("severity", severity)] if severity else []),
             ("seed", seed),
-            ("replay", cell.replay),
+            ("replay", cell.get("replay", "")),
         )
     )
-    if cell.accepted:
-        reasons = sorted({str(f["accepted"]) for f in cell.findings if f.get("accepted")})
+    if cell.get("accepted") and not expected:
+        reasons = sorted({str(f["accepted"]) for f in findings if f.get("accepted")})
         ET.SubElement(
             case, "skipped", type="accepted", message=_safe(f"accepted: {'; '.join(reasons)}")
         )
         return "skipped"
-    if cell.expected:
+    if expected or not fails(severity):
         return "passed"
-    body = [f"{cell.id}: {cell.verdict} (unexpected)", *_lines(cell.findings)]
-    body += [f"replay: {cell.replay}", f"seed: {seed}"]
-    if cell.kept:
-        body.append(f"kept: {cell.kept}")
+    body = [f"{cell.get('id')}: {verdict} (unexpected)", *_lines(findings)]
+    body += [f"replay: {cell.get('replay', '')}", f"seed: {seed}"]
+    if cell.get("kept"):
+        body.append(f"kept: {cell['kept']}")
     failure = ET.SubElement(
-        case, "failure", type=cell.verdict, message=_safe(cut(f"{cell.verdict}: {cell.detail}"))
+        case, "failure", type=verdict, message=_safe(cut(f"{verdict}: {cell.get('detail', '')}"))
     )
     failure.text = _safe("\n".join(body))
     return "failed"
 
 
-def render(result: CampaignResult) -> str:
-    """The whole document, as text."""
+def render(document: Mapping[str, Any]) -> str:
+    """The campaign's JUnit XML, from its report document."""
+    from killpoint.judge.groups import Group
+
     root = ET.Element("testsuites")
     suite = ET.SubElement(root, "testsuite", name=SUITE)
     counts = {"passed": 0, "failed": 0, "skipped": 0}
-    for cell in heads(result.cells):
-        counts[_cell(suite, cell, result.seed)] += 1
-    for group in result.row_groups():
-        if group.verdict == "ok":
+    seed = document.get("seed")
+    for cell in document.get("cells") or []:
+        if isinstance(cell, Mapping):
+            counts[_cell(suite, cell, seed)] += 1
+    for group in document.get("without_crash") or []:
+        if not isinstance(group, Mapping) or group.get("verdict") == "ok":
             continue
-        for row in group.cells:
+        heading = Group(
+            key=str(group.get("key", "")),
+            kind=str(group.get("kind", "")),
+            tool=group.get("tool"),
+            pattern=str(group.get("path") or "-"),
+            severity=str(group.get("severity", "high")),
+            verdict=str(group.get("verdict", "")),
+        ).heading
+        for row in group.get("rows") or []:
             # The scenario may hold slashes (a cassette's path); nothing else does.
-            runtime, _, rest = row.partition("/")
+            runtime, _, rest = str(row).partition("/")
             scenario, mode, store = [*rest.rsplit("/", 2), "", "", ""][:3]
             case = _case(suite, classname(runtime, scenario, mode), f"{store}/without-crash")
-            if group.accepted:
-                ET.SubElement(case, "skipped", type="accepted", message=_safe(group.accepted))
+            if group.get("accepted"):
+                ET.SubElement(case, "skipped", type="accepted", message=_safe(group["accepted"]))
                 counts["skipped"] += 1
                 continue
+            example = str(group.get("example", ""))
             failure = ET.SubElement(
-                case, "failure", type=group.verdict, message=_safe(cut(group.example))
+                case, "failure", type=str(group.get("verdict")), message=_safe(cut(example))
             )
             failure.text = _safe(
-                f"happens without a crash: {group.heading}\n{group.example}\nrerun: {group.replay}"
+                f"happens without a crash: {heading}\n{example}\nrerun: {group.get('replay', '')}"
             )
             counts["failed"] += 1
-    for s in result.skipped:
-        point = getattr(s, "point", None)
-        name = point or "row"
-        case = _case(suite, classname(s.runtime, s.scenario, s.mode), name)
-        ET.SubElement(case, "skipped", message=_safe(cut(s.reason)))
+    for s in document.get("skipped") or []:
+        if not isinstance(s, Mapping):
+            continue
+        name = s.get("point") or "row"
+        case = _case(
+            suite,
+            classname(str(s.get("runtime")), str(s.get("scenario")), str(s.get("mode"))),
+            str(name),
+        )
+        ET.SubElement(case, "skipped", message=_safe(cut(str(s.get("reason", "")))))
         counts["skipped"] += 1
-    total = sum(counts.values())
-    suite.set("tests", str(total))
+    summary = document.get("summary") or {}
+    suite.set("tests", str(sum(counts.values())))
     suite.set("failures", str(counts["failed"]))
     suite.set("errors", "0")
     suite.set("skipped", str(counts["skipped"]))
-    suite.set("time", f"{result.seconds:.3f}")
+    suite.set("time", f"{as_float(summary.get('seconds')):.3f}")
     ET.indent(root)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 

@@ -24,6 +24,8 @@ from killpoint.errors import KillpointError
 from killpoint.report.document import assemble
 from killpoint.values.cell import CellResult
 from killpoint.values.input_files import MERGE_BYTES, MIB
+from killpoint.values.sentences import count as count_of
+from killpoint.values.sentences import plural_of
 from killpoint.values.shard import Shard
 
 # What makes two shards the same campaign: each must be equal in every shard.
@@ -89,7 +91,7 @@ def check(documents: Sequence[tuple[str, dict[str, Any]]], *, partial: bool) -> 
         if shard.count != count:
             raise MergeError(
                 f"killpoint: {name} is shard {shard} but {first_name} is shard "
-                f"{shards[0][1]}: shards of one campaign share N; give the {count} shards of one run"
+                f"{shards[0][1]}: shards of one campaign share N; give the {count_of(count, 'shard')} of one run"
             )
         if shard.index in seen:
             raise MergeError(
@@ -121,7 +123,8 @@ def check(documents: Sequence[tuple[str, dict[str, Any]]], *, partial: bool) -> 
     if missing and not partial:
         have = ", ".join(str(s) for _, s in sorted(shards, key=lambda p: p[1].index))
         raise MergeError(
-            f"killpoint: shard(s) {', '.join(str(s) for s in missing)} missing (given: {have}); "
+            f"killpoint: {plural_of('shard', missing)} {', '.join(str(s) for s in missing)} missing "
+            f"(given: {have}); "
             "give every shard's JSON, or --partial to merge what is here (the report says "
             "which are missing)"
         )
@@ -175,7 +178,11 @@ def merge(
         },
         "narrowed_by": [
             *_narrowed_by(first),
-            *([f"shard(s) {', '.join(str(s) for s in missing)} not merged"] if missing else []),
+            *(
+                [f"{plural_of('shard', missing)} {', '.join(str(s) for s in missing)} not merged"]
+                if missing
+                else []
+            ),
         ],
     }
     planned = {

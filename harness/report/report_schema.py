@@ -37,6 +37,7 @@ TOP: dict[str, Spec] = {
     "summary": OBJECT,
     "excluded_from_comparison": LIST,
     "groups": LIST,
+    "causes": LIST,
     "accepted": OBJECT,
     "skipped": LIST,
     "baselines": LIST,
@@ -103,6 +104,29 @@ GROUP: dict[str, Spec] = {
     "example": TEXT,
     "example_cell": TEXT,
     "example_row": TEXT,
+    "replay": TEXT,
+    "accepted": OPTIONAL_TEXT,
+    "failing": FLAG,
+    "verdicts": OBJECT,
+}
+# A cause (killpoint.judge.causes): cells clustered by the groups that occur together.
+CAUSE: dict[str, Spec] = {
+    "key": TEXT,
+    "name": TEXT,
+    "kind": TEXT,
+    "sentence": TEXT,
+    "severity": TEXT,
+    "verdicts": OBJECT,
+    "count": WHOLE,
+    "failing_cells": WHOLE,
+    "low_cells": WHOLE,
+    "accepted_cells": WHOLE,
+    "rows": LIST,
+    "points": OBJECT,
+    "cells": LIST,
+    "groups": LIST,
+    "example": TEXT,
+    "example_cell": TEXT,
     "replay": TEXT,
     "accepted": OPTIONAL_TEXT,
 }
@@ -255,6 +279,13 @@ def check_document(document: Any) -> None:
         check_fields(group, GROUP, f"group {n}")
         for key in ("cells", "rows"):
             _all(group.get(key, ()), TEXT, f"group {n}: {key!r}")
+    for n, cause in enumerate(document.get("causes", ())):
+        check_fields(cause, CAUSE, f"cause {n}")
+        for key in ("cells", "rows"):
+            _all(cause.get(key, ()), TEXT, f"cause {n}: {key!r}")
+        _all(cause.get("groups", ()), OBJECT, f"cause {n}: 'groups'")
+        for key in ("verdicts", "points"):
+            _all((cause.get(key) or {}).values(), WHOLE, f"cause {n}: {key!r}")
     for key, entry in (document.get("accepted") or {}).items():
         check_fields(entry, ACCEPTED, f"'accepted'[{key!r}]")
     for n, skip in enumerate(document.get("skipped", ())):

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from killpoint.values.findings import fails, open_severity
 from killpoint.values.points import Schedule
 from killpoint.values.timeline import Event, event_from_json
 
@@ -114,9 +115,23 @@ class CellResult:
         return not self.expected
 
     @property
+    def severity(self) -> str | None:
+        """How much the cell's unexpected findings harm (the most severe of them); None for
+        an expected cell."""
+        if self.expected:
+            return None
+        return open_severity(self.findings) or "high"
+
+    @property
+    def low(self) -> bool:
+        """Unexpected, not accepted, and every unexpected finding of low severity (usage,
+        an order, bookkeeping): reported as such, failing a run only under `--fail-on low`."""
+        return not self.expected and not self.accepted and not fails(self.severity)
+
+    @property
     def failing(self) -> bool:
-        """Unexpected, and not accepted: what fails a run."""
-        return not self.expected and not self.accepted
+        """Unexpected, not accepted, and of medium severity or more: what fails a run."""
+        return not self.expected and not self.accepted and fails(self.severity)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

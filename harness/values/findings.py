@@ -63,6 +63,7 @@ _KINDS: tuple[FindingKind, ...] = (
     # losses
     FindingKind("run-lost", "lost", "high", "a run is not in the store after the crash"),
     FindingKind("acknowledged-lost", "lost", "high", "the runtime returned a status that the store does not hold"),
+    FindingKind("stale-acknowledged", "duplicated", "high", "a worker that had lost the run to a takeover went on to return a status for it that the store does not hold (the store holds the takeover's): the run is there, the stale worker's answer is not"),
     FindingKind("checkpoints-lost", "ok", "medium", "a power cut took back checkpoints that had landed (committed, not synced); what they held may run again"),
     # side effects (the ledger)
     FindingKind("effect-duplicated", "duplicated", "high", "a tool's side effect happened more often than the baseline's, beyond the bound"),
@@ -142,7 +143,7 @@ HARMS: tuple[Harm, ...] = (
 )  # fmt: skip
 HARM_OF: dict[str, str] = {
     "run-lost": "lost", "tool-executions-lost": "lost", "effect-lost": "lost",
-    "acknowledged-lost": "acknowledged",
+    "acknowledged-lost": "acknowledged", "stale-acknowledged": "acknowledged",
     "effect-duplicated": "repeated", "two-drivers": "repeated", "idempotency-key-changed": "repeated",
     "effect-reissued": "repeated",
     "stale-write": "stale-write",
@@ -176,6 +177,29 @@ BY_TOOL = frozenset(
         "idempotency-key-changed",
         "effect-reissued",
         "confirmation-dropped",
+    }
+)
+
+
+# Kinds that say what differs at the end, or an effect counted, rather than how the run went
+# wrong: in a cell, the consequences of the kind beside them that does say it (a cancel
+# forgotten shows as the status, the content and the messages differing). An accepted
+# finding of another kind explains them in its cell; causes fold them into their mechanism.
+SYMPTOMS = frozenset(
+    {
+        "status-differs",
+        "run-differs",
+        "runs-differ",
+        "messages-differ",
+        "state-differs",
+        "usage-differs",
+        "usage-overcounted",
+        "tool-executions-extra",
+        "tool-executions-reordered",
+        "tool-executions-differ",
+        "effect-duplicated",
+        "effect-foreign",
+        "stale-acknowledged",
     }
 )
 
@@ -301,6 +325,28 @@ def deciding_data(findings: Iterable[Any]) -> Mapping[str, Any] | None:
     return min(enumerate(pool), key=lambda nf: (RANK.get(str(nf[1]["verdict"]), last), nf[0]))[1]
 
 
+def open_severity(findings: Iterable[Any]) -> str | None:
+    """The most severe severity among the findings (as a report's JSON holds them) that
+    name a verdict and are not allowed here: what decides whether an unexpected cell fails
+    a campaign (a cell whose only such findings are low, a token count, does not, unless
+    `--fail-on low`). None: there is none."""
+    found = [
+        str(f.get("severity"))
+        for f in findings
+        if isinstance(f, Mapping) and f.get("verdict") not in (None, "ok") and not f.get("expected")
+    ]
+    known = [s for s in found if s in SEVERITIES]
+    if not known:
+        return "high" if found else None  # a severity this version does not know: the worst
+    return min(known, key=SEVERITIES.index)
+
+
+def fails(severity: str | None) -> bool:
+    """Whether findings of this severity fail a campaign held to the default threshold
+    (medium and above; `--fail-on low` lowers it)."""
+    return severity is None or severity in ("high", "medium")
+
+
 def verdict_of(findings: Iterable[Finding]) -> tuple[str, bool]:
     """The one rule: (verdict, expected). The verdict is the one the deciding finding
     names (`ok` without any): the most severe unexpected finding's, or, when every
@@ -333,6 +379,7 @@ __all__ = [
     "HARM_OF",
     "KINDS",
     "RANK",
+    "SYMPTOMS",
     "VERDICTS",
     "Finding",
     "FindingKind",
@@ -340,7 +387,9 @@ __all__ = [
     "Verdict",
     "deciding",
     "deciding_data",
+    "fails",
     "headline",
+    "open_severity",
     "path_pattern",
     "ranked",
     "verdict_of",

@@ -14,7 +14,7 @@ worker) says its `detail`.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from typing import Any
 
 Facts = Mapping[str, Any]
@@ -41,6 +41,11 @@ def plural(noun: str) -> str:
 def count(n: int, noun: str) -> str:
     """`count(1, "cell")` is "1 cell"; `count(3, "tool execution")` is "3 tool executions"."""
     return f"{n} {noun if n == 1 else plural(noun)}"
+
+
+def plural_of(noun: str, items: Sized) -> str:
+    """The noun as many `items` take it: "shard" for one, "shards" for two."""
+    return noun if len(items) == 1 else plural(noun)
 
 
 def times(n: int) -> str:
@@ -116,6 +121,13 @@ def _acknowledged_lost(f: Facts) -> str:
     if f.get("stored") is None:
         return f"{said} but {'the run is' if who else 'is'} not in the store"
     return f"{said} but the store says {f['stored']}"
+
+
+def _stale_acknowledged(f: Facts) -> str:
+    return (
+        f"{f.get('who') or 'the stale worker'} returned {f['status']} for run {f['run_id']} "
+        f"after the takeover, but the store holds {f['stored']}, the takeover's"
+    )
 
 
 def _status_regressed(f: Facts) -> str:
@@ -366,6 +378,7 @@ TEMPLATES: dict[str, Callable[[Facts], str]] = {
     "run-lost": _run_lost,
     "checkpoint-count": _checkpoint_count,
     "acknowledged-lost": _acknowledged_lost,
+    "stale-acknowledged": _stale_acknowledged,
     "status-regressed": _status_regressed,
     "cancel-ignored": _cancel,
     "cancel-late": _cancel,
@@ -433,6 +446,7 @@ __all__ = [
     "count",
     "numbers",
     "plural",
+    "plural_of",
     "problems",
     "say",
     "times",

@@ -80,32 +80,100 @@ def schedules(mode: str, width: int) -> list[list[str]]:
     return points
 
 
-def _timeline(rng: random.Random, schedule: list[str], killed: bool) -> list[list[Any]]:
+TRACED = ("after-checkpoint", "mid-batch", "mid-model", "mid-commit")  # the fast path's kinds
+
+
+def _gate(rng: random.Random, point: str) -> str:
+    kind, _, rest = point.partition(":")
+    k = rest.split(":")[0]
+    if kind == "mid-model":
+        return f"gate model:{k}:received"
+    if kind == "mid-batch":
+        return f"gate tool:fetch_page:{rng.getrandbits(48):012x}:finished"
+    if kind == "mid-commit":
+        return f"gate checkpoint:{k}:committing"
+    return f"gate checkpoint:{k}:landed"
+
+
+def _timeline(
+    rng: random.Random, schedule: list[str], killed: bool, earlier: Sequence[str], tracer: int
+) -> list[list[Any]]:
+    """A cell's events as the engine records them: a row's traced worker's history up to the
+    cell's point (the fast path: the gates it passed and its stops for the copies of the
+    points before it), then the cell's own resume, a kill cell's; a worker of its own
+    for every other kind. Worker pids differ in every cell, the tracer's in every row."""
     t = rng.uniform(0.0001, 0.001)
-    pid = rng.randrange(1000, 60000)
-    plan = f"plan: {'+'.join(schedule)} — {rng.randrange(0, 9)} checkpoint(s) durable at the point"
-    events = [[t, plan, "other", "harness"]]
+    events: list[list[Any]] = []
+    point = schedule[0]
 
     def add(text: str, kind: str, lane: str, step: float = 0.01) -> None:
         nonlocal t
         t += rng.uniform(step / 3, step)
         events.append([round(t, 4), text, kind, lane])
 
-    add(f"worker started (pid {pid})", "start", "worker")
-    for k in range(1, rng.randrange(2, 5)):
-        add(f"gate checkpoint:{k}:landed", "store", "store", 0.05)
-    add(f"store confirms {k} checkpoint(s) at {schedule[0]}", "store", "store")
-    if killed:
-        add("worker killed (exit -9)", "kill", "worker")
+    add(
+        f"plan: {'+'.join(schedule)} — checkpoint 1 has landed, 2 has not; the worker is killed",
+        "other",
+        "harness",
+    )
+    pid = rng.randrange(1000, 60000)
+    traced = killed and point.split(":")[0] in TRACED
+    if traced:
+        add(f"tracer started (pid {tracer})", "start", "tracer")
+        for before in [*earlier, point]:
+            held = rng.randrange(0, 5)
+            add(_gate(rng, before), "store", "store", 0.03)
+            add(
+                f"store confirms {held} checkpoint{'s' if held != 1 else ''} at {before}",
+                "store",
+                "store",
+            )
+            add("tracer paused (SIGSTOP)", "pause", "tracer", 0.002)
+            add("tracer woken (SIGCONT)", "wake", "tracer", 0.02)
+            add(f"state at {before} copied (worker stopped)", "other", "harness", 0.001)
+        add(
+            f"the state at {point} copied from the row's traced worker (pid {tracer}) while it "
+            "was stopped (SIGSTOP): no worker of this cell's own is killed",
+            "kill",
+            "faults",
+            0.001,
+        )
     else:
-        add("worker done", "end", "worker")
-    add("inspect: store sound", "store", "store")
-    add(f"resumer started (pid {pid + 7})", "start", "resumer")
-    for _ in range(rng.randrange(0, 3)):
-        add(f"gate tool:fetch_page:{rng.getrandbits(48):012x}:started", "tool", "tools")
-    add("acknowledged killpoint-session-run1 COMPLETED", "store", "store", 0.2)
-    add("resumer done", "end", "resumer")
-    add("resumed run equals the baseline", "other", "harness")
+        add(f"worker started (pid {pid})", "start", "worker")
+        for k in range(1, rng.randrange(2, 5)):
+            add(f"gate checkpoint:{k}:landed", "store", "store", 0.05)
+        add(f"store confirms {k} checkpoints at {point}", "store", "store")
+        if killed:
+            add(f"worker killed (pid {pid}, exit -9)", "kill", "worker")
+        else:
+            add("worker paused (SIGSTOP)", "pause", "worker")
+            add(f"{rng.randrange(0, 3)} calls in flight at the pause", "other", "harness")
+            add(f"resumer started (pid {pid + 41})", "start", "resumer", 0.3)
+            add("acknowledged killpoint-session-run1 COMPLETED", "store", "store", 0.3)
+            add("resumer done", "end", "resumer")
+            add("worker woken (SIGCONT)", "wake", "worker")
+            add("worker raised RunOwnedElsewhere", "fault", "worker")
+            add(
+                "stale worker ended: error RunOwnedElsewhere: runtime: run "
+                "'killpoint-session-run1' was taken over by another worker; this worker's "
+                f"checkpoint {k} was rejected (stale writer)",
+                "fault",
+                "faults",
+            )
+    if killed:
+        add(f"{rng.randrange(0, 3)} calls in flight without a durable result", "other", "harness")
+        add("inspect: store sound", "store", "store")
+        add(f"resumer started (pid {pid + 7})", "start", "resumer")
+        for _ in range(rng.randrange(0, 3)):
+            add(f"gate tool:fetch_page:{rng.getrandbits(48):012x}:started", "tool", "tools")
+        add("acknowledged killpoint-session-run1 COMPLETED", "store", "store", 0.2)
+        add("resumer done", "end", "resumer")
+    add(
+        "the session of the resumed run matches that of the baseline, field by field",
+        "other",
+        "harness",
+    )
+    add("verdict: ok, expected", "other", "harness")
     return events
 
 
@@ -148,6 +216,10 @@ def _grouped(out: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str,
     return groups, {k: {"reason": a.reason, "link": a.link} for k, a in accepted.items()}
 
 
+# The whole default matrix's count of cells (issue 56 measured its report at 6.07 MB).
+DEFAULT_MATRIX = 2211
+
+
 def synthetic_document(cells: int = 2000, seed: int = 7) -> dict[str, Any]:
     """A campaign document with `cells` cells, shaped like `killpoint.report.document.to_document`."""
     rng = random.Random(seed)
@@ -159,7 +231,11 @@ def synthetic_document(cells: int = 2000, seed: int = 7) -> dict[str, Any]:
         for scenario, mode in rows:
             todo = per_row[(scenario, mode)]
             if depth < len(todo) and len(out) < cells:
-                out.append(_cell(rng, scenario, mode, todo[depth]))
+                earlier = [
+                    p[0] for p in todo[:depth] if len(p) == 1 and p[0].split(":")[0] in TRACED
+                ]
+                tracer = 9000 + rows.index((scenario, mode))
+                out.append(_cell(rng, scenario, mode, todo[depth], earlier, tracer))
         depth += 1
         if depth > max(len(v) for v in per_row.values()):
             break
@@ -208,7 +284,14 @@ def synthetic_document(cells: int = 2000, seed: int = 7) -> dict[str, Any]:
     }
 
 
-def _cell(rng: random.Random, scenario: str, mode: str, schedule: list[str]) -> dict[str, Any]:
+def _cell(
+    rng: random.Random,
+    scenario: str,
+    mode: str,
+    schedule: list[str],
+    earlier: Sequence[str] = (),
+    tracer: int = 9000,
+) -> dict[str, Any]:
     kind = schedule[0].split(":")[0]
     killed = kind in ("after-checkpoint", "mid-batch", "mid-model", "mid-commit", "double-resume")
     roll = rng.random()
@@ -306,7 +389,7 @@ def _cell(rng: random.Random, scenario: str, mode: str, schedule: list[str]) -> 
         if killed
         else None,
         "stderr_tail": stderr,
-        "timeline": _timeline(rng, schedule, killed),
+        "timeline": _timeline(rng, schedule, killed, earlier[-12:], tracer),
         "exit_codes": [-9, 0] if killed else [0, 0],
         "replay": f"killpoint replay {cell_id}",
         "kept": None,

@@ -48,6 +48,7 @@ from killpoint.scenarios import Ledger, Scenario
 from killpoint.stores.per_url import PerUrl
 from killpoint.values.findings import Finding
 from killpoint.values.modes import RUNS, TOOL_BATCH, Mode
+from killpoint.values.sentences import count
 
 # agno reports usage to its servers unless told not to; workers have no network.
 os.environ.setdefault("AGNO_TELEMETRY", "false")
@@ -201,7 +202,9 @@ class AgnoAdapter(RuntimeAdapter):
                 problems.append(f"SQLite integrity_check: {verdict}")
         session, rows = self._rows(store_url, session_id)
         if rows and session is None:
-            problems.append(f"{len(rows)} run row(s) of session {session_id!r} but no session row")
+            problems.append(
+                f"{count(len(rows), 'run row')} of session {session_id!r} but no session row"
+            )
         for row in rows:
             problems.extend(_for_run(row["run_id"], p) for p in run_invariants(row))
         return problems

@@ -38,7 +38,17 @@
   }
   function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
   function known(verdict) { return Object.prototype.hasOwnProperty.call(D.verdicts, verdict) ? verdict : "unknown"; }
-  function secs(t) { return t < 10 ? t.toFixed(3) + " s" : t.toFixed(1) + " s"; }
+  // One time format everywhere (killpoint.values.durations): "54 ms", "1.2 s", "12 min 3 s".
+  function duration(t) {
+    t = Math.max(+t || 0, 0);
+    if (Math.round(t * 1000) < 1000) return Math.round(t * 1000) + " ms";
+    if (Math.round(t * 10) / 10 < 60) return (Math.round(t * 10) / 10).toFixed(1) + " s";
+    var whole = Math.round(t), minutes = Math.floor(whole / 60);
+    if (minutes < 60) return minutes + " min " + (whole % 60) + " s";
+    return Math.floor(minutes / 60) + " h " + (minutes % 60) + " min";
+  }
+  function count(n, noun) { return n + " " + (n === 1 ? noun : noun + "s"); }
+  function offset(t) { return (t < 0 ? "-" : "+") + duration(Math.abs(t)); }
   function has(o, k) { return o !== undefined && o !== null && Object.prototype.hasOwnProperty.call(o, k); }
   function shownNow(e) { return !!e && e.offsetParent !== null; }
 
@@ -108,10 +118,10 @@
     });
     table.classList.toggle("only-x", only);
     table.classList.toggle("grp-on", !!groupOn);
-    $("f-count").textContent = shown + " of " + rows.length + " rows" +
-      (groupOn ? ", " + unexp + " cell" + (unexp === 1 ? "" : "s") + " of the group" :
+    $("f-count").textContent = shown + " of " + count(rows.length, "row") +
+      (groupOn ? ", " + count(unexp, "cell") + " of the group" :
         only ? "" : ", " + unexp + " unexpected cell" + (unexp === 1 ? "" : "s")) +
-      (visible < ncols ? ", " + visible + " of " + ncols + " columns" : "");
+      (visible < ncols ? ", " + visible + " of " + count(ncols, "column") : "");
     $("empty").hidden = shown > 0;
   }
   ["f-unexp", "f-mode", "f-runtime", "f-store", "f-search"].forEach(function (id) {
@@ -148,8 +158,9 @@
   function drawTimeline(c) {
     var svg = $("d-svg"), list = $("d-events");
     clear(svg); clear(list);
+    // [milliseconds on the cell's clock, text, kind (an index into D.kinds), lane]
     var events = c.timeline.map(function (e, i) {
-      return {i: i, t: e[0], text: str(e[1]), kind: String(e[2] || "other"), lane: laneOf(e[3])};
+      return {i: i, t: e[0] / 1000, text: str(e[1]), kind: String(D.kinds[e[2]] || "other"), lane: laneOf(str(e[3]))};
     });
     $("d-timeline").hidden = events.length === 0;
     $("d-no-timeline").hidden = events.length > 0;
@@ -160,8 +171,12 @@
       if (events.some(function (e) { return e.lane === lane; })) used.push(lane);
     });
     var W = 560, L = 70, R = 14, TOP = 6, LANE = 19, H = TOP + used.length * LANE + 24;
-    var tmax = Math.max.apply(null, events.map(function (e) { return e.t; })) || 1;
-    function X(t) { return L + (W - L - R) * (t / tmax); }
+    // One clock: zero is the cell's start; what a row's traced worker did before it is
+    // drawn left of zero, never on a clock of its own.
+    var tmax = Math.max.apply(null, events.map(function (e) { return e.t; }));
+    var tmin = Math.min(0, Math.min.apply(null, events.map(function (e) { return e.t; })));
+    if (!(tmax > tmin)) tmax = tmin + 1;
+    function X(t) { return L + (W - L - R) * ((t - tmin) / (tmax - tmin)); }
     function Y(lane) { return TOP + used.indexOf(lane) * LANE + LANE / 2; }
     svg.setAttribute("viewBox", "0 0 " + W + " " + H);
     svg.setAttribute("height", H);
@@ -199,20 +214,20 @@
       var x = L + (W - L - R) * f;
       svg.appendChild(sv("line", {"class": "axis", x1: x, x2: x, y1: axisY, y2: axisY + 4}));
       var t = sv("text", {"class": "tick", x: x, y: axisY + 15, "text-anchor": f === 0 ? "start" : f === 1 ? "end" : "middle"});
-      t.textContent = secs(tmax * f);
+      t.textContent = offset(tmin + (tmax - tmin) * f);
       svg.appendChild(t);
     });
     var marks = events.map(function (e) {
       var g = marker(e.kind, X(e.t), Y(e.lane));
       var title = sv("title", {});
-      title.textContent = secs(e.t) + "  " + e.text;
+      title.textContent = offset(e.t) + "  " + e.text;
       g.appendChild(title);
       svg.appendChild(g);
       return g;
     });
     events.forEach(function (e, n) {
       var tr = el("tr", "k-" + e.kind);
-      tr.appendChild(el("td", "t", secs(e.t)));
+      tr.appendChild(el("td", "t", offset(e.t)));
       var k = el("td", "dot");
       var s = document.createElementNS(SVG, "svg");
       s.setAttribute("viewBox", "-6 -6 12 12"); s.setAttribute("width", "12"); s.setAttribute("height", "12");
@@ -225,7 +240,7 @@
       list.appendChild(tr);
       if (c.omitted && n === Math.floor(events.length / 2) - 1) {
         var gap = el("tr", "gap");
-        var td = el("td", "", "… " + c.omitted + " events left out (the JSON has them all)");
+        var td = el("td", "", "… " + count(c.omitted, "event") + " left out (the JSON has them all)");
         td.colSpan = 3;
         gap.appendChild(td);
         list.appendChild(gap);
@@ -245,21 +260,23 @@
     if (!c) return;
     currentN = n;
     var v = known(c.verdict);
+    var low = !!c.low;
     var chip = $("d-verdict");
     chip.className = "chip v-" + v + (c.expected ? " e" : " x");
     chip.textContent = (D.verdicts[v] || "•") + " " + c.verdict;
     var exp = $("d-expected");
-    exp.className = "chip " + (c.expected ? "exp" : c.accepted ? "acc" : "unexp");
-    exp.textContent = c.expected ? "expected" : c.accepted ? "accepted" : "unexpected";
+    exp.className = "chip " + (c.expected ? "exp" : c.accepted ? "acc" : low ? "lowc" : "unexp");
+    exp.textContent = c.expected ? "expected" : c.accepted ? "accepted" : low ? "unexpected, low severity only: not failing" : "unexpected";
     $("d-title").textContent = c.schedule.join(" + ");
     $("d-id").textContent = str(c.id);
     $("d-detail").textContent = str(c.detail);
     $("d-detail").hidden = !str(c.detail);
-    $("d-dups").textContent = c.duplicates + " (bound " + c.bound + ")";
-    $("d-dups").classList.toggle("bad", c.duplicates > c.bound);
-    $("d-seconds").textContent = secs(c.seconds);
+    var dups = c.duplicates || 0, bound = c.bound || 0;
+    $("d-dups").textContent = dups + " (bound " + bound + (dups > bound ? ", " + (dups - bound) + " beyond it" : "") + ")";
+    $("d-dups").classList.toggle("bad", dups > bound);
+    $("d-seconds").textContent = duration(c.seconds);
     $("d-exits").textContent = c.exit_codes.length ? c.exit_codes.map(function (x) { return x === null ? "none" : x; }).join(", ") : "none";
-    $("d-kept-row").hidden = c.kept === null;
+    $("d-kept-row").hidden = !has(c, "kept");
     $("d-kept").textContent = str(c.kept);
 
     var sched = $("d-schedule");
@@ -271,7 +288,13 @@
       if (says) li.appendChild(el("span", "says", " — " + says));
       sched.appendChild(li);
     });
-    $("d-compared").textContent = "Sides compared: \u201c" + c.sides[0] + "\u201d (what should be) and \u201c" + c.sides[1] + "\u201d (what is).";
+    // The sides each finding compared, each pair once: never only the cell's last
+    // comparison beside a verdict another comparison decided.
+    $("d-compared").textContent = c.compared.length
+      ? "Sides compared: " + c.compared.map(function (p) {
+          return "\u201c" + p[0] + "\u201d (what should be) with \u201c" + p[1] + "\u201d (what is), for " + p[2].join(", ");
+        }).join("; ") + "."
+      : "No finding compared two sides.";
 
     drawTimeline(c);
 
@@ -322,22 +345,22 @@
     $("d-findings-more").textContent = c.findings_more ? "… and " + c.findings_more + " more (the JSON has them all)" : "";
     $("d-ledger-box").hidden = repeats === 0;
 
-    var whole = $("d-whole-table").tBodies[0];
+    var whole = $("d-whole-table").tBodies[0], leaves = c.whole || [], more = c.whole_more || 0;
     clear(whole);
-    $("d-whole").hidden = c.whole.length === 0;
+    $("d-whole").hidden = leaves.length === 0;
     $("d-whole").open = false;
-    $("d-whole-title").textContent = "The whole-session difference: " + (c.whole.length + c.whole_more) + " place" + (c.whole.length + c.whole_more === 1 ? "" : "s");
+    $("d-whole-title").textContent = "The whole-session difference (" + c.sides[0] + " with " + c.sides[1] + "): " + (leaves.length + more) + " place" + (leaves.length + more === 1 ? "" : "s");
     $("d-whole-b").textContent = c.sides[0];
     $("d-whole-a").textContent = c.sides[1];
-    c.whole.forEach(function (w) {
+    leaves.forEach(function (w) {
       var tr = el("tr");
       tr.appendChild(el("td", "mono", str(w[0])));
       tr.appendChild(el("td", "mono", str(w[1])));
       tr.appendChild(el("td", "mono", str(w[2])));
       whole.appendChild(tr);
     });
-    $("d-whole-more").hidden = !c.whole_more;
-    $("d-whole-more").textContent = c.whole_more ? "… and " + c.whole_more + " more (the JSON has them all)" : "";
+    $("d-whole-more").hidden = !more;
+    $("d-whole-more").textContent = more ? "… and " + more + " more (the JSON has them all)" : "";
     var diffSides = (c.diff && c.diff.sides) || c.sides;
     $("d-side-b").textContent = diffSides[0];
     $("d-side-a").textContent = diffSides[1];
@@ -585,5 +608,5 @@
     for (var n = 0; n < D.cells.length; n++) if (str(D.cells[n].id) === wanted) { openCell(n); break; }
   }
   document.documentElement.classList.add("js");
-  window.killpointReport = {open: openCell, close: closeCell, filter: applyFilters, group: setGroup, list: setView, sort: sortList, cells: D.cells.length, ready: performance.now()};
+  window.killpointReport = {open: openCell, close: closeCell, filter: applyFilters, group: setGroup, list: setView, sort: sortList, duration: duration, cells: D.cells.length, ready: performance.now()};
 })();

@@ -43,7 +43,7 @@ class TestAPassingRun:
         )  # fmt: skip
         assert result.returncode == 0, result.stderr
         err = result.stderr.splitlines()
-        assert "killpoint: 2 cell(s) planned" in err
+        assert "killpoint: 2 cells planned" in err
         assert any(line.startswith("killpoint: 2/2 cells (100%), 0 unexpected,") for line in err)
         out = result.stdout.splitlines()
         assert (
@@ -51,7 +51,7 @@ class TestAPassingRun:
             == f"written: {tmp_path / 'm.json'}, {tmp_path / 'm.html'}, {tmp_path / 'j.xml'}"
         )
         kept = out[-2]
-        assert kept.startswith("kept 2 cell folder(s), ")
+        assert kept.startswith("kept 2 cell folders, ")
         command = kept.partition("remove them with: ")[2]
         folders = [c["kept"] for c in json.loads((tmp_path / "m.json").read_text())["cells"]]
         assert all(Path(f).is_dir() for f in folders)

@@ -26,7 +26,7 @@ class TestNote:
         folders = kept(root, 3)
         note = kept_note(folders)
         assert note is not None
-        assert note.startswith(f"kept 3 cell folder(s), {shown_size(size_of(root))}, in {root};")
+        assert note.startswith(f"kept 3 cell folders, {shown_size(size_of(root))}, in {root};")
         command = note.partition("remove them with: ")[2]
         assert f"rm -rf '{root}'" == command
         subprocess.run(["sh", "-c", command], check=True)

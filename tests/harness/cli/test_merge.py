@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,45 @@ def judged(cell: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def cases(path: Path) -> list[tuple[str, str, str]]:
+    """(classname, name, outcome) of every test case of a JUnit file."""
+    root = ET.parse(path).getroot()
+    found = []
+    for case in root.iter("testcase"):
+        outcome = next((c.tag for c in case if c.tag in ("failure", "skipped")), "passed")
+        found.append((case.get("classname", ""), case.get("name", ""), outcome))
+    return sorted(found)
+
+
+class TestEveryOutput:
+    """Issue 51: JUnit was rendered from the live result, so `killpoint merge` could write
+    none and a sharded CI job got no test report. Every output is rendered from the
+    document: merge writes each, and `report` writes each from a saved JSON."""
+
+    def test_a_sharded_job_gets_the_junit_an_unsharded_one_gets(self, runs: Path) -> None:
+        result = killpoint(
+            "merge", "s1.json", "s2.json", "-o", "out.json", "--junit", "out.xml",
+            "--markdown", "out.md", "--text", "out.txt", cwd=runs,
+        )  # fmt: skip
+        assert 0 == result.returncode, result.stderr
+        whole = killpoint("report", "all.json", "--junit", "all.xml", cwd=runs)
+        assert 0 == whole.returncode, whole.stderr
+        merged = cases(runs / "out.xml")
+        assert len(merged) >= len(read(runs / "all.json")["cells"])
+        assert cases(runs / "all.xml") == merged
+        assert (runs / "out.md").read_text().startswith("## killpoint crash matrix: reference")
+        text = (runs / "out.txt").read_text()
+        assert "crash matrix" in text and read(runs / "out.json")["command"].startswith("killpoint")
+        for name in ("out.xml", "out.md", "out.txt"):
+            assert str(runs / name) in result.stdout
+
+    def test_a_format_given_the_path_of_another_output_is_refused(self, runs: Path) -> None:
+        result = killpoint(
+            "merge", "s1.json", "s2.json", "-o", "twice.json", "--junit", "twice.json", cwd=runs
+        )
+        refused(result, "--junit names 'twice.json', a path another report is written to")
+
+
 class TestMergedEqualsUnsharded:
     def test_each_shard_holds_its_cells_and_says_which_it_is(self, runs: Path) -> None:
         whole = {c["id"] for c in read(runs / "all.json")["cells"]}
@@ -70,7 +110,7 @@ class TestMergedEqualsUnsharded:
             cwd=runs,
         )  # fmt: skip
         assert 0 == result.returncode, result.stderr
-        assert "merged 2 shard(s)" in result.stdout
+        assert "merged 2 shards" in result.stdout
         whole, merged = read(runs / "all.json"), read(runs / "merged.json")
         assert [judged(c) for c in whole["cells"]] == [judged(c) for c in merged["cells"]]
         assert whole["groups"] == merged["groups"]
@@ -89,21 +129,21 @@ class TestMergedEqualsUnsharded:
         killpoint("merge", "s2.json", "s1.json", "-o", "m2.json", cwd=runs)
         result = killpoint("diff", "all.json", "m2.json", cwd=runs)
         assert 0 == result.returncode, result.stderr
-        assert "0 new group(s), 0 fixed, 0 still failing" in result.stdout
+        assert "0 new groups, 0 fixed, 0 still failing" in result.stdout
         assert "0 new, 0 fixed, 0 still failing, 0 flaky, 0 not run" in result.stdout
 
 
 class TestRefused:
     def test_a_missing_shard_is_named(self, runs: Path) -> None:
         result = killpoint("merge", "s1.json", "-o", "part.json", cwd=runs)
-        refused(result, "shard(s) 2/2 missing", "given: 1/2", "--partial")
+        refused(result, "shard 2/2 missing", "given: 1/2", "--partial")
         assert not (runs / "part.json").exists()
 
     def test_partial_merges_and_says_what_is_missing(self, runs: Path) -> None:
         result = killpoint("merge", "s1.json", "--partial", "-o", "part.json", cwd=runs)
         assert 0 == result.returncode, result.stderr
         merged = read(runs / "part.json")
-        assert "shard(s) 2/2 not merged" in merged["narrowed"]
+        assert "shard 2/2 not merged" in merged["narrowed"]
         assert len(read(runs / "s1.json")["cells"]) == len(merged["cells"])
 
     def test_a_shard_given_twice_is_named(self, runs: Path) -> None:
@@ -206,10 +246,10 @@ class TestDiffBase:
         assert 0 == result.returncode, result.stderr
         page = (runs / "d.html").read_text()
         assert 'id="diff"' in page
-        assert "Against base.json: 0 new group(s), 1 fixed" in page
+        assert "Against base.json: 0 new groups, 1 fixed" in page
         assert "Fixed cells: 1" in page and victim["id"] in page
         assert "<script>alert(1)" not in page
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
         report = killpoint("report", "d.json", "-o", "r.html", "--diff-base", "base.json", cwd=runs)
         assert 0 == report.returncode, report.stderr
-        assert "Against base.json: 0 new group(s), 1 fixed" in (runs / "r.html").read_text()
+        assert "Against base.json: 0 new groups, 1 fixed" in (runs / "r.html").read_text()

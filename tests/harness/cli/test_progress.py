@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from killpoint.cli.progress import LineProgress, duration
+from killpoint.cli.progress import LineProgress
+from killpoint.values.durations import duration
 
 
 @dataclass
@@ -39,10 +40,10 @@ class TestLines:
         lines_of.planned(100)
         for n in range(100):
             lines_of.cell(Done(f"c{n}", failing=n < 3))
-        assert lines[0] == "killpoint: 100 cell(s) planned"
+        assert lines[0] == "killpoint: 100 cells planned"
         assert len(lines) == 11
-        assert lines[1].startswith("killpoint: 10/100 cells (10%), 3 unexpected, 0 s elapsed")
-        assert lines[-1] == "killpoint: 100/100 cells (100%), 3 unexpected, 0 s elapsed"
+        assert lines[1].startswith("killpoint: 10/100 cells (10%), 3 unexpected, 0 ms elapsed")
+        assert lines[-1] == "killpoint: 100/100 cells (100%), 3 unexpected, 0 ms elapsed"
 
     def test_a_line_every_ten_seconds_between_the_tenths(self) -> None:
         """1,000 cells, 4 s each: a line at every tenth (100 cells) would come every 400 s;
@@ -61,7 +62,7 @@ class TestLines:
         ]
         # 12 s for 3 cells: 997 left take about 3988 s.
         assert lines[1].endswith(
-            "3/1000 cells (0%), 0 unexpected, 12 s elapsed, about 1 h 6 min left"
+            "3/1000 cells (0%), 0 unexpected, 12.0 s elapsed, about 1 h 6 min left"
         )
 
     def test_the_last_cell_always_gets_its_line(self) -> None:
@@ -88,7 +89,7 @@ class TestLines:
 
 class TestDuration:
     def test_seconds_minutes_hours(self) -> None:
-        """What a log reader takes in at a glance."""
-        assert [duration(0.2), duration(59), duration(60)] == ["0 s", "59 s", "1 min 0 s"]
+        """The one time format (killpoint.values.durations), as every output has it."""
+        assert [duration(0.2), duration(59), duration(60)] == ["200 ms", "59.0 s", "1 min 0 s"]
         assert duration(2 * 3600 + 600 + 5) == "2 h 10 min"
         assert duration(185) == "3 min 5 s"

@@ -219,3 +219,39 @@ class TestBrokenWhenRecorded:
         found = groups_by_state(result)
         assert {found[i] for i in corrupt} == {"broken-when-recorded"}
         assert "store-unreadable" not in found.values()
+
+
+class TestControl:
+    """Issue 56: a corpus checked against the very versions that recorded it called its
+    failing states `diverged-after-upgrade`, and its versions table listed killpoint
+    twice."""
+
+    BROKEN = "tests.harness.broken_runtimes:rerun_finished"
+
+    @pytest.fixture(scope="class")
+    def recorded(self, tmp_path_factory: pytest.TempPathFactory) -> Path:
+        out = tmp_path_factory.mktemp("control") / "research"
+        config = CampaignConfig.from_options(
+            runtime=self.BROKEN, scenarios=("research",), modes=("tool-batch",),
+            points="after-checkpoint", workers=2, keep="none",
+        )  # fmt: skip
+        record(config, out)
+        return out
+
+    def test_a_check_with_the_recording_versions_is_a_control_named_so(
+        self, recorded: Path
+    ) -> None:
+        result = check(recorded, self.BROKEN)
+        found = set(groups_by_state(result).values())
+        assert not {g for g in found if g.endswith("-after-upgrade")}, found
+        assert {g for g in found if g.endswith("-in-control")}, found  # its defect shows
+        assert result.control
+
+    def test_the_versions_table_names_killpoint_once(self, tmp_path: Path) -> None:
+        """agno's adapter is killpoint's own module: the libraries a manifest records for
+        it name killpoint too; the table has it once, in its own row."""
+        libraries = {"SQLAlchemy": "2.1.9", "agno": "3.1.10", "killpoint": "0.1.0"}
+        side = mf.Versions("0.1.0", "3.11.7", "agno", libraries)
+        names = [name.lower() for name, *_ in CheckResult(tmp_path, side, side).version_rows()]
+        assert names.count("killpoint") == 1, names
+        assert len(names) == len(set(names)), names

@@ -97,7 +97,7 @@ def test_the_command_prints_a_line_per_check_and_a_hint_per_failure() -> None:
     failed = next(n for n, line in enumerate(lines) if line.startswith("FAIL"))
     assert "progress() said 6 after the baseline; 5 checkpoints landed" in lines[failed]
     assert "hint: progress(store_url, session_id) counts" in lines[failed + 1]
-    assert "1 check(s) failed" == lines[-1]
+    assert "1 check failed" == lines[-1]
 
 
 @pytest.mark.parametrize(
@@ -147,7 +147,7 @@ def test_an_adapter_call_that_never_returns_fails_its_check_and_the_command_ends
     assert "Traceback" not in result.stderr
     failed = [line for line in result.stdout.splitlines() if line.startswith("FAIL")]
     assert failed and "normal form" in failed[0]
-    assert "the adapter's read_session() did not return within the time limit (5 s)" in failed[0]
+    assert "the adapter's read_session() did not return within the time limit (5.0 s)" in failed[0]
     assert not [p for p in psutil.process_iter(["cmdline"])
                 if "HangingReadSession" in " ".join(p.info["cmdline"] or [])]  # fmt: skip
 

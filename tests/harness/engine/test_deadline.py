@@ -78,7 +78,7 @@ def test_an_adapter_call_that_hangs_in_the_engine_makes_its_cell_hung(tmp_path: 
     assert 2 == len(cells)
     for c in cells:
         assert "hung" == c["verdict"], c["detail"]
-        assert "the adapter's inspect() did not return within the time limit (3 s)" in c["detail"]
+        assert "the adapter's inspect() did not return within the time limit (3.0 s)" in c["detail"]
     assert (tmp_path / "m.html").stat().st_size > 0
 
 

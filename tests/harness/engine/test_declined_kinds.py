@@ -51,5 +51,5 @@ def test_declining_a_kind_that_does_not_exist_is_bad_input(tmp_path: Path) -> No
     result = matrix(tmp_path, f"{RUNTIME}:misspelt")
     assert 2 == result.returncode, result.stdout + result.stderr
     assert 1 == len(result.stderr.strip().splitlines()), result.stderr
-    assert "declined_kinds names unknown point kind(s) lock-hold; choose from" in result.stderr
+    assert "declined_kinds names unknown point kind lock-hold; choose from" in result.stderr
     assert not (tmp_path / "m.json").exists()

@@ -131,7 +131,7 @@ class TestTwoTraces:
         [row] = document["baselines"]
         assert (True, base.trace_note) == (row["writes_lag"], row["trace_note"])
         out = io.StringIO()
-        summary(CampaignResult(config, seed=1, baselines=[base]), console(out), [])
+        summary(document, console(out))
         assert f"note multi-run/{base.trace_note}" in out.getvalue()
 
 

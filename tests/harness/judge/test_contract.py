@@ -214,11 +214,11 @@ def test_a_late_cancel_is_one_row_level_group_and_no_crash_cell_repeats_it(
         assert (c.verdict, c.expected) == ("ok", True), c.findings
     # Its own section in the terminal summary and in the JSON.
     text = io.StringIO()
-    cli_output.summary(result, cli_output.console(text), result.groups())
+    document = to_document(result, command=["killpoint", "matrix"])
+    cli_output.summary(document, cli_output.console(text))
     printed = text.getvalue()
     assert "happens without a crash: 1 group" in printed
     assert "1. cancel-late at model: 1 row, diverged" in printed
-    document = to_document(result, command=["killpoint", "matrix"])
     assert [g["key"] for g in document["without_crash"]] == ["cancel-late:-:model@no-crash"]
     assert [f["kind"] for b in document["baselines"] for f in b["findings"]] == ["cancel-late"]
 

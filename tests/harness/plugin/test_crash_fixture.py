@@ -95,7 +95,7 @@ def test_every_finding_of_a_cell_is_listed_up_to_four() -> None:
     many = [Finding("messages-differ", f"difference {n}").to_json() for n in range(6)]
     lines = results(replace(DIVERGED, findings=many)).failure_message().splitlines()
     assert "              messages-differ: difference 3" in lines
-    assert "              ... and 2 more finding(s) in the JSON" in lines
+    assert "              ... and 2 more findings in the JSON" in lines
 
 
 def test_no_cells_says_why() -> None:

@@ -93,7 +93,7 @@ def test_findings_allowed_here_are_left_out_and_many_are_cut() -> None:
         "  messages-differ: difference 0",
         "  messages-differ: difference 1",
         "  messages-differ: difference 2",
-        "  ... and 7 more finding(s) in the JSON",
+        "  ... and 7 more findings in the JSON",
     ] == lines
 
 
@@ -103,6 +103,6 @@ def test_the_last_fifteen_timeline_events_are_shown() -> None:
     lines = cell_failure(replace(BARE, timeline=events), 1).splitlines()
 
     shown = lines[lines.index("  timeline:") + 1 :]
-    assert "      0.0600s  event 6" == shown[0]
-    assert "      0.2000s  event 20" == shown[14]
+    assert "        +60 ms  event 6" == shown[0]
+    assert "       +200 ms  event 20" == shown[14]
     assert 15 == sum(1 for line in shown if "s  event " in line)

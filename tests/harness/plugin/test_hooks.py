@@ -314,10 +314,32 @@ class TestWithoutCrash:
                 "without-crash: happens without a crash (the baseline shows it)",
                 "*  cancel-late: a cancel was requested during model turn 3, *"
                 "[[]group cancel-late:-:model@no-crash]",
-                "without a crash: cancel-late: 1 row(s), diverged*",
+                "without a crash: cancel-late: 1 row, diverged*",
             ],
             consecutive=False,
         )
+
+    def test_a_broken_baseline_is_the_rows_without_crash_item(
+        self, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Issue 56: a row whose baseline fails was reported as a crash cell at a point the
+        test never asked for (`mid-model:1` under boundaries); the docs promise one item
+        `ROW/without-crash`, failing with the baseline's problem, and no cell of the row."""
+        monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parents[3]))
+        result = run(
+            pytester,
+            "--crash-matrix",
+            "--crash-runtime=tests.harness.broken_runtimes:silent_final_write",
+            "--crash-scenarios=research",
+            "--crash-modes=tool-batch",
+            "--crash-points=boundaries",
+        )
+        result.assert_outcomes(failed=1)
+        row = "tests.harness.broken_runtimes:silent_final_write/research/tool-batch/sqlite"
+        result.stdout.fnmatch_lines(
+            [f"*killpoint: {row}/without-crash: happens without a crash: the baseline failed: *"]
+        )
+        assert "mid-model:1" not in result.stdout.str()
 
 
 @pytest.mark.postgres

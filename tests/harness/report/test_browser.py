@@ -492,6 +492,7 @@ def test_filter_open_a_cell_and_no_run_content_runs(browser: Chromium, tmp_path:
     assert f"side {shown_hostile}" in opened["compared"]
     assert opened["whole"].startswith(f"session.{shown_hostile}{shown_hostile}")
     assert f"example {shown_hostile}" in opened["group"]
+    browser.evaluate("document.getElementById('groups-details').open = true")
     browser.click("#groups li.group:last-child button.g-filter")
     assert browser.evaluate(
         "Array.from(document.querySelectorAll('#matrix td.ing button')).map(b => +b.dataset.c)"
@@ -571,6 +572,7 @@ def test_groups_panel_keys_and_list(browser: Chromium, tmp_path: Path) -> None:
 
     # Clicking a group leaves only its cells lit in the matrix; clearing brings all back.
     g = max(range(len(groups)), key=lambda n: groups[n]["count"] if groups[n]["count"] < 40 else 0)
+    browser.evaluate("document.getElementById('groups-details').open = true")
     browser.click(f'#groups button.g-filter[data-g="{g}"]')
     lit = set(browser.evaluate(VISIBLE_CELLS))
     assert lit == {index[c] for c in groups[g]["cells"]}
@@ -738,6 +740,7 @@ def test_a_group_filter_counts_its_own_cells_and_the_list_names_its_kind(
     )
     unexpected = document["summary"]["unexpected"]
     assert group["count"] != unexpected  # else the count could not tell which it counted
+    browser.evaluate("document.getElementById('groups-details').open = true")
     browser.click(f'#groups button.g-filter[data-g="{g}"]')
     count = browser.evaluate("document.getElementById('f-count').textContent")
     noun = "cell" if group["count"] == 1 else "cells"
@@ -836,6 +839,85 @@ def test_a_report_without_cells_or_groups_has_a_sound_script(
 
 
 # -- the screenshot tool -------------------------------------------------------------------
+
+
+# The kinds an agno cancel cell shows together (issue 56's campaign), and what it says.
+CANCEL_KINDS = (
+    "acknowledged-lost", "cancel-ignored", "effect-duplicated", "messages-differ",
+    "run-differs", "stale-write", "status-differs", "tool-executions-lost", "usage-differs",
+)  # fmt: skip
+
+
+def many_kinds_document() -> dict[str, Any]:
+    """A campaign whose unexpected cells each show nine finding kinds and a long sentence,
+    at depth-2 schedules: what made one column of the list 1,011 px wide at 1440 px."""
+    from tests.benchmarks.report_size import synthetic_document
+
+    document = synthetic_document(120, seed=5)
+    for c in document["cells"][:40]:
+        c.update(verdict="corrupt", expected=False, accepted=False)
+        c["schedule"] = [c["schedule"][0], "after-checkpoint:3"]
+        c["id"] = "/".join(
+            (c["runtime"], c["scenario"], c["mode"], c["store"], "+".join(c["schedule"]))
+        )
+        c["detail"] = "the stale worker wrote after the takeover, at runs[0].tool_executions: " * 3
+        c["findings"] = [
+            {"kind": k, "severity": "high", "verdict": "corrupt", "expected": False,
+             "sentence": c["detail"], "path": f"runs[0].{k}", "group": f"{k}:-:runs[*]"}
+            for k in CANCEL_KINDS
+        ]  # fmt: skip
+    return document
+
+
+@pytest.mark.parametrize("width", [1280, 1440, 1920])
+def test_the_list_view_lays_out_at_common_widths(
+    browser: Chromium, tmp_path: Path, width: int
+) -> None:
+    """Issue 56: at 1440 px the list view had one column 1,011 px wide, another 42 px, and a
+    row 859 px tall. Each column keeps a readable share, the table fits the window, and
+    no row grows taller than a few lines."""
+    from killpoint.report.html import render_report
+
+    page = tmp_path / "report.html"
+    page.write_text(render_report(many_kinds_document()), encoding="utf-8")
+    browser.call(
+        "Emulation.setDeviceMetricsOverride",
+        width=width,
+        height=900,
+        deviceScaleFactor=1,
+        mobile=False,
+    )
+    try:
+        browser.open(page)
+        browser.click("#v-list")
+        box = browser.evaluate(
+            "(() => { const t = document.getElementById('list');"
+            " return {table: t.getBoundingClientRect().width, window: window.innerWidth,"
+            " columns: Array.from(t.tHead.rows[0].cells).map(c => c.getBoundingClientRect().width),"
+            " rows: Array.from(t.tBodies[0].rows).map(r => r.getBoundingClientRect().height)}; })()"
+        )
+    finally:
+        browser.call("Emulation.clearDeviceMetricsOverride")
+    assert box["table"] <= box["window"], box
+    assert min(box["columns"]) >= 60, box["columns"]
+    assert max(box["columns"]) <= 0.4 * box["table"], box["columns"]
+    assert max(box["rows"]) <= 220, max(box["rows"])
+
+
+def test_the_page_formats_time_as_every_other_output_does(
+    browser: Chromium, tmp_path: Path
+) -> None:
+    """One time format everywhere: the page's script reads a length of time as
+    killpoint.values.durations does."""
+    from killpoint.report.html import render_report
+    from killpoint.values.durations import duration
+
+    page = tmp_path / "report.html"
+    page.write_text(render_report(browser_document()), encoding="utf-8")
+    browser.open(page)
+    values = [0, 0.0004, 0.0341, 0.0543, 0.9996, 1.149, 12.05, 59.96, 743.826, 7384]
+    shown = browser.evaluate(f"{values}.map(t => window.killpointReport.duration(t))")
+    assert shown == [duration(t) for t in values]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -66,14 +66,15 @@ def report(cells: list[dict[str, Any]], groups: list[dict[str, Any]]) -> dict[st
 
 @pytest.fixture
 def pair() -> tuple[dict[str, Any], dict[str, Any]]:
-    """Base: 1 ok, 2 lost, 3 duplicated, 4 ok, 6 lost. Head: 1 lost (new), 2 ok (fixed),
-    3 duplicated (still failing), 4 hung with no finding, as base's ok had none (flaky),
-    5 diverged (new, and absent from base), 6 ok (fixed)."""
+    """Base: 1 ok, 2 lost, 3 duplicated, 4 ok, 5 ok, 6 lost. Head: 1 lost (new), 2 ok
+    (fixed), 3 duplicated (still failing), 4 hung with no finding, as base's ok had none
+    (flaky), 5 diverged (new), 6 ok (fixed)."""
     base_cells = [
         cell(1, "ok", expected=True),
         cell(2, "lost", LOST_GROUP),
         cell(3, "duplicated", DUP_GROUP),
         cell(4, "ok", expected=True),
+        cell(5, "ok", expected=True),
         cell(6, "lost", LOST_GROUP),
     ]
     head_cells = [
@@ -87,7 +88,7 @@ def pair() -> tuple[dict[str, Any], dict[str, Any]]:
     base = report(
         base_cells,
         [
-            group(LOST_GROUP, "lost", base_cells[1], base_cells[4]),
+            group(LOST_GROUP, "lost", base_cells[1], base_cells[5]),
             group(DUP_GROUP, "duplicated", base_cells[2]),
         ],
     )
@@ -174,7 +175,7 @@ class TestCommand:
         )
         result = killpoint("diff", base, head, "--markdown", "pr.md", cwd=tmp_path)
         assert 1 == result.returncode, result.stderr
-        assert "1 new group(s), 0 fixed, 2 still failing" in result.stdout
+        assert "1 new group, 0 fixed, 2 still failing" in result.stdout
         assert "### New failing groups" in (tmp_path / "pr.md").read_text()
 
     def test_exit_0_when_head_brings_no_failing_group(self, tmp_path: Path, pair: Any) -> None:
@@ -184,10 +185,7 @@ class TestCommand:
             cwd=tmp_path,
         )  # fmt: skip
         assert 0 == result.returncode, result.stderr  # the reports swapped: nothing new
-        # Cell 5 is not in the older report: its group is not exercised, never fixed.
-        assert (
-            "Groups not exercised (head did not run their cells):\n  run-differs" in result.stdout
-        )
+        assert "Fixed groups:\n  run-differs" in result.stdout
 
     def test_a_file_that_is_no_report_is_one_line(self, tmp_path: Path, pair: Any) -> None:
         (tmp_path / "x.json").write_text("[]")
@@ -195,3 +193,42 @@ class TestCommand:
         assert 2 == result.returncode
         assert 1 == len(result.stderr.strip().splitlines())
         assert "'x.json' is not a killpoint matrix report" in result.stderr
+
+
+class TestWhatBothRan:
+    """Issue 56: a base report with a narrower selection made every cell it never ran
+    "new" and the diff exit 1, so a narrower report on main failed a pull request."""
+
+    def wider(self, pair: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Head also ran a row base never ran: its cells fail with a group of their own."""
+        base, head = pair
+        other = dict(cell(1, "diverged", "runs-differ:-:runs"))
+        other.update(id="reference/cancel/tool-batch/sqlite/after-checkpoint:1", scenario="cancel")
+        head = {**head, "cells": [*head["cells"], other]}
+        head["groups"] = [*head["groups"], group("runs-differ:-:runs", "diverged", other)]
+        return base, head
+
+    def test_cells_base_did_not_run_are_not_new(self, pair: Any) -> None:
+        diff = compare(*self.wider(pair), base_name="b", head_name="h")
+        assert "reference/cancel/tool-batch/sqlite/after-checkpoint:1" in [
+            c.id for c in diff.base_not_run
+        ]
+        assert all("cancel" not in c.id for c in diff.new)
+
+    def test_a_group_seen_only_where_base_did_not_run_is_no_regression(
+        self, tmp_path: Path, pair: Any
+    ) -> None:
+        base, head = self.wider(pair)
+        base["groups"] = head["groups"][:2]  # base has head's other failing groups
+        base["cells"] = [
+            *base["cells"][:1],
+            *[c for c in head["cells"] if "cancel" not in c["id"]][1:],
+        ]
+        diff = compare(base, head, base_name="b", head_name="h")
+        assert ["runs-differ:-:runs"] == [g.key for g in diff.base_unrun_groups]
+        assert "runs-differ:-:runs" not in [g.key for g in diff.new_groups]
+        b = TestCommand().write(tmp_path, "b.json", base)
+        h = TestCommand().write(tmp_path, "h.json", head)
+        result = killpoint("diff", b, h, cwd=tmp_path)
+        assert "only where base did not run (not compared)" in result.stdout
+        assert "Cells base did not run (not compared):" in result.stdout

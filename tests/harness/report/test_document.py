@@ -1,4 +1,5 @@
-"""A report names the versions of what ran, LangGraph's savers included."""
+"""A report names the versions of what the campaign imported, LangGraph's savers included,
+and nothing it did not load."""
 
 from __future__ import annotations
 
@@ -23,12 +24,27 @@ def test_each_installed_saver_is_named_with_its_version(dist: str) -> None:
         installed = metadata.version(dist)
     except metadata.PackageNotFoundError:
         pytest.skip(f"{dist} is not installed here")
-    assert versions()[dist] == installed
+    assert versions("langgraph")[dist] == installed
 
 
 def test_what_is_not_installed_is_left_out() -> None:
-    assert "no-such-distribution-here" not in versions(("no-such-distribution-here",))
+    assert "no-such-distribution-here" not in versions("no_such_module_here:factory")
     assert versions()["python"].count(".") == 2
+
+
+def test_an_agno_campaign_names_agno_and_no_other_runtime_library() -> None:
+    """Issue 56: the versions row of an agno campaign listed langgraph and dbos, which the
+    campaign never loaded."""
+    pytest.importorskip("agno")
+    found = versions("agno")
+    assert "agno" in found and "killpoint" in found
+    assert not {"langgraph", "langgraph-checkpoint", "dbos", "pydantic-ai-slim"} & set(found), found
+
+
+def test_a_postgresql_campaign_names_its_driver() -> None:
+    pytest.importorskip("psycopg")
+    assert "psycopg" in versions("agno", "postgresql")
+    assert "psycopg" not in versions("agno", "sqlite")
 
 
 def test_an_accepted_group_a_narrowed_campaign_did_not_meet_is_not_exercised() -> None:

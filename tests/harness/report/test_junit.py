@@ -10,6 +10,7 @@ from killpoint.engine.campaign import CampaignResult, Skipped
 from killpoint.engine.cell_log import CellLog
 from killpoint.engine.options import CampaignConfig
 from killpoint.redaction import remember
+from killpoint.report.document import to_document
 from killpoint.report.junit import render
 from killpoint.values.cell import CellResult
 from killpoint.values.findings import Finding
@@ -41,7 +42,7 @@ def cell(point: str, finding: Finding | None = None, **extra: object) -> CellRes
 def campaign(*cells: CellResult) -> ET.Element:
     result = CampaignResult(CampaignConfig(), 42, CellLog(list(cells)), seconds=3.0)
     result.skipped = [Skipped("reference", "confirm", "runs", "the mode cannot pause")]
-    return ET.fromstring(render(result))
+    return ET.fromstring(render(to_document(result)))
 
 
 class TestCases:
@@ -104,7 +105,11 @@ class TestContent:
         hostile = Finding(
             "status-differs", f"said {SECRET} \x1b[31mred\x00 <b>&", path="runs[0].status"
         )
-        text = render(CampaignResult(CampaignConfig(), 1, CellLog([cell("mid-model:1", hostile)])))
+        text = render(
+            to_document(
+                CampaignResult(CampaignConfig(), 1, CellLog([cell("mid-model:1", hostile)]))
+            )
+        )
         assert SECRET not in text
         assert "\x1b" not in text and "\x00" not in text
         failure = ET.fromstring(text).find("testsuite/testcase/failure")

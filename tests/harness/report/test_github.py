@@ -1,20 +1,23 @@
-"""GitHub Actions: workflow commands escaped by GitHub's rules, the step summary's Markdown
-escaped and masked, at most ten annotations."""
+"""GitHub Actions, rendered from the report's document: workflow commands escaped by
+GitHub's rules, the step summary's Markdown escaped and masked, at most ten annotations."""
 
 from __future__ import annotations
 
-from killpoint.cli import github
+from typing import Any
+
 from killpoint.engine.campaign import CampaignResult
 from killpoint.engine.cell_log import CellLog
 from killpoint.engine.options import CampaignConfig
 from killpoint.judge.groups import Group
 from killpoint.redaction import remember
+from killpoint.report import github
+from killpoint.report.document import to_document
 from tests.harness.report.test_junit import cell
 
 SECRET = "s3cr3t-pass-word"
 
 
-def group(n: int = 1, example: str = "ended otherwise") -> Group:
+def group(n: int = 1, example: str = "ended otherwise") -> dict[str, Any]:
     return Group(
         key=f"status-differs:-:runs[*].status{n}",
         kind="status-differs",
@@ -26,7 +29,7 @@ def group(n: int = 1, example: str = "ended otherwise") -> Group:
         example=example,
         example_cell="reference/research/tool-batch/sqlite/mid-model:1",
         replay="killpoint replay reference/research/tool-batch/sqlite/mid-model:1",
-    )
+    ).to_json()
 
 
 class TestWorkflowCommands:
@@ -47,7 +50,7 @@ class TestWorkflowCommands:
         """GitHub shows ten per step: the rest are counted in an eleventh."""
         lines = github.error_commands([group(n) for n in range(14)])
         assert len(lines) == 11
-        assert lines[-1].endswith("::4 more group(s): see the step summary")
+        assert lines[-1].endswith("::4 more groups: see the step summary")
 
 
 class TestStepSummary:
@@ -57,7 +60,8 @@ class TestStepSummary:
         remember(SECRET)
         hostile = group(example=f"<img src=x onerror=alert(1)> | **{SECRET}** `x`")
         result = CampaignResult(CampaignConfig(), 9, CellLog([cell("mid-model:1")]))
-        text = github.step_summary(result, [hostile], ["/r/m.json"])
+        document = {**to_document(result), "groups": [hostile]}
+        text = github.step_summary(document, ["/r/m.json"])
         assert "<img" not in text and SECRET not in text
         assert "&lt;img src=x onerror=alert\\(1\\)&gt; \\| \\*\\*" in text
         assert (

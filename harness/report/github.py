@@ -1,0 +1,242 @@
+"""A campaign for GitHub, from its report document: the Markdown summary (a job's step
+summary, `$GITHUB_STEP_SUMMARY`, or a pull request's comment) and one `::error`
+annotation per failing group, so a failed run reads on the job's page without opening
+the log. `killpoint matrix`, `merge` and `report` write them the same way (the cli's
+ending appends and prints them under GitHub Actions).
+
+Run content reaches both (a scenario's name, a finding's sentence), so every piece is
+masked (killpoint.redaction), made visible, and escaped for where it goes: Markdown
+punctuation and HTML in the summary; in a workflow command, `%`, `\\r` and `\\n` in the
+message, and `:` and `,` too in a property (GitHub's rules, as @actions/core applies them).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from killpoint.redaction import redact
+from killpoint.report.text import cut
+from killpoint.values.durations import duration
+from killpoint.values.findings import SEVERITIES
+from killpoint.values.sentences import count
+from killpoint.values.shown import LEGACY_COMMAND, visible
+
+ANNOTATIONS = 10  # GitHub shows ten error annotations per step; the rest are counted
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|~])")
+
+
+def under_actions(environ: Mapping[str, str]) -> bool:
+    return environ.get("GITHUB_ACTIONS") == "true"
+
+
+def _clean(text: object) -> str:
+    return visible(redact(str(text)))
+
+
+def markdown(text: object) -> str:
+    """Text shown as itself in GitHub's Markdown: HTML special characters as entities,
+    Markdown punctuation escaped, one line."""
+    plain = " ".join(_clean(text).split())
+    plain = plain.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MARKDOWN.sub(r"\\\1", plain)
+
+
+def code(text: object) -> str:
+    """A command in the summary: <code> with its text escaped (a backtick inside cannot
+    end it, as it would end a Markdown code span)."""
+    plain = " ".join(_clean(text).split())
+    plain = plain.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return f"<code>{plain.replace('|', '&#124;')}</code>"
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotation(title: str, message: str) -> str:
+    """`::error title=...::message`: masked, control characters made visible (newlines
+    kept: GitHub shows them once unescaped), then escaped for the workflow command; the
+    runner's legacy `##[` broken too, as in every other line (killpoint.values.shown)."""
+    title, message = (escape_property(_clean(title)), escape_data(_clean(message)))
+    return f"::error title={_unlegacy(title)}::{_unlegacy(message)}"
+
+
+def _unlegacy(text: str) -> str:
+    return text.replace(LEGACY_COMMAND, "##\\[")
+
+
+def heading(group: Mapping[str, Any]) -> str:
+    """What tells a group from every other: kind, tool and path (Group.heading)."""
+    tool = f" (tool {group['tool']})" if group.get("tool") else ""
+    path = group.get("path")
+    where = f" at {path}" if path and path != "-" else ""
+    return f"{group.get('kind', '?')}{tool}{where}"
+
+
+def _meaning(group: Mapping[str, Any]) -> str:
+    from killpoint.values.findings import KINDS
+
+    kind = str(group.get("kind", ""))
+    return KINDS[kind].meaning if kind in KINDS else str(group.get("meaning", ""))
+
+
+def failing(document: Mapping[str, Any], threshold: str | None = None) -> list[dict[str, Any]]:
+    """The groups (cells' and rows') that fail the campaign: by `--fail-on` when given (any
+    group of that severity or above, not accepted), else those that fail by their verdict
+    and severity."""
+    found = []
+    for key in ("groups", "without_crash"):
+        for g in document.get(key) or []:
+            if not isinstance(g, Mapping) or g.get("accepted"):
+                continue
+            severity = str(g.get("severity", "high"))
+            rank = SEVERITIES.index(severity) if severity in SEVERITIES else 0
+            if threshold is not None:
+                keep = rank <= SEVERITIES.index(threshold)
+            elif "failing" in g:
+                keep = bool(g["failing"])
+            else:  # a report written before severities decided: its verdict
+                keep = g.get("verdict") != "ok"
+            if keep:
+                found.append({**g, "without_crash": key == "without_crash"})
+    return found
+
+
+def _members(group: Mapping[str, Any]) -> list[Any]:
+    return list(group.get("rows") or group.get("cells") or [])
+
+
+def error_commands(groups: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One `::error` line per failing group (`failing`), ten at most, then a count."""
+    lines = []
+    for g in groups[:ANNOTATIONS]:
+        members = _members(g)
+        where = (
+            "happens without a crash"
+            if g.get("without_crash")
+            else count(int(g.get("count") or len(members)), "cell")
+        )
+        example = g.get("example_row") if g.get("without_crash") else g.get("example_cell")
+        lines.append(
+            annotation(
+                f"killpoint: {g.get('kind')} ({g.get('verdict')})",
+                f"{heading(g)}: {where}\n{cut(_meaning(g))}\ne.g. {example}: "
+                f"{cut(str(g.get('example', '')))}\nreplay: {g.get('replay', '')}",
+            )
+        )
+    if len(groups) > ANNOTATIONS:
+        rest = len(groups) - ANNOTATIONS
+        lines.append(annotation("killpoint", f"{count(rest, 'more group')}: see the step summary"))
+    return lines
+
+
+def annotation_lines(document: Mapping[str, Any], threshold: str | None = None) -> str:
+    """The annotations of a campaign, one per line (a renderer of the document)."""
+    lines = error_commands(failing(document, threshold))
+    return "".join(line + "\n" for line in lines)
+
+
+def _rows(document: Mapping[str, Any]) -> dict[tuple[str, str], list[int]]:
+    rows: dict[tuple[str, str], list[int]] = {}
+    for c in document.get("cells") or []:
+        if not isinstance(c, Mapping):
+            continue
+        r = rows.setdefault((str(c.get("scenario")), str(c.get("mode"))), [0, 0, 0])
+        r[0] += 1
+        r[1] += c.get("verdict") == "ok"
+        r[2] += _fails(c)
+    return rows
+
+
+def _fails(cell: Mapping[str, Any]) -> bool:
+    from killpoint.values.findings import fails, open_severity
+
+    if cell.get("expected") or cell.get("accepted"):
+        return False
+    return fails(open_severity(cell.get("findings") or []) or "high")
+
+
+def summary_markdown(document: Mapping[str, Any], threshold: str | None = None) -> str:
+    """The campaign in Markdown: the figures, the rows, the causes, the failing groups."""
+    figures = document.get("summary") or {}
+    low = figures.get("low") or 0
+    beyond = figures.get("duplicates_beyond_bound")
+    dups = count(int(figures.get("duplicates") or 0), "duplicate")
+    if beyond is not None:
+        dups += f" ({beyond} beyond the bound)"
+    out = [
+        f"## killpoint crash matrix: {markdown(document.get('runtime', ''))}",
+        "",
+        f"{count(int(figures.get('cells') or 0), 'cell')}, "
+        f"{figures.get('unexpected', 0)} unexpected"
+        + (f", {low} of low severity only" if low else "")
+        + f", {count(int(figures.get('expected_losses') or 0), 'expected loss')}, {dups}, "
+        f"{duration(float(figures.get('seconds') or 0))}, seed {markdown(document.get('seed'))}"
+        + (" (interrupted)" if document.get("interrupted") else ""),
+        "",
+        "| scenario | mode | cells | ok | unexpected |",
+        "| --- | --- | ---: | ---: | ---: |",
+    ]
+    for (scenario, mode), (n, ok, bad) in _rows(document).items():
+        out.append(f"| {markdown(scenario)} | {markdown(mode)} | {n} | {ok} | {bad} |")
+    causes = [c for c in document.get("causes") or [] if isinstance(c, Mapping)]
+    if causes:
+        out += ["", f"### {count(len(causes), 'cause')}", ""]
+        for n, c in enumerate(causes, start=1):
+            state = (
+                f"accepted: {markdown(cut(str(c['accepted'])))}"
+                if c.get("accepted")
+                else f"{c.get('failing_cells', 0)} failing"
+            )
+            out.append(
+                f"{n}. **{markdown(c.get('name', ''))}** ({count(int(c.get('count') or 0), 'cell')}, "
+                f"{state}): {markdown(cut(str(c.get('sentence', ''))))}"
+            )
+    groups = failing(document, threshold)
+    if groups:
+        out += ["", f"### {count(len(groups), 'group')} failing the run", ""]
+    for n, g in enumerate(groups, start=1):
+        where = (
+            "without a crash"
+            if g.get("without_crash")
+            else count(int(g.get("count") or len(_members(g))), "cell")
+        )
+        example = g.get("example_row") if g.get("without_crash") else g.get("example_cell")
+        out.append(
+            f"{n}. **{markdown(heading(g))}**: {where}, {markdown(g.get('verdict'))} "
+            f"({markdown(g.get('severity'))}); e.g. {markdown(example)}: "
+            f"{markdown(cut(str(g.get('example', ''))))}; replay: {code(g.get('replay', ''))}"
+        )
+    return "\n".join(out) + "\n"
+
+
+def step_summary(
+    document: Mapping[str, Any], written: Sequence[str] = (), threshold: str | None = None
+) -> str:
+    """What is appended to the job's step summary: the Markdown summary and the reports."""
+    text = summary_markdown(document, threshold)
+    if written:
+        text += "\nReports: " + ", ".join(code(w) for w in written) + "\n"
+    return text + "\n"
+
+
+__all__ = [
+    "annotation",
+    "annotation_lines",
+    "code",
+    "error_commands",
+    "escape_data",
+    "escape_property",
+    "failing",
+    "heading",
+    "markdown",
+    "step_summary",
+    "summary_markdown",
+    "under_actions",
+]

@@ -1,0 +1,330 @@
+"""A campaign as the terminal shows it, from its report document: the table of rows, the
+figures line, the causes (each with its sentence and the groups that come with it), the
+groups that fail it, the low ones, the accepted ones, and what happens without a crash.
+
+`killpoint matrix` prints this at its end; `merge` and `report` write it (`--text`). The
+lines carry a style name ("red" for what fails) that the cli's console may colour; run
+content is plain text here and made safe where it is printed (killpoint.cli.output.plain).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from io import StringIO
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from killpoint.redaction import redact
+from killpoint.report.planned import count_not_run, not_run, read_planned
+from killpoint.report.text import cut, visible
+from killpoint.values.durations import duration
+from killpoint.values.sentences import count
+from killpoint.values.shown import line
+
+SHOWN_GROUPS = 30
+SHOWN_DETAILS = 6  # a cause's groups listed under it; the rest are counted
+
+Line = tuple[str, str | None]  # text, style
+
+
+def _cells(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [c for c in document.get("cells") or [] if isinstance(c, Mapping)]
+
+
+def _fails(cell: Mapping[str, Any]) -> bool:
+    from killpoint.values.findings import fails, open_severity
+
+    if cell.get("expected") or cell.get("accepted"):
+        return False
+    return fails(open_severity(cell.get("findings") or []) or "high")
+
+
+def _low(cell: Mapping[str, Any]) -> bool:
+    return not cell.get("expected") and not cell.get("accepted") and not _fails(cell)
+
+
+def table(document: Mapping[str, Any]) -> Table:
+    """One line per row: its cells, ok, expected losses, unexpected, low, duplicates, and
+    the cells planned that never ran (a column only when there are some)."""
+    cells = _cells(document)
+    plan = read_planned(document) or {}
+    missing = not_run(
+        plan,
+        (
+            (
+                (
+                    str(c.get("runtime")),
+                    str(c.get("scenario")),
+                    str(c.get("mode")),
+                    str(c.get("store")),
+                ),
+                "+".join(str(p) for p in c.get("schedule") or []),
+            )
+            for c in cells
+        ),
+    )
+    unrun = {m.row[1:3]: m for m in missing}
+    low = any(_low(c) for c in cells)
+    names = ["scenario", "mode", "cells", "ok", "lost (expected)", "unexpected"]
+    names += [*(["low only"] if low else []), "dups", *(["not run"] if missing else [])]
+    out = Table(title="crash matrix", show_lines=False)
+    for name in names:
+        out.add_column(name, justify="left" if name in ("scenario", "mode") else "right")
+    rows: dict[tuple[str, str], list[int]] = {row[1:3]: [0] * 6 for row in plan}
+    for c in cells:
+        r = rows.setdefault((str(c.get("scenario")), str(c.get("mode"))), [0] * 6)
+        r[0] += 1
+        r[1] += c.get("verdict") == "ok"
+        r[2] += c.get("verdict") == "lost" and bool(c.get("expected"))
+        r[3] += _fails(c)
+        r[4] += _low(c)
+        r[5] += int(c.get("duplicates") or 0)
+    for (scenario, mode), r in rows.items():
+        m = unrun.get((scenario, mode))
+        left = [] if not missing else ["" if m is None else not_run_text(m)]
+        figures = [*r[:4], *([r[4]] if low else []), r[5]]
+        out.add_row(
+            escape(line(redact(scenario))),
+            escape(line(redact(mode))),
+            *map(str, figures),
+            *left,
+            style="red" if r[3] else None,
+        )
+    return out
+
+
+def not_run_text(m: Any) -> str:
+    """A row's cells that never ran, for its column: a count, or why there is none."""
+    return "whole row" if m.schedules is None else str(len(m.schedules))
+
+
+def figures_line(document: Mapping[str, Any]) -> str:
+    """The campaign in one line: cells, unexpected (in how many causes), low, row-level
+    groups, accepted, errors, expected losses, duplicates (and how many beyond the bound),
+    the time taken."""
+    f = document.get("summary") or {}
+    causes = [c for c in document.get("causes") or [] if isinstance(c, Mapping)]
+    failing_causes = sum(1 for c in causes if c.get("failing_cells") and not c.get("accepted"))
+    unexpected = int(f.get("unexpected") or 0)
+    dups = int(f.get("duplicates") or 0)
+    beyond = f.get("duplicates_beyond_bound")
+    where = ""
+    if unexpected:
+        where = (
+            f" from {count(failing_causes, 'cause')}"
+            if causes
+            else f" in {count(int(f.get('groups') or 0), 'group')}"
+        )
+    seconds = float(f.get("seconds") or 0)
+    rate = f.get("cells_per_second") or 0
+    return (
+        f"{count(int(f.get('cells') or 0), 'cell')}, {unexpected} unexpected{where}"
+        + (f", {f['low']} unexpected at low severity only" if f.get("low") else "")
+        + (
+            f", {count(int(f['without_crash']), 'row-level group')} without a crash"
+            if f.get("without_crash")
+            else ""
+        )
+        + (f", {f['accepted']} accepted" if f.get("accepted") else "")
+        + (f", {count(int(f['errors']), 'killpoint error')}" if f.get("errors") else "")
+        + f", {count(int(f.get('expected_losses') or 0), 'expected loss')}, "
+        + f"{count(dups, 'duplicate')}"
+        + (f" ({beyond} beyond the bound)" if beyond is not None and dups else "")
+        + f", {duration(seconds)} ({rate} cells/s)"
+    )
+
+
+def cause_lines(document: Mapping[str, Any]) -> list[Line]:
+    """Each cause: its name, cells and state, its sentence, the groups that come with it,
+    one example and its replay."""
+    causes = [c for c in document.get("causes") or [] if isinstance(c, Mapping)]
+    if not causes:
+        return []
+    lines: list[Line] = [(f"causes: {count(len(causes), 'cause')}, most impact first", None)]
+    for n, c in enumerate(causes, start=1):
+        if c.get("accepted"):
+            state, style = f"accepted ({cut(str(c['accepted']), 120)})", None
+        elif c.get("failing_cells"):
+            state, style = f"{c['failing_cells']} failing", "red"
+        else:
+            state, style = f"{c.get('severity')} severity, fails nothing", None
+        verdicts = ", ".join(f"{v} {k}" for k, v in (c.get("verdicts") or {}).items())
+        lines.append(
+            (
+                f"{n}. {c.get('name')}: {count(int(c.get('count') or 0), 'cell')} ({verdicts}), "
+                f"{count(len(c.get('rows') or []), 'row')}, {state}",
+                style,
+            )
+        )
+        lines.append((f"   {cut(str(c.get('sentence', '')), 400)}", None))
+        details = [g for g in c.get("groups") or [] if isinstance(g, Mapping)]
+        shown = ", ".join(f"{g.get('key')} ({g.get('cells')})" for g in details[:SHOWN_DETAILS])
+        more = len(details) - SHOWN_DETAILS
+        if shown:
+            lines.append((f"   groups: {shown}" + (f" and {more} more" if more > 0 else ""), None))
+        lines.append((f"   e.g. {c.get('example_cell')}: {cut(str(c.get('example', '')))}", None))
+        lines.append((f"   replay: {c.get('replay')}", None))
+    return lines
+
+
+def group_lines(document: Mapping[str, Any]) -> list[Line]:
+    """The groups that fail the campaign, each once; then the low and the accepted ones."""
+    from killpoint.report.github import failing, heading
+
+    groups = [g for g in document.get("groups") or [] if isinstance(g, Mapping)]
+    failing_groups = [g for g in failing(document) if not g.get("without_crash")]
+    lines: list[Line] = []
+    if failing_groups:
+        lines.append((f"groups of findings failing the campaign: {len(failing_groups)}", None))
+    for n, g in enumerate(failing_groups[:SHOWN_GROUPS], start=1):
+        verdicts = ", ".join(f"{v} {k}" for k, v in (g.get("verdicts") or {}).items())
+        lines.append(
+            (
+                f"{n}. {heading(g)}: {count(int(g.get('count') or 0), 'cell')}"
+                f"{f' ({verdicts})' if verdicts else ''}",
+                "red",
+            )
+        )
+        lines.append((f"   {cut(str(g.get('meaning', '')))}", None))
+        lines.append((f"   e.g. {g.get('example_cell')}: {cut(str(g.get('example', '')))}", None))
+        lines.append((f"   replay: {g.get('replay')}", None))
+    if len(failing_groups) > SHOWN_GROUPS:
+        more = len(failing_groups) - SHOWN_GROUPS
+        lines.append((f"... and {count(more, 'more group')} in the JSON", None))
+    keys = {g.get("key") for g in failing_groups}
+    for other in groups:
+        if other.get("key") in keys or other.get("accepted"):
+            continue
+        n = int(other.get("count") or 0)
+        lines.append(
+            (
+                f"{other.get('severity')}: {heading(other)}: {count(n, 'cell')}: "
+                f"{cut(str(other.get('example', '')))}",
+                None,
+            )
+        )
+    for known in groups:
+        if known.get("accepted"):
+            n = int(known.get("count") or 0)
+            lines.append(
+                (
+                    f"accepted: {known.get('key')}: {count(n, 'cell')}: "
+                    f"{cut(str(known['accepted']))}",
+                    None,
+                )
+            )
+    return lines
+
+
+def without_crash_lines(document: Mapping[str, Any]) -> list[Line]:
+    """Row-level findings: the uninterrupted run already shows them, so they are the
+    row's, once, and no crash cell is charged with them."""
+    from killpoint.report.github import heading
+
+    groups = [g for g in document.get("without_crash") or [] if isinstance(g, Mapping)]
+    if not groups:
+        return []
+    lines: list[Line] = [(f"happens without a crash: {count(len(groups), 'group')}", "red")]
+    for n, g in enumerate(groups, start=1):
+        rows = list(g.get("rows") or [])
+        state = f"accepted: {cut(str(g['accepted']))}" if g.get("accepted") else g.get("verdict")
+        lines.append(
+            (
+                f"{n}. {heading(g)}: {count(len(rows), 'row')}, {state}",
+                None if g.get("accepted") else "red",
+            )
+        )
+        lines.append((f"   {cut(str(g.get('meaning', '')))}", None))
+        lines.append((f"   e.g. {g.get('example_row')}: {cut(str(g.get('example', '')))}", None))
+        lines.append((f"   rerun: {g.get('replay')}", None))
+    return lines
+
+
+def preamble_lines(document: Mapping[str, Any]) -> list[Line]:
+    """What the table cannot say: cells planned and never run, skipped rows, notes."""
+    cells = _cells(document)
+    plan = read_planned(document)
+    lines: list[Line] = []
+    if plan:
+        missing = not_run(
+            plan,
+            (
+                (
+                    (
+                        str(c.get("runtime")),
+                        str(c.get("scenario")),
+                        str(c.get("mode")),
+                        str(c.get("store")),
+                    ),
+                    "+".join(str(p) for p in c.get("schedule") or []),
+                )
+                for c in cells
+            ),
+        )
+        if missing:
+            n_cells, unplanned = count_not_run(missing)
+            started = [m for m in missing if m.never_started]
+            parts = [count(n_cells, "planned cell")] if n_cells else []
+            if unplanned:
+                parts.append(f"{count(unplanned, 'row')} whose cells were never planned")
+            text = f"not run: {' and '.join(parts)}"
+            text += (
+                " (the campaign was interrupted)" if document.get("interrupted") else " (no result)"
+            )
+            if started:
+                text += f"; never started: {', '.join('/'.join(m.row[1:3]) for m in started)}"
+            lines.append((text, None))
+    for s in document.get("skipped") or []:
+        if isinstance(s, Mapping):
+            lines.append(
+                (
+                    f"skipped {s.get('scenario')}/{s.get('mode')}: {cut(str(s.get('reason', '')))}",
+                    None,
+                )
+            )
+    return lines
+
+
+def note_lines(document: Mapping[str, Any]) -> list[Line]:
+    return [
+        (f"note {b.get('scenario')}/{cut(str(b['trace_note']))}", None)
+        for b in document.get("baselines") or []
+        if isinstance(b, Mapping) and b.get("trace_note")
+    ]
+
+
+def lines(document: Mapping[str, Any], *, quiet: bool = False) -> list[Line]:
+    """Every line below the table, in order."""
+    return [
+        *preamble_lines(document),
+        *([] if quiet else note_lines(document)),
+        (figures_line(document), None),
+        *cause_lines(document),
+        *group_lines(document),
+        *without_crash_lines(document),
+    ]
+
+
+def render(document: Mapping[str, Any]) -> str:
+    """The terminal's summary as plain text (no colour), lines whole."""
+    buffer = StringIO()
+    console = Console(file=buffer, width=200, no_color=True, color_system=None, soft_wrap=True)
+    console.print(table(document))
+    for text, _ in lines(document):
+        console.print(visible(redact(text)), markup=False, highlight=False)
+    return buffer.getvalue()
+
+
+__all__ = [
+    "cause_lines",
+    "figures_line",
+    "group_lines",
+    "lines",
+    "not_run_text",
+    "render",
+    "table",
+    "without_crash_lines",
+]

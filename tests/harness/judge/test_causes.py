@@ -1,0 +1,145 @@
+# ruff: noqa: SIM300 - tests assert `expected == actual`
+"""Causes: cells clustered by the findings that occur together, named by the most telling
+one, said in one sentence from the evidence, ordered by impact; the symptom groups are a
+cause's details. The cells are shaped as issue 56's agno campaign had them (research,
+side-effects and cancel in tool-batch): 22 groups, one cause each reader can name."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from killpoint.judge.causes import find_causes
+from killpoint.judge.groups import Accepted, apply_accepted, group_findings
+from killpoint.values.cell import CellResult
+from killpoint.values.findings import Finding, verdict_of
+
+
+def finding(kind: str, path: str, **fields: Any) -> Finding:
+    return Finding(kind, fields.pop("sentence", f"{kind} at {path}"), path=path, **fields)
+
+
+def agno_cell(scenario: str, point: str, *found: Finding, held: int = 0) -> CellResult:
+    verdict, expected = verdict_of(list(found))
+    cell_id = f"agno/{scenario}/tool-batch/sqlite/{point}"
+    return CellResult(
+        id=cell_id, runtime="agno", scenario=scenario, mode="tool-batch", store="sqlite",
+        schedule=[point], verdict=verdict, expected=expected,
+        findings=[f.to_json() for f in found], replay=f"killpoint replay {cell_id}",
+        store_at_crash={"checkpoints": held, "runs": [{"run": 1, "tool_executions": held}]},
+    )  # fmt: skip
+
+
+def lost_executions(held: int) -> Finding:
+    """What a continued agno run keeps: its own leg's executions; the `held` the store had
+    at the crash are missing at the end."""
+    return Finding.of(
+        "tool-executions-lost",
+        {"n": held, "of": 6, "calls": ["process_batch({})"], "expected_side": "baseline",
+         "actual_side": "resumed run"},
+        path="runs[0].tool_executions",
+    )  # fmt: skip
+
+
+def forgotten_cancel() -> list[Finding]:
+    """A cancel requested before the crash and forgotten: the contract's finding and the
+    four differences it makes, in every such cell."""
+    return [
+        Finding.of("cancel-ignored", {"at": 3, "beyond": [4, 5, 6, 7], "ended": ["COMPLETED"]},
+                   path="model"),
+        finding("status-differs", "runs[0].status"),
+        finding("run-differs", "runs[0].cancellation_stage"),
+        finding("run-differs", "runs[0].content"),
+        finding("messages-differ", "runs[0].messages[13]"),
+    ]  # fmt: skip
+
+
+def campaign() -> list[CellResult]:
+    cells = []
+    points = ["after-checkpoint", "mid-batch", "mid-model", "mid-commit", "double-resume"]
+    for n in range(1, 31):  # research and side-effects: lost executions, some with usage
+        scenario = "research" if n % 2 else "side-effects"
+        extra = (
+            [finding("usage-differs", "state.session_metrics.input_tokens")] if n % 3 == 0 else []
+        )
+        point = f"{points[n % len(points)]}:{n}"
+        cells.append(agno_cell(scenario, point, lost_executions(n % 4 + 1), *extra, held=n % 4 + 1))
+    for n in range(1, 13):  # cancel: forgotten, and its executions lost too in most
+        extra = [lost_executions(2)] if n % 4 else []
+        cells.append(agno_cell("cancel", f"mid-model:{n}", *forgotten_cancel(), *extra, held=2))
+    for n in range(1, 7):  # stale writes, with repeated effects
+        cells.append(agno_cell("cancel", f"sigstop:{n}", finding("stale-write", "store"),
+                               finding("effect-duplicated", "ledger", tool="process_batch")))  # fmt: skip
+    for n in range(1, 4):  # token counts alone
+        cells.append(agno_cell("research", f"model-500:{n}",
+                               finding("usage-differs", "state.session_metrics.input_tokens")))  # fmt: skip
+    return cells
+
+
+class TestCauses:
+    def test_one_cause_per_defect_not_one_per_symptom(self) -> None:
+        """Issue 56: the same cancel cells appeared under five groups; they are one cause,
+        named by the cancel, with the differences it makes as its groups."""
+        cells = campaign()
+        groups = group_findings(cells)
+        causes = find_causes(cells)
+        assert len(groups) > len(causes)
+        assert ["tool-executions-lost", "cancel-ignored", "stale-write", "usage-differs"] == [
+            c.head.kind for c in causes
+        ]
+        (cancel,) = [c for c in causes if c.head.kind == "cancel-ignored"]
+        assert 12 == len(cancel.cells)
+        assert {
+            "cancel-ignored:-:model",
+            "status-differs:-:runs[*].status",
+            "run-differs:-:runs[*].cancellation_stage",
+            "run-differs:-:runs[*].content",
+            "messages-differ:-:runs[*].messages[*]",
+        } <= {d.group.key for d in cancel.details}
+        cancel_cells = {c.id for c in cells if c.scenario == "cancel" and "mid-model" in c.id}
+        for c in causes:  # no other cause holds the cancel cells for their differences
+            if c is not cancel and c.head.kind != "tool-executions-lost":
+                assert not cancel_cells & set(c.cells), c.name
+
+    def test_the_largest_cause_comes_first(self) -> None:
+        """Ordered by impact (cells failed, severity, rows touched): the lost executions of
+        39 cells before the cancel of 12, the low token counts last."""
+        causes = find_causes(campaign())
+        assert [39, 12, 6, 0] == [c.failing_cells for c in causes]
+        assert "low" == causes[-1].severity and 3 == causes[-1].low_cells
+
+    def test_a_cause_is_said_in_one_sentence_from_its_evidence(self) -> None:
+        """docs/agno.md's cause, 'a continued run keeps only the tool executions of its
+        last leg', read from the evidence: the executions missing at the end are exactly
+        those the store held at the crash."""
+        lost = find_causes(campaign())[0]
+        assert lost.sentence.startswith(
+            "A resumed run keeps only the tool executions it ran itself: in 39 of 39 cells "
+            "the executions missing at the end are exactly those the store held at the crash"
+        ), lost.sentence
+        cancel = find_causes(campaign())[1]
+        assert "A cancel requested before the crash does not survive it" in cancel.sentence
+        assert "ended COMPLETED" in cancel.sentence
+
+    def test_symptoms_in_cells_of_no_mechanism_are_a_cause_of_their_own(self) -> None:
+        """The repeated effects come with the stale writes: a detail of that cause; token
+        counts with nothing else are a (low) cause of their own."""
+        causes = {c.head.kind: c for c in find_causes(campaign())}
+        stale = causes["stale-write"]
+        assert "effect-duplicated:process_batch:ledger" in {d.group.key for d in stale.details}
+        assert "effect-duplicated" not in causes
+        assert "usage-differs" in causes
+
+    def test_a_cause_accepted_by_design_is_marked_and_fails_nothing(self) -> None:
+        """The forgotten cancel accepted (agno's by-design file): its differences come with
+        it in each cell, the cause is accepted with the reason, and fails no cell of its
+        own; the cells still fail by their lost executions."""
+        cells = campaign()
+        reason = "by design in agno: cancellation lives in process memory"
+        apply_accepted(
+            cells, {"cancel-ignored:-:model": Accepted("cancel-ignored:-:model", reason)}
+        )
+        cancel = next(c for c in find_causes(cells) if c.head.kind == "cancel-ignored")
+        assert (reason, 0) == (cancel.accepted, cancel.failing_cells)
+        alone = [c for c in cells if c.id in cancel.cells and len(c.findings) == 5]
+        assert alone and all(c.accepted for c in alone)
+        assert all(c.failing for c in cells if c.id in cancel.cells and c not in alone)
