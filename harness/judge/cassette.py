@@ -63,6 +63,29 @@ def history_findings(state_dir: str | os.PathLike[str]) -> list[Finding]:
     ]
 
 
+# What a run answered by a miss holds otherwise than the baseline: the miss explains it, so
+# it is said first among them (a contract's own finding, say a run continued after it had
+# ended, stays before it: it is why the model was asked at all).
+EXPLAINED = frozenset(
+    {
+        "runs-differ", "status-differs", "tool-executions-lost", "tool-executions-extra",
+        "tool-executions-reordered", "tool-executions-differ", "messages-differ",
+        "state-differs", "usage-differs", "run-differs", "failures-differ",
+        "outcome-unexpected", "effect-lost", "effect-foreign", "unresumable",
+    }
+)  # fmt: skip
+
+
+def with_history(findings: list[Finding], state_dir: str | os.PathLike[str]) -> list[Finding]:
+    """`findings` with the cell's first unrecorded request (if any) placed before the first
+    finding it explains."""
+    found = history_findings(state_dir)
+    if not found:
+        return findings
+    at = next((n for n, f in enumerate(findings) if f.kind in EXPLAINED), len(findings))
+    return [*findings[:at], *found, *findings[at:]]
+
+
 def stale(state_dir: str | os.PathLike[str]) -> str | None:
     """Why the row's baseline cannot be replayed from its cassette (None: every request
     it made was recorded)."""
@@ -81,4 +104,4 @@ def _is_first(miss: dict[str, Any]) -> bool:
     return all(item and item[0] == "user" for item in items)
 
 
-__all__ = ["history_findings", "side_by_side", "stale"]
+__all__ = ["EXPLAINED", "history_findings", "side_by_side", "stale", "with_history"]
