@@ -305,9 +305,7 @@ class ScriptedModel:
         others are matched by their place in the batch. `first`: the first pass's calls
         (a cassette's recorded ones); by default the script's."""
         if first is None:
-            body = response_body(
-                conversation, self.script(conversation), model="", request_size=0
-            )
+            body = response_body(conversation, self.script(conversation), model="", request_size=0)
             first = [i for i in body["output"] if i["type"] == "function_call"]
         by_id = {i["call_id"]: n for n, i in enumerate(first)}
         calls = []

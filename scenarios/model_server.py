@@ -285,4 +285,12 @@ def environ(names: dict[str, str]) -> Iterator[None]:
                 os.environ[name] = value
 
 
-__all__ = ["SCRIPTED_API_KEY", "URL_VARIABLE", "Handler", "ModelServer", "environ", "model_url", "serve"]
+__all__ = [
+    "SCRIPTED_API_KEY",
+    "URL_VARIABLE",
+    "Handler",
+    "ModelServer",
+    "environ",
+    "model_url",
+    "serve",
+]

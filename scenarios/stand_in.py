@@ -15,6 +15,7 @@ network) is at hand: CI, the documentation's examples, killpoint's own tests.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -106,10 +107,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"stand-in provider for {scenario.name!r} at {server.url}", flush=True)
                 stop = threading.Event()
                 signal.signal(signal.SIGTERM, lambda *_: stop.set())
-                try:
+                with contextlib.suppress(KeyboardInterrupt):
                     stop.wait()
-                except KeyboardInterrupt:
-                    pass
                 return 0
             env = {
                 **os.environ,

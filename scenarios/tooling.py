@@ -89,9 +89,7 @@ class ToolEnv:
 EFFECT = "__killpoint_effect__"  # on an `effect` wrapper: the function it wraps
 
 
-def ledgered(
-    fn: Callable[..., Any], ledger_of: Callable[[], Ledger | None]
-) -> Callable[..., Any]:
+def ledgered(fn: Callable[..., Any], ledger_of: Callable[[], Ledger | None]) -> Callable[..., Any]:
     """`fn` with every real execution recorded in the ledger `ledger_of()` gives at the
     call, and its gates passed; called as it is when that gives None (killpoint is not
     running it)."""

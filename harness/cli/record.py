@@ -41,7 +41,8 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--mode", help="a checkpoint mode of the runtime (default: its first)")
     p.add_argument(
-        "--name", help="the scenario's name in the cassette (default: the scenario's, or the file's)"
+        "--name",
+        help="the scenario's name in the cassette (default: the scenario's, or the file's)",
     )
     p.add_argument(
         "--provider",
@@ -71,7 +72,9 @@ def add_parser(sub: Any) -> None:
         "reads or writes it, e.g. '$.metadata.user_id' or '$.input[*].content'; repeatable",
     )
     p.add_argument(
-        "--agent-version", metavar="TEXT", help="a label for the agent's version, kept in the cassette"
+        "--agent-version",
+        metavar="TEXT",
+        help="a label for the agent's version, kept in the cassette",
     )
     p.add_argument(
         "--timeout",
@@ -125,9 +128,7 @@ def run(args: argparse.Namespace) -> int:
         f"{count(len(cassette.outcomes), 'run')} ({ends}) in {made.seconds:.1f} s",
     )
     for what in made.unrecordable:
-        cli_output.plain(
-            out, f"  not replayable: {what} (a replay answers only the model APIs)"
-        )
+        cli_output.plain(out, f"  not replayable: {what} (a replay answers only the model APIs)")
     cli_output.plain(out, f"written: {made.path}")
     if not verbosity.quiet():
         cli_output.plain(

@@ -190,7 +190,9 @@ def record(plan: Plan) -> Recording:
     mode = _mode(adapter, plan.mode)
     unsupported = adapter.unsupported(scenario, mode)
     if unsupported:
-        raise RecordError(f"killpoint record: runtime {plan.runtime!r} cannot run it: {unsupported}")
+        raise RecordError(
+            f"killpoint record: runtime {plan.runtime!r} cannot run it: {unsupported}"
+        )
     upstream = upstream_of(plan)
     keys = {
         "openai": os.environ.get("OPENAI_API_KEY", ""),
@@ -202,7 +204,10 @@ def record(plan: Plan) -> Recording:
         url = f"sqlite:///{work / 'store.db'}"
         ledger = Ledger(work / "ledger.jsonl", scenario.name)
         with ModelServer(recorder) as server:
-            names = {**Recorder.environ(server.url, os.environ.get("NO_PROXY", "")), **use_ledger(ledger)}
+            names = {
+                **Recorder.environ(server.url, os.environ.get("NO_PROXY", "")),
+                **use_ledger(ledger),
+            }
             with environ(names):
                 results = _run(adapter, scenario, url, mode, ledger, recorder, plan.timeout)
         session = _read(adapter, plan.runtime, url)

@@ -126,7 +126,11 @@ class History:
         return Conversation(tuple(_as_conversation_item(i) for i in self.items)).model_turn
 
     def to_json(self) -> dict[str, Any]:
-        return {"system": self.system, "tools": list(self.tools), "items": [list(i) for i in self.items]}
+        return {
+            "system": self.system,
+            "tools": list(self.tools),
+            "items": [list(i) for i in self.items],
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> History:

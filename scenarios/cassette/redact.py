@@ -39,7 +39,9 @@ FRAMING_HEADERS = frozenset(
     {"content-length", "transfer-encoding", "connection", "content-encoding", "keep-alive", "host"}
 )
 
-_STEP = re.compile(r"\.(?P<key>[A-Za-z_][\w-]*|\*)|\[(?P<index>\d+|\*)\]|\[(?P<quoted>'[^']*'|\"[^\"]*\")\]")
+_STEP = re.compile(
+    r"\.(?P<key>[A-Za-z_][\w-]*|\*)|\[(?P<index>\d+|\*)\]|\[(?P<quoted>'[^']*'|\"[^\"]*\")\]"
+)
 
 
 class PathError(ValueError):
@@ -119,7 +121,9 @@ class Redactions:
         if not isinstance(data, Mapping):
             raise PathError("cassette: redactions must be an object with headers and paths")
         headers, paths = data.get("headers") or [], data.get("paths") or []
-        if not all(isinstance(h, str) for h in headers) or not all(isinstance(p, str) for p in paths):
+        if not all(isinstance(h, str) for h in headers) or not all(
+            isinstance(p, str) for p in paths
+        ):
             raise PathError("cassette: redactions.headers and .paths must be lists of strings")
         return cls(tuple(headers), tuple(paths))
 

@@ -65,9 +65,7 @@ class Replayer:
 
     # -- as the scripted model's source ---------------------------------------------------
 
-    def history(
-        self, wire: WireFormat, body: dict[str, Any], parsed: Parsed, load: Any
-    ) -> History:
+    def history(self, wire: WireFormat, body: dict[str, Any], parsed: Parsed, load: Any) -> History:
         """The request's history, read after the cassette's redactions (as it was read
         when recorded)."""
         redacted, changed = self.cassette.redactions.body(body)

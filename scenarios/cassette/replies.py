@@ -94,7 +94,11 @@ class Said:
         return {
             "text": self.text,
             "calls": [
-                {"call_id": c.get("call_id"), "name": c.get("name"), "arguments": c.get("arguments")}
+                {
+                    "call_id": c.get("call_id"),
+                    "name": c.get("name"),
+                    "arguments": c.get("arguments"),
+                }
                 for c in self.calls
             ],
             "usage": {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens},
@@ -216,7 +220,9 @@ def _responses_stream(events: list[Any]) -> Said:
             return _responses(event["response"])
     # A stream without its last event: what its items' `done` events said.
     done = [e["item"] for e in events if e.get("type") == "response.output_item.done"]
-    head = next((e["response"] for e in events if e.get("type") == "response.created"), {})
+    head: dict[str, Any] = next(
+        (e["response"] for e in events if e.get("type") == "response.created"), {}
+    )
     return _responses({**head, "output": done})
 
 
@@ -251,7 +257,11 @@ def _items(
 def _chat(data: Mapping[str, Any]) -> Said:
     message = (data.get("choices") or [{}])[0].get("message") or {}
     calls = [
-        (str(c.get("id", "")), str(c["function"]["name"]), str(c["function"].get("arguments") or "{}"))
+        (
+            str(c.get("id", "")),
+            str(c["function"]["name"]),
+            str(c["function"].get("arguments") or "{}"),
+        )
         for c in message.get("tool_calls") or ()
     ]
     rid = str(data.get("id") or "")
@@ -274,7 +284,9 @@ def _chat_stream(events: list[Any]) -> Said:
             if delta.get("content"):
                 text.append(delta["content"])
             for call in delta.get("tool_calls") or ():
-                slot = calls.setdefault(int(call.get("index", 0)), {"id": "", "name": "", "arguments": ""})
+                slot = calls.setdefault(
+                    int(call.get("index", 0)), {"id": "", "name": "", "arguments": ""}
+                )
                 slot["id"] = call.get("id") or slot["id"]
                 function = call.get("function") or {}
                 slot["name"] = function.get("name") or slot["name"]
@@ -286,13 +298,24 @@ def _chat_stream(events: list[Any]) -> Said:
             for _, c in sorted(calls.items())
         ],
     }
-    return _chat({"id": head.get("id"), "model": head.get("model"), "choices": [{"message": message}], "usage": usage})
+    return _chat(
+        {
+            "id": head.get("id"),
+            "model": head.get("model"),
+            "choices": [{"message": message}],
+            "usage": usage,
+        }
+    )
 
 
 def _messages(data: Mapping[str, Any]) -> Said:
     text = "".join(b.get("text", "") for b in data.get("content") or () if b.get("type") == "text")
     calls = [
-        ("call_" + str(b.get("id", "")).removeprefix("toolu_"), str(b["name"]), json.dumps(b.get("input") or {}))
+        (
+            "call_" + str(b.get("id", "")).removeprefix("toolu_"),
+            str(b["name"]),
+            json.dumps(b.get("input") or {}),
+        )
         for b in data.get("content") or ()
         if b.get("type") == "tool_use"
     ]

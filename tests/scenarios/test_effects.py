@@ -93,8 +93,6 @@ def test_a_scenario_ledger_takes_the_tool_over(tmp_path: Path, ledger: Ledger) -
 
 
 def test_a_child_process_records_into_the_same_ledger(ledger: Ledger) -> None:
-    code = (
-        "from tests.scenarios.test_effects import send_email; send_email('child@x')"
-    )
+    code = "from tests.scenarios.test_effects import send_email; send_email('child@x')"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[2])
     assert {'{"to":"child@x"}'} == {e.arguments for e in ledger.entries()}

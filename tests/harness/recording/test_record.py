@@ -95,7 +95,7 @@ def test_inputs_of_the_agents_own_name_the_cassette(tmp_path: Path) -> None:
 def test_a_refused_key_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-not-the-providers-key")
     out = tmp_path / "c.json"
-    with provider(tmp_path / "p") as url, pytest.raises(RecordError, match="refused .*401"):
+    with provider(tmp_path / "p") as url, pytest.raises(RecordError, match=r"refused .*401"):
         record(Plan("reference", out, scenario="research", provider=url))
     assert not out.exists()
 

@@ -44,7 +44,9 @@ def stand_in(state: Path) -> Iterator[ModelServer]:
 
 
 @contextlib.contextmanager
-def proxy(provider: ModelServer, redactions: Redactions | None = None) -> Iterator[tuple[ModelServer, Recorder]]:
+def proxy(
+    provider: ModelServer, redactions: Redactions | None = None
+) -> Iterator[tuple[ModelServer, Recorder]]:
     recorder = Recorder(
         Upstream(openai=f"{provider.url}/v1", anthropic=provider.url), redactions, keys={}
     )
@@ -77,7 +79,10 @@ def converse(
             if wire == RESPONSES:
                 body: dict[str, Any] = {"model": "m", "input": items, "instructions": system}
             elif wire == CHAT:
-                body = {"model": "m", "messages": [{"role": "system", "content": system}, *messages]}
+                body = {
+                    "model": "m",
+                    "messages": [{"role": "system", "content": system}, *messages],
+                }
             else:
                 body = {"model": "m", "max_tokens": 64, "system": system, "messages": messages}
             body["stream"] = stream
@@ -110,7 +115,9 @@ def converse(
                         ],
                     }
                 )
-                messages += [{"role": "tool", "tool_call_id": cid, "content": out} for cid, out in outputs]
+                messages += [
+                    {"role": "tool", "tool_call_id": cid, "content": out} for cid, out in outputs
+                ]
             else:
                 uses = [
                     {
@@ -138,10 +145,15 @@ def converse(
     raise AssertionError("the flow did not end in 10 turns")
 
 
-def recorded(tmp_path: Path, wire: str, stream: bool, redactions: Redactions | None = None) -> tuple[Cassette, list[Exchange]]:
+def recorded(
+    tmp_path: Path, wire: str, stream: bool, redactions: Redactions | None = None
+) -> tuple[Cassette, list[Exchange]]:
     """The research flow in `wire` recorded through the proxy from the stand-in: the
     cassette (written and read back) and what the client got."""
-    with stand_in(tmp_path / "provider") as provider, proxy(provider, redactions) as (server, recorder):
+    with (
+        stand_in(tmp_path / "provider") as provider,
+        proxy(provider, redactions) as (server, recorder),
+    ):
         exchanges = converse(server.url, wire, stream)
     cassette = Cassette(
         name="research",

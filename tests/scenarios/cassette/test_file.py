@@ -31,7 +31,10 @@ def test_a_cassette_round_trips(tmp_path: Path) -> None:
         (lambda d: d.pop("killpoint_cassette"), "not a killpoint cassette"),
         (lambda d: d.update(inputs=[]), "inputs should be a list of one or more texts"),
         (lambda d: d["outcomes"].append(d["outcomes"][0]), "1 inputs but 2 outcomes"),
-        (lambda d: d["interactions"][0]["request"].update(format="grpc"), "format 'grpc' is none of"),
+        (
+            lambda d: d["interactions"][0]["request"].update(format="grpc"),
+            "format 'grpc' is none of",
+        ),
         (lambda d: d["interactions"][0]["response"].pop("events"), "needs a body (text) or events"),
         (lambda d: d["redactions"].update(paths=["user"]), "should begin with '$'"),
     ],
@@ -42,13 +45,13 @@ def test_a_bad_cassette_says_what_is_wrong(tmp_path: Path, change: object, messa
     change(data)  # type: ignore[operator]
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(data))
-    with pytest.raises(CassetteError, match="bad.json") as info:
+    with pytest.raises(CassetteError, match=r"bad\.json") as info:
         load(path)
     assert message in str(info.value)
 
 
 def test_missing_and_not_json(tmp_path: Path) -> None:
-    with pytest.raises(CassetteError, match="cannot be read .* `killpoint record"):
+    with pytest.raises(CassetteError, match=r"cannot be read .* `killpoint record"):
         load(tmp_path / "none.json")
     (tmp_path / "x.json").write_text("{")
     with pytest.raises(CassetteError, match="is not JSON"):

@@ -38,12 +38,18 @@ def test_the_system_prompt_in_each_format() -> None:
     assert "Be brief.\n\nUse tools." == system_of(RESPONSES, {"instructions": "Be brief."}, items)
     chat = {"messages": [{"role": "system", "content": [{"type": "text", "text": "Be brief."}]}]}
     assert "Be brief." == system_of(CHAT, chat, [])
-    assert "Be brief." == system_of(MESSAGES, {"system": [{"type": "text", "text": "Be brief."}]}, [])
+    assert "Be brief." == system_of(
+        MESSAGES, {"system": [{"type": "text", "text": "Be brief."}]}, []
+    )
 
 
 def test_the_tools_offered_by_name_in_each_format() -> None:
-    assert ("fetch", "search") == tools_of({"tools": [{"type": "function", "name": "search"}, {"name": "fetch"}]})
-    assert ("search",) == tools_of({"tools": [{"type": "function", "function": {"name": "search"}}]})
+    assert ("fetch", "search") == tools_of(
+        {"tools": [{"type": "function", "name": "search"}, {"name": "fetch"}]}
+    )
+    assert ("search",) == tools_of(
+        {"tools": [{"type": "function", "function": {"name": "search"}}]}
+    )
     assert ("web_search",) == tools_of({"tools": [{"type": "web_search"}]})
 
 

@@ -25,7 +25,11 @@ def test_named_fields_are_redacted_in_a_copy() -> None:
     rules = Redactions(paths=("$.user", "$.input[*].content", "$.missing.deep"))
     redacted, changed = rules.body(body)
     assert changed
-    assert {"user": REDACTED, "input": [{"content": REDACTED}, {"content": REDACTED, "x": 1}], "n": 3} == redacted
+    assert {
+        "user": REDACTED,
+        "input": [{"content": REDACTED}, {"content": REDACTED, "x": 1}],
+        "n": 3,
+    } == redacted
     assert "u-42" == body["user"]  # the original is untouched
     assert (body, False) == Redactions(paths=("$.nothing",)).body(body)
 
@@ -39,4 +43,6 @@ def test_credential_and_named_headers_are_never_kept() -> None:
         ("X-Tenant", "acme"),
         ("Content-Type", "application/json"),
     ]
-    assert {"content-type": "application/json"} == Redactions(headers=("x-tenant",)).kept_headers(headers)
+    assert {"content-type": "application/json"} == Redactions(headers=("x-tenant",)).kept_headers(
+        headers
+    )

@@ -113,7 +113,11 @@ def test_fresh_ids_from_a_regenerated_turn_still_lead_to_recorded_histories(
     cassette, _ = recorded(tmp_path, RESPONSES, stream=False)
     path = str(next(tmp_path.glob("responses-*.json")))
     state = tmp_path / "replay"
-    first = {"model": "m", "input": [{"role": "user", "content": FIRST}], "instructions": "Be brief."}
+    first = {
+        "model": "m",
+        "input": [{"role": "user", "content": FIRST}],
+        "instructions": "Be brief.",
+    }
     context = multiprocessing.get_context("fork")
     ours, theirs = context.Pipe(duplex=False)
     child = context.Process(target=_ask_elsewhere, args=(str(state), path, first, theirs))
@@ -132,7 +136,11 @@ def test_fresh_ids_from_a_regenerated_turn_still_lead_to_recorded_histories(
             "input": [
                 *first["input"],
                 new,
-                {"type": "function_call_output", "call_id": new["call_id"], "output": "result of search"},
+                {
+                    "type": "function_call_output",
+                    "call_id": new["call_id"],
+                    "output": "result of search",
+                },
             ],
         }
         reply = httpx.post(f"{server.url}/v1/responses", json=follow)
@@ -148,7 +156,11 @@ def test_a_chained_conversation_replays_in_a_fresh_model(tmp_path: Path) -> None
     in its state folder, so a fresh one (a fresh worker) can chain to it."""
     cassette, _ = recorded(tmp_path, RESPONSES, stream=False)
     state = tmp_path / "replay"
-    body = {"model": "m", "input": [{"role": "user", "content": FIRST}], "instructions": "Be brief."}
+    body = {
+        "model": "m",
+        "input": [{"role": "user", "content": FIRST}],
+        "instructions": "Be brief.",
+    }
     with ModelServer(ScriptedModel(Replayer(cassette), state)) as server:
         first = httpx.post(f"{server.url}/v1/responses", json=body, headers=headers("k")).json()
     (call,) = first["output"]
@@ -156,7 +168,13 @@ def test_a_chained_conversation_replays_in_a_fresh_model(tmp_path: Path) -> None
         "model": "m",
         "instructions": "Be brief.",
         "previous_response_id": first["id"],
-        "input": [{"type": "function_call_output", "call_id": call["call_id"], "output": "result of search"}],
+        "input": [
+            {
+                "type": "function_call_output",
+                "call_id": call["call_id"],
+                "output": "result of search",
+            }
+        ],
     }
     with ModelServer(ScriptedModel(Replayer(cassette), state)) as server:
         reply = httpx.post(f"{server.url}{PATHS[RESPONSES]}", json=chained)
