@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from killpoint import scenarios
 from killpoint.errors import KillpointError
@@ -70,6 +72,14 @@ def resolve_scenario(ref: str) -> Scenario:
 _made: dict[tuple[str, int, int], Scenario] = {}
 
 
+def _unscripted(conversation: object) -> scenarios.Reply:
+    raise ScenarioRefError("killpoint: a cassette's replies come from the cassette")
+
+
+def _no_tools(env: scenarios.ToolEnv) -> list[Callable[..., Any]]:
+    return []  # the agent's own (killpoint.effect)
+
+
 def cassette_scenario(path: str) -> Scenario:
     """The scenario a cassette is: the recorded inputs, the replies the recording got
     (served by history), and the end each run came to. Its tools, prompt and the rest are
@@ -94,19 +104,19 @@ def cassette_scenario(path: str) -> Scenario:
     base = resolve_scenario(cassette.scenario) if cassette.scenario else None
     expected = tuple(Expected(o.status, o.content, o.calls) for o in cassette.outcomes)
     recorded = cassette.recorded.get("runtime")
-    fields = {
-        "name": cassette.name,
-        "description": f"{len(cassette.interactions)} model requests recorded"
+    description = (
+        f"{len(cassette.interactions)} model requests recorded"
         + (f" with {recorded}" if recorded else "")
-        + f" ({path})",
-        "script": cassettes.Replayer(cassette, path),
-        "inputs": cassette.inputs,
-        "expected": expected,
-    }
-    if base is not None:
-        made = dataclasses.replace(base, **fields)
-    else:
-        made = Scenario(tools=lambda env: [], **fields)  # type: ignore[arg-type]
+        + f" ({path})"
+    )
+    made = dataclasses.replace(
+        base if base is not None else Scenario("", "", _unscripted, _no_tools),
+        name=cassette.name,
+        description=description,
+        script=cassettes.Replayer(cassette, path),
+        inputs=cassette.inputs,
+        expected=expected,
+    )
     if len(_made) >= 16:
         _made.clear()
     _made[key] = made
