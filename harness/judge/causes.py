@@ -42,6 +42,7 @@ TOGETHER = 0.75  # Jaccard similarity of two groups' cells that makes them one c
 TELLING = (
     "stale-write",
     "two-drivers",
+    "takeover-refused",
     "cancel-ignored",
     "cancel-late",
     "confirmation-dropped",
