@@ -28,6 +28,7 @@ from killpoint.engine.polling import poll
 from killpoint.engine.stall import holds_commit_lock, pause_unlocked, paused_lock
 from killpoint.judge import contract
 from killpoint.judge.baseline import Baseline, durable_results, effects
+from killpoint.judge.cassette import with_history
 from killpoint.judge.oracle import (
     Sides,
     comparable,
@@ -584,6 +585,8 @@ class CellRun:
         baseline's (every repeat), the contract checks on what ran."""
         if self.work is None:
             return
+        # A request the cassette never recorded, before what it explains.
+        self.findings = with_history(self.findings, self.work / MODEL_STATE)
         entries = self.ledger()
         counted = count_effects(self.base.effects, effects(entries))
         self.duplicates = counted.duplicates

@@ -25,7 +25,7 @@ from killpoint.engine.row_trace import Trace, trace_row
 from killpoint.engine.slots import Slots
 from killpoint.engine.state_copy import Copy
 from killpoint.engine.work_root import default_parent, make_work_root, mark_kept, sweep_orphans
-from killpoint.judge import contract, expectations
+from killpoint.judge import cassette, contract, expectations
 from killpoint.judge.baseline import Baseline, effects
 from killpoint.judge.contract import acknowledged
 from killpoint.judge.mode_check import check_mode
@@ -318,6 +318,10 @@ class Engine:
                 url = fs_trace.unmount(fs, url)
             base.trace = w.trace
             base.results = out.results
+            stale = cassette.stale(work / MODEL_STATE)
+            if stale is not None:  # before anything else: it explains what went wrong
+                base.problem, base.problem_kind = stale, "cassette-stale"
+                return base
             if out.kind != "done":
                 base.problem = f"the baseline run failed ({out.kind}): {out.detail}" + log_tail(
                     work, "baseline"
