@@ -13,9 +13,9 @@ function BLOCKS names; `--check` changes nothing and exits 1 naming each stale b
 Each block reads one registry: the crash-point kinds (killpoint.kinds), the verdicts,
 finding kinds and severity table (killpoint.values.findings), the built-in scenarios, the
 report schema (killpoint.report.report_schema), the corpus manifest's schema, the
-`killpoint` parser, the pytest plugin's options, `[tool.killpoint]`'s keys and crash.check's
-keys. The campaign options are gathered from the fronts by `campaign_options()` alone,
-the one function to replace once the options are declared in one table.
+`killpoint` parser, the pytest plugin's options, and the campaign's options with the
+fronts that take each (killpoint.engine.option_table, the table every front is built from,
+read by `campaign_options()` and `project_keys()`).
 """
 
 from __future__ import annotations
@@ -460,42 +460,29 @@ class CampaignOption:
     ini: str | None  # `crash_fail_on`
     project: str | None  # the [tool.killpoint] key
     check: str | None  # the crash.check() keyword
+    why: str  # why a front leaves it out or takes it otherwise ("" when none does)
 
 
 def campaign_options() -> list[CampaignOption]:
-    """Every option of a matrix campaign and the fronts that take it.
+    """Every option of a campaign and the fronts that take it, read from the one table the
+    fronts are built from (killpoint.engine.option_table), so the page cannot say what
+    a front does not do."""
+    from killpoint.engine import option_table as options
 
-    Gathered from each front as it is declared today (the matrix parser, the plugin's
-    options, [tool.killpoint]'s keys, crash.check's keys). Once the options live in one
-    table, this function reads that table instead; nothing else here changes.
-    """
-    from killpoint.cli.main import build_parser
-    from killpoint.cli.project_config import KEYS
-    from killpoint.plugin import crash_fixture
-
-    matrix = _subcommands(build_parser())["matrix"][1]
-    by_dest = {
-        a.dest: a
-        for a in matrix._actions
-        if a.option_strings and not COMMON & set(a.option_strings)
-    }
-    plugin = {o.name.removeprefix("--crash-").replace("-", "_"): o for o in pytest_options()}
-    project = {dest: key for key, (dest, _) in KEYS.items()}
-    check = {"runtime", *crash_fixture._CHECK_KEYS}
-    names = list(by_dest) + [d for d in plugin if d not in by_dest]
     found = []
-    for dest in names:
-        action = by_dest.get(dest)
-        option = plugin.get(dest)
+    for ref in options.reference():
+        names = ref.names
+        default = f" (default: {ref.default})" if ref.default is not None else ""
         found.append(
             CampaignOption(
-                name=dest.replace("_", "-"),
-                help=_help(action.help) if action else option.help if option else "",
-                cli=action.option_strings[-1] if action else None,
-                pytest=option.name if option else None,
-                ini=option.ini if option else None,
-                project=project.get(dest),
-                check=dest if dest in check else None,
+                name=ref.name.replace("_", "-"),
+                help=_help(ref.help + default),
+                cli=names.get(options.CLI),
+                pytest=names.get(options.PYTEST),
+                ini=names.get("ini"),
+                project=names.get(options.PROJECT),
+                check=names.get(options.CHECK, "").removesuffix("=") or None,
+                why=ref.why,
             )
         )
     return found
@@ -505,21 +492,19 @@ def campaign() -> str:
     def shown(value: str | None) -> str:
         return code(value) if value else "—"
 
+    found = campaign_options()
     rows = [
         (o.name, shown(o.cli), shown(o.pytest), shown(o.ini), shown(o.project), shown(o.check), o.help)
-        for o in campaign_options()
+        for o in found
     ]  # fmt: skip
-    return table(
-        (
-            "option",
-            "killpoint matrix",
-            "pytest",
-            "ini",
-            "[tool.killpoint]",
-            "crash.check",
-            "meaning",
-        ),
-        rows,
+    heads = ("option", "killpoint matrix", "pytest", "ini", "[tool.killpoint]", "crash.check")
+    why = [f"- **{o.name}**: {o.why}" for o in found if o.why]
+    return "\n\n".join(
+        [
+            table((*heads, "meaning"), rows),
+            "Where a front does not take an option, or takes it otherwise:",
+            "\n".join(why),
+        ]
     )
 
 
@@ -528,7 +513,7 @@ def project_keys() -> str:
 
     return table(
         ("key", "value", "same as"),
-        ((code(k), what, code(f"--{dest.replace('_', '-')}")) for k, (dest, what) in KEYS.items()),
+        ((code(k), o.toml, code(o.flag)) for k, o in KEYS.items()),
     )
 
 

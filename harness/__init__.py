@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from killpoint.adapters.checkpoint_gates import CheckpointGates
     from killpoint.adapters.factory import agent_adapter
-    from killpoint.adapters.protocol import AdapterError, RuntimeAdapter
-    from killpoint.errors import KillpointError
+    from killpoint.adapters.protocol import RuntimeAdapter
+    from killpoint.errors import AdapterError, KillpointError, NormalFormError
     from killpoint.scenarios import (
         Conversation,
         Driver,
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from killpoint.scenarios.model_server import model_url
     from killpoint.values.findings import Finding
     from killpoint.values.modes import Mode
-    from killpoint.values.normal_form import NormalFormError, Session
+    from killpoint.values.normal_form import Session
 
 # name -> the module that defines it
 _EXPORTS: dict[str, str] = {
@@ -54,7 +54,7 @@ _EXPORTS: dict[str, str] = {
     "effect": "killpoint.scenarios.effects",
     # bringing a runtime
     "RuntimeAdapter": "killpoint.adapters.protocol",
-    "AdapterError": "killpoint.adapters.protocol",
+    "AdapterError": "killpoint.errors",
     "KillpointError": "killpoint.errors",
     "Driver": "killpoint.scenarios",
     "RunResult": "killpoint.scenarios",
@@ -64,7 +64,7 @@ _EXPORTS: dict[str, str] = {
     "Finding": "killpoint.values.findings",
     "CheckpointGates": "killpoint.adapters.checkpoint_gates",
     "Session": "killpoint.values.normal_form",
-    "NormalFormError": "killpoint.values.normal_form",
+    "NormalFormError": "killpoint.errors",
     "agent_adapter": "killpoint.adapters.factory",
     "model_url": "killpoint.scenarios.model_server",
 }

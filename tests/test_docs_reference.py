@@ -78,3 +78,25 @@ def test_the_options_come_from_every_front() -> None:
     assert options["modes"].project == "modes"
     assert options["modes"].check == "modes"
     assert options["workers"].pytest is None  # pytest-xdist's -n spreads the cells there
+    assert options["kills"].check == "kills"  # crash.check(kills=...)
+    assert options["accept"].project == "accept"
+
+
+def test_the_options_page_is_made_from_the_option_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fronts are built from killpoint.engine.option_table; so is the page: a help line
+    changed there makes the page stale, and every option the table gives a front is on it."""
+    import dataclasses
+
+    from killpoint.engine import option_table
+
+    gen = generator()
+    text = (REPO / "docs" / "reference" / "options.md").read_text()
+    for o in option_table.OPTIONS:
+        if o.fronts:
+            assert f"| {o.name.replace('_', '-')} |" in text, o.name
+    changed = tuple(
+        dataclasses.replace(o, help="a help line no page has") if o.name == "fs_ops" else o
+        for o in option_table.OPTIONS
+    )
+    monkeypatch.setattr(option_table, "OPTIONS", changed)
+    assert "docs/reference/options.md" in gen.stale(write=False)

@@ -15,28 +15,14 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from killpoint.errors import KillpointError
-from killpoint.redaction import redact
+from killpoint.errors import AdapterFault, NormalFormError
 from killpoint.values.findings import Finding
-from killpoint.values.normal_form import NormalFormError, validate_session
+from killpoint.values.normal_form import validate_session
 
 T = TypeVar("T")
 
 # Lines of the adapter's traceback kept as the finding's evidence.
 TRACEBACK_LINES = 12
-
-
-class AdapterFault(KillpointError, RuntimeError):
-    """An adapter method called by the engine raised, or returned what the Protocol does
-    not allow; `method` names it ("read_session()")."""
-
-    def __init__(
-        self, method: str, what: str, evidence: tuple[str, ...] = (), *, raised: bool = False
-    ) -> None:
-        super().__init__(f"the adapter's {method} {redact(what)}")
-        self.method = method
-        self.evidence = tuple(redact(line) for line in evidence)
-        self.raised = raised  # False: it answered outside the Protocol
 
 
 def charged(method: str, fn: Callable[..., T]) -> Callable[..., T]:

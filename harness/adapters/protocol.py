@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from killpoint.errors import KillpointError
 from killpoint.values.modes import Mode
 
 if TYPE_CHECKING:
@@ -17,10 +16,6 @@ if TYPE_CHECKING:
     from killpoint.scenarios import Driver, Ledger, Scenario
     from killpoint.values.findings import Finding
     from killpoint.values.normal_form import Session
-
-
-class AdapterError(KillpointError, ValueError):
-    """A runtime name or import path that does not give an adapter."""
 
 
 @runtime_checkable

@@ -14,7 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from killpoint.adapters.protocol import MEMBERS, AdapterError, RuntimeAdapter
+from killpoint.adapters.protocol import MEMBERS, RuntimeAdapter
+from killpoint.errors import AdapterError
 from killpoint.values.import_paths import call_problem, import_attribute
 from killpoint.values.modes import Mode
 

@@ -15,7 +15,9 @@ from killpoint.adapters.registry import RUNTIME_HELP
 from killpoint.cli import output as cli_output
 from killpoint.cli import verbosity
 from killpoint.cli.exit_codes import EXIT_OK, EXIT_UNEXPECTED
-from killpoint.engine.options import CampaignConfig, ConfigError, OptionError
+from killpoint.engine.option_table import option
+from killpoint.engine.options import CampaignConfig
+from killpoint.errors import ConfigError, OptionError
 from killpoint.values.sentences import count
 
 LABELS = {"scenarios": "--scenario", "modes": "--mode"}
@@ -34,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
             modes=(args.mode,) if args.mode else None,
             store=args.store,
             timeout=args.timeout,
-            work_parent=args.work_dir,
+            work_dir=args.work_dir,
         )
         config.check()
         adapter = runtime_adapter(config.runtime)
@@ -103,7 +105,7 @@ def add_parser(sub: Any, work_dir_help: str) -> None:
         "--mode", help="a mode of the runtime (default: its first that persists mid-run)"
     )
     p.add_argument("--store", default="sqlite", help="sqlite, or a postgresql+psycopg:// URL")
-    p.add_argument("--timeout", default="30", help="seconds per worker")
+    p.add_argument("--timeout", help=option("timeout").described())
     p.add_argument("--work-dir", type=Path, help=work_dir_help)
     p.set_defaults(func=run)
 

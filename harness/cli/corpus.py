@@ -42,7 +42,7 @@ def _config(args: argparse.Namespace, runtime: str, scenarios: str | None) -> An
         seed=args.seed,
         workers=args.workers,
         timeout=args.timeout,
-        work_parent=args.work_dir,
+        work_dir=args.work_dir,
         keep="none",
         store=args.store or "sqlite",
     )
@@ -98,7 +98,7 @@ def _say_recorded(recorded: Any) -> None:
 
 
 def cmd_record(args: argparse.Namespace) -> int:
-    from killpoint.engine.options import ConfigError, OptionError
+    from killpoint.errors import ConfigError, OptionError
 
     out = Path(args.out)
     problem = _empty_target(out)
@@ -126,7 +126,8 @@ def _versions_table(result: Any) -> list[str]:
 
 def _targets(args: argparse.Namespace) -> list[Any]:
     """The --json and --report targets, checked before any work (TargetError otherwise)."""
-    from killpoint.report.targets import Target, TargetError, same_file
+    from killpoint.errors import TargetError
+    from killpoint.report.targets import Target, same_file
 
     paths = [Path(p) for p in (args.json, args.report) if p]
     if len(paths) == 2 and same_file(*paths):
@@ -195,11 +196,8 @@ def _report(result: Any, args: argparse.Namespace, found: list[Any]) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from killpoint.corpus.check import check
-    from killpoint.corpus.manifest import CorpusError
-    from killpoint.engine.options import ConfigError, runtime_adapter
-    from killpoint.report.targets import TargetError
-    from killpoint.stores import StoreError
-    from killpoint.values.scenario_refs import ScenarioRefError
+    from killpoint.engine.options import runtime_adapter
+    from killpoint.errors import ConfigError, CorpusError, ScenarioRefError, StoreError, TargetError
 
     try:
         runtime_adapter(args.runtime)
@@ -245,10 +243,10 @@ def _is_scenario(value: str) -> bool:
 
 def cmd_upgrade(args: argparse.Namespace) -> int:
     from killpoint.corpus.check import check
-    from killpoint.corpus.manifest import CorpusError
-    from killpoint.engine.options import ConfigError, OptionError, runtime_adapter
+    from killpoint.engine.options import runtime_adapter
+    from killpoint.errors import ConfigError, CorpusError, OptionError, ScenarioRefError
     from killpoint.scenarios import versions
-    from killpoint.values.scenario_refs import ScenarioRefError, resolve_scenario
+    from killpoint.values.scenario_refs import resolve_scenario
 
     a, b = args.from_, args.to
     if _is_scenario(a) != _is_scenario(b):
@@ -280,7 +278,7 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
         return cli_output.usage_error(str(exc))
     except ConfigError as exc:
         return cli_output.usage_error(str(exc))
-    from killpoint.report.targets import TargetError
+    from killpoint.errors import TargetError
 
     kept = Path(args.keep_corpus) if args.keep_corpus else None
     if kept is not None:

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+from killpoint import kinds
 from killpoint.adapters.registry import load_adapter
 from killpoint.cli import output as cli_output
 from killpoint.cli import verbosity
-from killpoint.engine.campaign import CampaignConfig, ConfigError
-from killpoint.engine.cell_host import EngineConfig
+from killpoint.engine.campaign import CampaignConfig
 from killpoint.engine.engine import SESSION_ID, Engine
-from killpoint.engine.options import OptionError
+from killpoint.engine.options import EngineConfig
+from killpoint.errors import ConfigError, OptionError
 from killpoint.redaction import redact
 from killpoint.values.cell import Cell
 from killpoint.values.durations import offset
 from killpoint.values.modes import find
-from killpoint.values.points import CrashPoint, Schedule
+from killpoint.values.points import Schedule
 from killpoint.values.sentences import count
 from killpoint.values.shown import line
 
@@ -52,9 +53,7 @@ def run_demo(*, mode: str | None = None, store: str = "sqlite", runtime: str = "
     engine = Engine(EngineConfig(store=store, keep="none"))
     # A mode that writes only at the end has no boundary mid-run: crash mid-run instead,
     # to show the loss.
-    point = (
-        CrashPoint("after-checkpoint", 1) if chosen.persists_mid_run else CrashPoint("mid-model", 2)
-    )
+    point = kinds.boundary(1) if chosen.persists_mid_run else kinds.model_request(2)
     cell = Cell(runtime, "research", mode, engine.stores.kind, Schedule((point,)))
 
     say(f"killpoint demo — scenario 'research' on the {runtime} runtime, mode {mode!r}")

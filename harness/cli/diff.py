@@ -13,10 +13,11 @@ from killpoint.cli.exit_codes import EXIT_UNEXPECTED
 
 
 def run(args: argparse.Namespace) -> int:
-    from killpoint.report.diff import DiffError, compare
+    from killpoint.errors import DiffError, ReportError, TargetError
+    from killpoint.report.diff import compare
     from killpoint.report.diff_text import lines, markdown
-    from killpoint.report.document import ReportError, read_json
-    from killpoint.report.targets import Target, TargetError
+    from killpoint.report.document import read_json
+    from killpoint.report.targets import Target
 
     try:
         base = read_json(Path(args.base))

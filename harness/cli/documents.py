@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from killpoint.report.targets import Target, TargetError, same_file
+from killpoint.errors import TargetError
+from killpoint.report.targets import Target, same_file
 
 
 def targets(json_path: Path, html_path: Path | None) -> list[Target]:

@@ -19,7 +19,6 @@ EXIT_USAGE = 2
 EXIT_NOT_WRITTEN = 3
 # pytest's "no tests collected": a CI job that asked for cells and got none is not green.
 EXIT_NO_CELLS = 5
-EXIT_INTERRUPTED = 128 + signal.SIGINT
 
 
 def interrupted_status(signum: int | None) -> int:
@@ -28,7 +27,6 @@ def interrupted_status(signum: int | None) -> int:
 
 
 __all__ = [
-    "EXIT_INTERRUPTED",
     "EXIT_NOT_WRITTEN",
     "EXIT_NO_CELLS",
     "EXIT_OK",

@@ -4,7 +4,8 @@ Without it the run fails on an unexpected verdict, as it always has (every kind 
 a verdict is of high severity). With it, on any group of findings, not accepted, whose
 severity (the HARMS table in killpoint.values.findings) is the threshold or above,
 whether or not it names a verdict: `medium` adds what a power cut took back
-(`checkpoints-lost`), `low` adds reorderings, usage and bookkeeping.
+(`checkpoints-lost`), `low` adds reorderings, usage and bookkeeping. The option itself
+(its choices, how it is read) is killpoint.engine.option_table's.
 """
 
 from __future__ import annotations
@@ -16,8 +17,6 @@ from killpoint.values.findings import SEVERITIES
 
 if TYPE_CHECKING:
     from killpoint.judge.groups import Group
-
-CHOICES = ("high", "medium", "low")
 
 
 def at_or_above(severity: str, threshold: str) -> bool:
@@ -38,4 +37,4 @@ def spared(groups: Iterable[Group], threshold: str) -> list[Group]:
     ]
 
 
-__all__ = ["CHOICES", "at_or_above", "failing_groups", "spared"]
+__all__ = ["at_or_above", "failing_groups", "spared"]

@@ -1,7 +1,8 @@
 """The `killpoint` command: its parser, the small commands, and how the process ends.
 
-`matrix` lives in cli_matrix.py, `replay` in cli_replay.py, `check-adapter` in cli_check.py, what is printed in
-cli_output.py; the exit statuses in exit_codes.py.
+`matrix` lives in matrix.py, `replay` in replay.py, `check-adapter` in check.py, `corpus` in
+corpus.py, `merge` in merge.py, `diff` in diff.py, what is printed in output.py; the exit
+statuses in exit_codes.py; the options a campaign takes in killpoint.engine.option_table.
 """
 
 from __future__ import annotations
@@ -27,12 +28,10 @@ from killpoint.cli import output as cli_output
 from killpoint.cli import record as cli_record
 from killpoint.cli import replay as cli_replay
 from killpoint.cli.exit_codes import EXIT_NOT_WRITTEN, EXIT_USAGE, interrupted_status
+from killpoint.engine.option_table import option
 from killpoint.report import renderers
 
-WORK_DIR_HELP = (
-    "where to make this run's folder for the cells' stores, ledgers and logs "
-    "(default: /dev/shm, or TMPDIR when set or /dev/shm is small)"
-)
+WORK_DIR_HELP = option("work_dir").described()
 
 
 class Stopped(KeyboardInterrupt):
@@ -70,11 +69,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
-    from killpoint.engine.cell_host import EngineConfig
     from killpoint.engine.engine import Engine
-    from killpoint.engine.options import CampaignConfig, ConfigError, OptionError
+    from killpoint.engine.options import CampaignConfig, EngineConfig
     from killpoint.engine.search import database_at, search
-    from killpoint.report.targets import TargetError
+    from killpoint.errors import ConfigError, OptionError, TargetError
 
     try:
         config = CampaignConfig.from_options(
@@ -132,11 +130,12 @@ def _cmd_report(args: argparse.Namespace) -> int:
     HTML is written when -o is given or no other format is asked for."""
     from killpoint.cli import ending
     from killpoint.cli.documents import output_targets
-    from killpoint.report.document import ReportError, read_json
+    from killpoint.errors import ReportError, TargetError
+    from killpoint.report.document import read_json
     from killpoint.report.html import render_report
     from killpoint.report.redact import redact
     from killpoint.report.renderers import asked
-    from killpoint.report.targets import Target, TargetError, same_file
+    from killpoint.report.targets import Target, same_file
 
     if args.from_journal is not None or args.results is None:
         if args.results is not None or args.from_journal is None:
@@ -156,7 +155,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
         return cli_output.usage_error(
             f"killpoint: -o {str(out)!r} is the report's own JSON; give another path"
         )
-    from killpoint.report.diff import DiffError, compare
+    from killpoint.errors import DiffError
+    from killpoint.report.diff import compare
 
     try:
         document = read_json(source)
@@ -230,7 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("scenarios", help="list the built-in scenarios, one line each")
     p.set_defaults(func=_cmd_scenarios)
 
-    cli_matrix.add_parser(sub, WORK_DIR_HELP, _positive_int)
+    cli_matrix.add_parser(sub)
     cli_replay.add_parser(sub, WORK_DIR_HELP)
     cli_check.add_parser(sub, WORK_DIR_HELP)
     cli_corpus.add_parser(sub, WORK_DIR_HELP)
@@ -250,11 +250,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runtime", default="reference", help=RUNTIME_HELP)
     p.add_argument("--scenario", default="research")
     p.add_argument("--mode", default="tool-batch", help="a checkpoint mode of the runtime")
-    p.add_argument("--store", default="sqlite")
+    p.add_argument("--store", help=option("store").described())
     p.add_argument("--depth", type=_positive_int, default=2, help="most crashes per schedule")
     p.add_argument("--max-examples", type=_positive_int, default=30)
     p.add_argument("--seed", default="0")
-    p.add_argument("--timeout", default="30")
+    p.add_argument("--timeout", help=option("timeout").described())
     search_report.add_options(p)
     p.set_defaults(func=_cmd_search)
 

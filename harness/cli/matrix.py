@@ -12,7 +12,6 @@ import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from killpoint.adapters.registry import RUNTIME_HELP
 from killpoint.cli import output as cli_output
 from killpoint.cli import verbosity
 from killpoint.cli.exit_codes import (
@@ -21,15 +20,15 @@ from killpoint.cli.exit_codes import (
     EXIT_UNEXPECTED,
     interrupted_status,
 )
+from killpoint.engine import option_table as table
 from killpoint.engine.cell_log import heads
-from killpoint.engine.options import CampaignConfig, ConfigError, OptionError
+from killpoint.engine.options import CampaignConfig
 from killpoint.engine.signal_hold import SignalHold
-from killpoint.report.targets import Target, TargetError, default_paths, same_file
+from killpoint.errors import ConfigError, OptionError, TargetError
+from killpoint.report.targets import Target, default_paths, same_file
 from killpoint.values.sentences import count, verb
 
 SHOWN_SWEPT = 10  # folders named one by one; the rest are counted
-# Formats a campaign writes beside its JSON, HTML and --junit (killpoint.report.renderers).
-EXTRA_FORMATS = ("markdown", "text", "annotations")
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -39,31 +38,16 @@ if TYPE_CHECKING:
 
 
 def config_from(args: argparse.Namespace) -> CampaignConfig:
+    """The campaign the command line (and [tool.killpoint], merged in) asks for."""
     return CampaignConfig.from_options(
-        runtime=args.runtime,
-        scenarios=args.scenarios,
-        modes=args.modes,
-        points=args.points,
-        depth=args.depth,
-        seed=args.seed,
-        store=args.store,
-        workers=args.workers,
-        timeout=args.timeout,
-        keep=args.keep,
-        work_parent=args.work_dir,
-        kills=args.kills,
-        model_behaviour=args.model_behaviour,
-        shard=args.shard,
-        cut=args.cut,
-        fs_ops=args.fs_ops,
+        **{o.name: getattr(args, o.name) for o in table.on(table.CLI) if o.sets is not None}
     )
 
 
 def run(args: argparse.Namespace) -> int:
     from killpoint.cli import project_config
-    from killpoint.cli.fail_on import CHOICES as FAIL_ON
-    from killpoint.errors import KillpointError
-    from killpoint.judge.groups import AcceptError, read_accepted
+    from killpoint.engine.acceptances import accepted_groups
+    from killpoint.errors import AcceptError, KillpointError
 
     # What was typed, before [tool.killpoint] fills the rest: a rerun takes from its report
     # what the command line did not name.
@@ -80,12 +64,9 @@ def run(args: argparse.Namespace) -> int:
     typed = {dest for dest, value in vars(args).items() if value is not None}
     vars(args).update(project_config.merge(vars(args), project))
     from_file = set(project.values) - typed
-    if args.fail_on is not None and args.fail_on not in FAIL_ON:
-        return cli_output.usage_error(
-            f"killpoint: {project.label('fail_on')}={args.fail_on!r}: not a severity; "
-            f"choose from {', '.join(FAIL_ON)}"
-        )
     try:
+        if args.fail_on is not None:
+            table.option("fail_on").parse(args.fail_on)
         config = config_from(args)
         cells: list[str] | None = None
         if args.rerun_failed:
@@ -104,8 +85,8 @@ def run(args: argparse.Namespace) -> int:
 
             return cli_output.usage_error(unseeded(config.shard))
     except OptionError as exc:
-        dest = "work_dir" if exc.option in ("work_parent", "work_root") else exc.option
-        return cli_output.usage_error(exc.text(project.label(dest) if dest in from_file else None))
+        label = project.label(exc.option) if exc.option in from_file else None
+        return cli_output.usage_error(exc.text(label))
     except (ConfigError, KillpointError) as exc:
         return cli_output.usage_error(str(exc))
     default_json, default_html = default_paths(config.runtime)
@@ -115,24 +96,22 @@ def run(args: argparse.Namespace) -> int:
         return cli_output.usage_error(
             f"killpoint: --json and --report both name {str(json_target.path)!r}; give two paths"
         )
-    from killpoint.report.renderers import RENDERERS, asked
+    from killpoint.report.renderers import asked
 
-    wanted = {**({"junit": args.junit} if args.junit else {}), **asked(args, EXTRA_FORMATS)}
-    outputs = {name: Target(Path(path)) for name, path in wanted.items()}
+    outputs = {name: Target(Path(path)) for name, path in asked(args).items()}
     taken = [json_target, html_target]
     for name, target in outputs.items():
         if any(same_file(target.path, t.path) for t in taken):
             return cli_output.usage_error(
-                f"killpoint: {RENDERERS[name].option} names {str(target.path)!r}, a path "
+                f"killpoint: {table.option(name).flag} names {str(target.path)!r}, a path "
                 "another report is written to; give it a path of its own"
             )
         taken.append(target)
     accepted = {}
     try:
-        if args.accept == BUILTIN_ACCEPT:
-            accepted = builtin_accepted(config.runtime)
-        elif args.accept:
-            accepted = read_accepted(Path(args.accept))
+        if args.accept:
+            accept = table.option("accept").parse(args.accept)
+            accepted = accepted_groups(accept, config.runtime)
         elif args.rerun_failed:
             from killpoint.cli.rerun import carried_accepted
 
@@ -310,7 +289,7 @@ def recover_left_behind(json_target: Target, html_target: Target, err: Console) 
     """A journal beside this campaign's JSON is an earlier campaign's that did not write its
     reports (the JSON's lock is ours, so it has ended): its cells are rebuilt into reports
     of their own, before this campaign replaces the JSON."""
-    from killpoint.report.document import ReportError
+    from killpoint.errors import ReportError
     from killpoint.report.journal import journal_path, read_journal, recovered_paths, write_rebuilt
 
     if json_target.kind != "regular":
@@ -383,100 +362,12 @@ def write_reports(
     return document, (missed, lost, written)
 
 
-BUILTIN_ACCEPT = "builtin"  # --accept builtin: the runtime's own by-design file
-
-
-def builtin_accepted(runtime: str) -> dict[str, Any]:
-    """The groups the runtime's documentation calls by design (empty for one that ships
-    none: the reference runtime has no by-design findings)."""
-    from killpoint.adapters.registry import accepted_file
-    from killpoint.judge.groups import read_accepted
-
-    path = accepted_file(runtime)
-    return read_accepted(path) if path is not None else {}
-
-
-def add_parser(sub: Any, work_dir_help: str, positive_int: Any) -> None:
-    from killpoint.cli.fail_on import CHOICES as FAIL_ON
-    from killpoint.engine.options import default_workers
-
+def add_parser(sub: Any) -> None:
     p = sub.add_parser("matrix", help="run the crash matrix (the main job)")
-    # No default here: a rerun tells a runtime typed from none (the configuration's default).
-    p.add_argument("--runtime", help=RUNTIME_HELP + " (default: reference)")
-    p.add_argument("--scenarios", help="comma-separated scenario names (default: all built-ins)")
-    p.add_argument(
-        "--modes",
-        help="comma-separated checkpoint modes of the runtime (default: every mode it can run; "
-        "the reference runtime's: runs,tool-batch,tool)",
-    )
-    p.add_argument(
-        "--points",
-        help="boundaries | kills | faults | all (default) | power-loss | random:N | kinds or points, "
-        "comma-separated",
-    )
-    p.add_argument("--depth", help="1 (default), or 2: crash the resumed run too")
-    p.add_argument("--seed", help="seed for random sampling (printed when chosen)")
-    p.add_argument("--store", help="sqlite (default), or a postgresql+psycopg:// URL")
-    p.add_argument(
-        "--workers",
-        help=f"cells at work at once (default: twice the cores, here {default_workers()}); "
-        "with 2 or more, a cell waiting for a lease to run out lets another work meanwhile",
-    )
-    p.add_argument("--timeout", help="seconds per worker before 'hung' (default: 30)")
-    p.add_argument("--keep", help="keep work dirs: none, failed (default) or all")
-    p.add_argument(
-        "--kills",
-        default="fast",
-        help="fast (default): a row's kill cells resume from one traced worker's copies of "
-        "the state at each point; real: each cell starts and SIGKILLs a worker of its own",
-    )
-    p.add_argument("--work-dir", help=work_dir_help)
-    p.add_argument("--json", help="where the JSON goes (default: reports/RUNTIME-matrix.json)")
-    p.add_argument("--report", help="where the HTML goes (default: reports/RUNTIME-matrix.html)")
-    p.add_argument(
-        "--accept",
-        help="a TOML file of accepted finding groups: shown, counted apart, not failing; "
-        "`builtin`: the groups the runtime's documentation calls by design",
-    )
-    p.add_argument("--junit", help="also write the results as JUnit XML to this path")
-    from killpoint.report.renderers import add_options
-
-    add_options(p, EXTRA_FORMATS)
-    p.add_argument(
-        "--fail-on",
-        choices=FAIL_ON,
-        help="fail (exit 1) on any finding group of this severity or above, verdict or not "
-        "(default: on an unexpected verdict)",
-    )
-    p.add_argument(
-        "--model-behaviour",
-        help="how the model answers every turn asked again after a crash, in every cell: "
-        "regenerate-ids, reorder, respell or replan (default: as the first time)",
-    )
-    p.add_argument(
-        "--cut",
-        help="power-loss points: which unsynced writes the cut keeps: synced (default: none), "
-        "torn-op (each file's last write torn at a sector; torn-op:byte at a byte), torn-seq "
-        "(a seeded subset), reorder (a prefix per file and per directory); docs/powerloss.md",
-    )
-    p.add_argument(
-        "--fs-ops",
-        help="fs-op points (--points fs-ops): which store-file operations of each checkpoint "
-        "get a point: all (default), syncs (fsync, fdatasync) or a number spread evenly; "
-        "docs/powerloss.md",
-    )
-    p.add_argument(
-        "--rerun-failed",
-        metavar="REPORT.json",
-        help="rerun only the unexpected cells of an earlier report (its runtime, store kind, "
-        "scenarios and modes)",
-    )
-    p.add_argument(
-        "--shard",
-        metavar="K/N",
-        help="run only shard K of N (cells by a stable hash of their id; give every shard the "
-        "same --seed), then `killpoint merge` the shards' JSON",
-    )
+    # Every option from the table, none with a default here: a value the command line
+    # did not give is taken from [tool.killpoint], a rerun's report, or the table.
+    for o in table.on(table.CLI):
+        p.add_argument(o.flag, metavar=o.metavar, help=o.described(table.CLI))
     p.set_defaults(func=run)
 
 

@@ -27,12 +27,12 @@ from killpoint.values.sentences import count
 def run(args: argparse.Namespace) -> int:
     from killpoint.cli import ending
     from killpoint.cli.documents import output_targets, targets, write_all
-    from killpoint.report.diff import DiffError, compare
-    from killpoint.report.document import ReportError, read_json
-    from killpoint.report.merge import MergeError, merge, read_shards
+    from killpoint.errors import DiffError, MergeError, ReportError, TargetError
+    from killpoint.report.diff import compare
+    from killpoint.report.document import read_json
+    from killpoint.report.merge import merge, read_shards
     from killpoint.report.redact import redact_argv
     from killpoint.report.renderers import asked
-    from killpoint.report.targets import TargetError
 
     paths = [Path(p) for p in args.shards]
     out = Path(args.output)

@@ -2,7 +2,8 @@
 found as ruff finds its own table (the nearest `pyproject.toml` from the current folder
 upward that has one). The command line wins over it, and it over killpoint's defaults.
 
-Keys are the matrix's options without their dashes (`fail-on`, `work-dir`); paths are
+Keys are the matrix's options without their dashes (`fail-on`, `work-dir`): every option
+killpoint.engine.option_table gives this front, of the TOML type it says; paths are
 relative to the file's folder, as pytest reads paths from its ini file. The file is read
 within the bounds every input file is (killpoint.values.input_files); an unknown key or a
 value of the wrong type is one line naming the key and the file (exit 2), before anything
@@ -16,47 +17,38 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from killpoint.errors import KillpointError
-from killpoint.values.input_files import InputError, load_toml
+from killpoint.engine import option_table as table
+from killpoint.engine.option_table import (
+    BOOL,
+    NAMES,
+    NUMBER,
+    PATH,
+    PATH_OR_BUILTIN,
+    TEXT,
+    WHOLE,
+    WORD_OR_WHOLE,
+    Option,
+)
+from killpoint.engine.option_values import BUILTIN
+from killpoint.errors import InputError, ProjectConfigError
+from killpoint.values.input_files import load_toml
 
 FILE = "pyproject.toml"
 TABLE = "[tool.killpoint]"
 
-TEXT, NUMBER, WHOLE, NAMES, PATH = "a string", "a number", "an integer", "names", "a path"
-# key -> (argparse dest, what it must be)
-KEYS: dict[str, tuple[str, str]] = {
-    "runtime": ("runtime", TEXT),
-    "scenarios": ("scenarios", NAMES),
-    "modes": ("modes", NAMES),
-    "points": ("points", TEXT),
-    "depth": ("depth", WHOLE),
-    "seed": ("seed", WHOLE),
-    "store": ("store", TEXT),
-    "workers": ("workers", WHOLE),
-    "timeout": ("timeout", NUMBER),
-    "keep": ("keep", TEXT),
-    "work-dir": ("work_dir", PATH),
-    "json": ("json", PATH),
-    "report": ("report", PATH),
-    "junit": ("junit", PATH),
-    "accept": ("accept", PATH),
-    "fail-on": ("fail_on", TEXT),
-}
-DEST_KEY = {dest: key for key, (dest, _) in KEYS.items()}
-
-
-class ProjectConfigError(KillpointError, ValueError):
-    """An unknown key or a value of the wrong type in [tool.killpoint]."""
+# key -> the option (its name is the command line's dest): every option the table gives
+# this front, with what TOML type it takes.
+KEYS: dict[str, Option] = {o.key: o for o in table.on(table.PROJECT)}
 
 
 @dataclass
 class ProjectConfig:
     path: Path | None = None
-    values: dict[str, Any] = field(default_factory=dict)  # argparse dest -> value, as text
+    values: dict[str, Any] = field(default_factory=dict)  # option name -> value, as text
 
-    def label(self, dest: str) -> str:
+    def label(self, name: str) -> str:
         """How an error names an option that came from the file."""
-        return f"{TABLE} {DEST_KEY[dest]} in {self.path}"
+        return f"{TABLE} {table.option(name).key} in {self.path}"
 
 
 def find(start: Path) -> tuple[Path, dict[str, Any]] | None:
@@ -92,12 +84,22 @@ def _text(path: Path, key: str, value: Any, wanted: str) -> str:
         + (" (a list of names, or one string of them)" if wanted == NAMES else "")
         + f", not {_kind(value)} ({value!r})"
     )
+    if wanted == BOOL:
+        if not isinstance(value, bool):
+            raise wrong
+        return str(value).lower()
     if isinstance(value, bool):
         raise wrong
-    if wanted in (TEXT, PATH):
+    if wanted == WORD_OR_WHOLE:
+        if not isinstance(value, (str, int)):
+            raise wrong
+        return str(value)
+    if wanted in (TEXT, PATH, PATH_OR_BUILTIN):
         if not isinstance(value, str):
             raise wrong
-        if wanted == PATH:
+        if wanted == PATH_OR_BUILTIN and value.strip() == BUILTIN:
+            return BUILTIN  # a word, not a file beside pyproject.toml
+        if wanted in (PATH, PATH_OR_BUILTIN):
             given = Path(value).expanduser()
             return str(given if given.is_absolute() else path.parent / given)
         return value
@@ -128,8 +130,8 @@ def read(start: Path) -> ProjectConfig:
             raise ProjectConfigError(
                 f"killpoint: {path}: {TABLE} has no option {key!r}; choose from {', '.join(KEYS)}"
             )
-        dest, wanted = KEYS[key]
-        values[dest] = _text(path, key, value, wanted)
+        option = KEYS[key]
+        values[option.name] = _text(path, key, value, option.toml)
     return ProjectConfig(path, values)
 
 

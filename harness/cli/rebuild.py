@@ -16,9 +16,9 @@ from killpoint.values.sentences import count
 
 
 def run(args: argparse.Namespace) -> int:
-    from killpoint.report.document import ReportError
+    from killpoint.errors import ReportError, TargetError
     from killpoint.report.journal import read_journal, write_rebuilt
-    from killpoint.report.targets import Target, TargetError, same_file
+    from killpoint.report.targets import Target, same_file
 
     path = Path(args.from_journal)
     try:

@@ -86,9 +86,8 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from killpoint.adapters.protocol import AdapterError
-    from killpoint.recording.record import Plan, RecordError, record
-    from killpoint.values.scenario_refs import ScenarioRefError
+    from killpoint.errors import AdapterError, RecordError, ScenarioRefError
+    from killpoint.recording.record import Plan, record
 
     plan = Plan(
         runtime=args.runtime,

@@ -16,7 +16,8 @@ from killpoint import kinds
 from killpoint.cli import output as cli_output
 from killpoint.cli import verbosity
 from killpoint.cli.exit_codes import EXIT_UNEXPECTED
-from killpoint.engine.options import CampaignConfig, ConfigError, OptionError
+from killpoint.engine.options import CampaignConfig
+from killpoint.errors import ConfigError, OptionError
 from killpoint.values.durations import offset
 from killpoint.values.sentences import count
 
@@ -45,34 +46,30 @@ def compare(recorded: dict[str, Any], now: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from killpoint.cli.rerun import RerunError, same_as_report, store_fix
-    from killpoint.engine.cell_host import EngineConfig
+    from killpoint.cli.rerun import same_as_report, store_fix
     from killpoint.engine.engine import Engine
+    from killpoint.engine.option_table import option
+    from killpoint.engine.option_values import whole_number
+    from killpoint.engine.options import EngineConfig
+    from killpoint.errors import PointError, ReportError, RerunError, StoreError
     from killpoint.kinds.fs_ops import KINDS as FS_KINDS
-    from killpoint.report.document import ReportError, read_json
-    from killpoint.scenarios.behaviours import BEHAVIOURS
-    from killpoint.stores import StoreError, store_kind
-    from killpoint.values.points import PointError
+    from killpoint.report.document import read_json
+    from killpoint.stores import store_kind
 
     try:
         cell = kinds.parse_cell(args.cell)
     except PointError as exc:
         return cli_output.usage_error(str(exc))
-    store = args.store or "sqlite"
-    behaviour = args.model_behaviour
-    if behaviour is not None and behaviour not in BEHAVIOURS:
-        return cli_output.usage_error(
-            f"killpoint: --model-behaviour={behaviour!r}: not a model behaviour; choose from "
-            f"{', '.join(BEHAVIOURS)}"
+    store = args.store or option("store").default_value()
+    try:
+        behaviour = (
+            None
+            if args.model_behaviour is None
+            else option("model_behaviour").parse(args.model_behaviour)
         )
-    cut = "synced"
-    if args.cut is not None:
-        from killpoint.engine.options import parse_cut_option
-
-        try:
-            cut = parse_cut_option(args.cut)
-        except OptionError as exc:
-            return cli_output.usage_error(exc.text())
+        cut = option("cut").parse(args.cut or option("cut").default_value())
+    except OptionError as exc:
+        return cli_output.usage_error(exc.text())
     try:
         kind = store_kind(store)
     except StoreError as exc:
@@ -96,13 +93,9 @@ def run(args: argparse.Namespace) -> int:
         except RerunError as exc:
             return cli_output.usage_error(str(exc))
     try:
-        repeat = int(args.repeat)
-        if repeat < 1:
-            raise ValueError
-    except ValueError:
-        return cli_output.usage_error(
-            f"killpoint: --repeat={args.repeat!r}: give a whole number, at least 1"
-        )
+        repeat = whole_number("repeat", args.repeat, 1)
+    except OptionError as exc:
+        return cli_output.usage_error(exc.text())
     work_parent = Path(args.work_dir) if args.work_dir else None
     try:
         config = CampaignConfig.from_options(
@@ -110,17 +103,13 @@ def run(args: argparse.Namespace) -> int:
             scenarios=(cell.scenario,),
             modes=(cell.mode,),
             store=store,
-            work_parent=work_parent,
+            work_dir=work_parent,
         )
         config.check()
     except OptionError as exc:
         # The runtime, scenario and mode come from the cell id, not from an option.
         of_cell = {"runtime": "runtime", "scenarios": "scenario", "modes": "mode"}
-        label = (
-            f"cell {cell.id!r}: its {of_cell[exc.option]}"
-            if exc.option in of_cell
-            else {"work_parent": "--work-dir", "work_root": "--work-dir"}.get(exc.option)
-        )
+        label = f"cell {cell.id!r}: its {of_cell[exc.option]}" if exc.option in of_cell else None
         return cli_output.usage_error(exc.text(label))
     except ConfigError as exc:
         return cli_output.usage_error(str(exc))

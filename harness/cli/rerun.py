@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from killpoint.engine.options import CampaignConfig
-from killpoint.errors import KillpointError
+from killpoint.errors import RerunError
 from killpoint.values.cell import Cell, CellResult
 
 if TYPE_CHECKING:
@@ -26,10 +26,6 @@ if TYPE_CHECKING:
     from killpoint.judge.groups import Accepted
 
 SHOWN = 20  # now-passing cells named one by one; the rest are counted
-
-
-class RerunError(KillpointError, ValueError):
-    """A report that cannot be rerun as asked; the message names why and the fix."""
 
 
 def store_fix(kind: str) -> str:
@@ -47,7 +43,7 @@ def failed_cells(document: dict[str, Any]) -> list[dict[str, Any]]:
 
 def parsed(cell_id: Any, where: str) -> Cell:
     from killpoint import kinds
-    from killpoint.values.points import PointError
+    from killpoint.errors import PointError
 
     if not isinstance(cell_id, str):
         raise RerunError(f"killpoint: {where}: a cell id should be text, got {cell_id!r}")
@@ -139,7 +135,8 @@ def rerun_config(
 def report_cut(cells: Sequence[dict[str, Any]]) -> str | None:
     """The cut model the report's power-loss cells were cut with (their evidence names
     it), or None when no cell says."""
-    from killpoint.powerloss.cut_models import CutModelError, from_json, spec_of
+    from killpoint.errors import CutModelError
+    from killpoint.powerloss.cut_models import from_json, spec_of
 
     for cell in cells:
         store = cell.get("store_at_crash")

@@ -21,22 +21,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from killpoint.adapters.blame import AdapterFault, charged, checked, checked_problems
+from killpoint.adapters.blame import charged, checked, checked_problems
 from killpoint.corpus import files, groups, snapshot
 from killpoint.corpus import manifest as mf
-from killpoint.corpus.errors import CorpusError
-from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.engine import SESSION_ID, Engine
+from killpoint.engine.options import EngineConfig
+from killpoint.errors import AdapterFault, CorpusError, Interrupted, StoreLeftover
 from killpoint.judge.baseline import Baseline, durable_results, effects
 from killpoint.judge.oracle import Sides, comparable, compare_sessions
 from killpoint.scenarios import ledger as ledger_mod
 from killpoint.scenarios import versions
-from killpoint.stores.backend import StoreLeftover
+from killpoint.values.cell import Row
 from killpoint.values.findings import Finding
 from killpoint.values.scenario_refs import resolve_scenario
 from killpoint.values.sentences import count
 from killpoint.values.timeline import Event
-from killpoint.workers.processes import Interrupted, Worker
+from killpoint.workers.processes import Worker
 from killpoint.workers.worker import LEDGER
 
 Signature = tuple[str, str]
@@ -316,7 +316,7 @@ class Checker:
         self,
         folder: Path,
         info: mf.StateInfo,
-        row: tuple[str, str, str, str],
+        row: Row,
         base: Baseline,
         work: Path,
         url: str,

@@ -25,8 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from killpoint.corpus.errors import CorpusError
-from killpoint.workers.processes import Interrupted
+from killpoint.errors import CorpusError, Interrupted
 
 MIB = 1024 * 1024
 FILE_BYTES = 64 * MIB  # one file of a state (a store, a ledger, a model file)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from killpoint.corpus import files
-from killpoint.corpus.errors import CorpusError
+from killpoint.errors import CorpusError
 
 SCHEMA = 1  # the corpus format this killpoint writes and reads
 MANIFEST = "corpus.json"

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from killpoint.corpus import files
-from killpoint.corpus.errors import CorpusError
+from killpoint.errors import FormError
 
 FILE = "store.jsonl"
 OLD_FILE = "store.sql"  # the SQL form of earlier killpoints: refused, never run
@@ -124,7 +124,7 @@ class Default:
         for key in ("sequence", "value", "function"):
             if getattr(self, key) is not None:
                 return {key: getattr(self, key)}
-        raise ValueError("an empty default")
+        raise FormError("killpoint: a column default that names no sequence, value or function")
 
 
 @dataclass(frozen=True)
@@ -251,10 +251,6 @@ def line(data: dict[str, Any]) -> bytes:
 
 
 # -- reading ----------------------------------------------------------------------------
-
-
-class FormError(CorpusError):
-    """A line of a state that is not the form: names the file, the line and the field."""
 
 
 def parse_type(text: str) -> ColumnType | None:
@@ -558,7 +554,7 @@ def _shown(value: Any) -> str:
 
 
 def _constant(text: str) -> Any:
-    raise ValueError(f"{text} is not a JSON number a state holds")
+    raise FormError(f"{text} is not a JSON number a state holds")
 
 
 def read(path: Path) -> Iterator[tuple[int, Record]]:

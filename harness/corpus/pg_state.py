@@ -34,10 +34,9 @@ from typing import Any
 
 from killpoint.corpus import files
 from killpoint.corpus import pg_form as form
-from killpoint.errors import KillpointError
+from killpoint.errors import Interrupted, PgStateError
 from killpoint.redaction import redact
 from killpoint.stores.postgresql import CONNECT_TIMEOUT, PREFIX, conninfo, schema_of
-from killpoint.workers.processes import Interrupted
 
 FILE = form.FILE
 STATEMENT_TIMEOUT = "120s"  # one statement of a dump or a restore: a cell's store is small
@@ -52,11 +51,6 @@ SESSION = (
     "SET LOCAL bytea_output TO 'hex'",
     f"SET LOCAL statement_timeout TO '{STATEMENT_TIMEOUT}'",
 )
-
-
-class PgStateError(KillpointError, RuntimeError):
-    """A dump or a restore failed on the server's side (unreachable, or a schema that
-    holds what a state cannot): said with the server's first line, redacted."""
 
 
 def _schema(url: str) -> str:
@@ -467,7 +461,7 @@ def _statements(
             (),
         )  # fmt: skip
     elif isinstance(record, form.Row):
-        raise ValueError("a row is inserted by the restore's own statement per table")
+        raise form.FormError("a row is inserted by the restore's own statement per table")
     elif record.kind == "index":
         yield (
             q.SQL("CREATE " + ("UNIQUE " if record.unique else "") + "INDEX {} ON {} ({})").format(

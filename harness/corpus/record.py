@@ -3,9 +3,10 @@
 A recording cell is a matrix cell like any other (it crashes, resumes and is judged, so
 the corpus says what the recording version itself made of each point); at its kill it
 also keeps the store, the ledger and the scripted model's state (killpoint.corpus.
-snapshot) before anything resumes. Only the kills of one crash (after-checkpoint,
-mid-batch, mid-model, mid-commit) are kept: the state after a pause, a lock or a power
-cut is not one that a deploy leaves. A kill that left nothing to resume (a run whose
+snapshot) before anything resumes (the engine tells the Keeper of each cell's first crash:
+killpoint.engine.cell_host.CrashWatcher). Only the kills of one crash are kept (the kinds
+that say so, PointKind.kept): the state after a pause, a lock or a power cut is not one
+that a deploy leaves. A kill that left nothing to resume (a run whose
 checkpoints had not landed) is counted, not kept.
 
 The corpus is built in a sibling folder and moved into place once its manifest is
@@ -18,24 +19,21 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from killpoint import kinds
 from killpoint.corpus import manifest as mf
 from killpoint.corpus import snapshot
-from killpoint.corpus.errors import CorpusError
-from killpoint.corpus.pg_state import PgStateError
 from killpoint.engine.campaign import Campaign, CampaignConfig, CampaignResult
-from killpoint.engine.cell_run import CellRun
+from killpoint.engine.cell_host import CrashedCell
+from killpoint.errors import CorpusError, PgStateError
 from killpoint.judge.baseline import Baseline
 from killpoint.kinds.base import Plan
 from killpoint.values.cell import CellResult
 from killpoint.values.scenario_refs import resolve_scenario
-from killpoint.workers.processes import Worker
-
-KEPT_KINDS = frozenset({"after-checkpoint", "mid-batch", "mid-model", "mid-commit"})
 
 
 @dataclass
@@ -65,7 +63,9 @@ def baseline_file(scenario: str, mode: str) -> str:
 
 
 class Keeper:
-    """Where recording cells keep their states (one per corpus being built)."""
+    """Where recording cells keep their states (one per corpus being built): told of each
+    cell's first crash by the engine (a CrashWatcher), it keeps the state of every kind that
+    is kept in a corpus (PointKind.kept)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -74,7 +74,11 @@ class Keeper:
         self.empty: list[str] = []
         self.refused: list[tuple[str, str]] = []
 
-    def keep(self, run: CellRun, plan: Plan) -> None:
+    def first_crash(self, run: CrashedCell, plan: Plan) -> None:
+        if kinds.get(run.cell.schedule.first.kind).kept:
+            self.keep(run, plan)
+
+    def keep(self, run: CrashedCell, plan: Plan) -> None:
         cell = run.cell
         assert run.work is not None
         held = run.progress()
@@ -114,24 +118,6 @@ class Keeper:
             self.states[cell.id] = info
 
 
-class RecordingCellRun(CellRun):
-    """A cell that keeps the state its first kill leaves (`keeper` set per recording)."""
-
-    keeper: Keeper
-
-    def after_crash(
-        self,
-        plan: Plan,
-        crashed: Sequence[Worker],
-        resume: Callable[[dict[str, Any], int], None] | None = None,
-    ) -> None:
-        first = self.cell.schedule.first
-        if not getattr(self, "_kept", False) and first.kind in KEPT_KINDS:
-            self._kept = True
-            self.keeper.keep(self, plan)
-        super().after_crash(plan, crashed, resume)
-
-
 def baseline_json(base: Baseline) -> dict[str, Any]:
     scenario = resolve_scenario(base.scenario)
     return {
@@ -157,7 +143,7 @@ def record(
     try:
         keeper = Keeper(building)
         campaign = Campaign(config)
-        campaign.engine.cell_run = type("KeepingCellRun", (RecordingCellRun,), {"keeper": keeper})
+        campaign.engine.watchers.append(keeper)
         adapter = campaign.engine.adapter(config.runtime)
         result = campaign.run(on_planned, on_cell)
         done = Recorded(out, campaign=result)
@@ -184,7 +170,7 @@ def record(
         done.not_kept = sorted(
             c.id
             for c in result.cells
-            if c.schedule and c.schedule[0].split(":")[0] not in KEPT_KINDS
+            if c.schedule and not kinds.get(c.schedule[0].split(":")[0]).kept
         )
         manifest = mf.Manifest(
             schema=mf.SCHEMA,
@@ -202,4 +188,4 @@ def record(
         shutil.rmtree(building, ignore_errors=True)
 
 
-__all__ = ["KEPT_KINDS", "Recorded", "RecordingCellRun", "baseline_file", "record", "state_id"]
+__all__ = ["Keeper", "Recorded", "baseline_file", "record", "state_id"]

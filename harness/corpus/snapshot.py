@@ -27,7 +27,7 @@ import threading
 from pathlib import Path
 
 from killpoint.corpus import files, pg_form, pg_state
-from killpoint.corpus.errors import CorpusError
+from killpoint.errors import CorpusError
 from killpoint.stores import kind_of_url
 from killpoint.stores.sqlite import path_of
 from killpoint.workers.worker import LEDGER, MODEL_STATE

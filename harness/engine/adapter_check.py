@@ -28,12 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from killpoint import kinds
-from killpoint.adapters.blame import AdapterFault, charged, checked_problems
+from killpoint.adapters.blame import charged, checked_problems
 from killpoint.adapters.protocol import local_model
-from killpoint.engine.cell_host import EngineConfig, Row
 from killpoint.engine.cell_run import log_tail
-from killpoint.engine.deadline import Caller, Overdue
+from killpoint.engine.deadline import Caller
 from killpoint.engine.engine import SESSION_ID, Engine
+from killpoint.engine.options import EngineConfig
+from killpoint.errors import AdapterFault, NormalFormError, Overdue
 from killpoint.judge import contract
 from killpoint.judge.baseline import Baseline, effects
 from killpoint.judge.mode_check import check_mode, mid_run_checkpoints
@@ -41,10 +42,10 @@ from killpoint.judge.oracle import comparable, first_difference
 from killpoint.scenarios import Scenario, gates
 from killpoint.scenarios import ledger as ledger_mod
 from killpoint.scenarios.model import FORMATS, SERVED_PATHS, requests_seen
-from killpoint.values.cell import Cell
+from killpoint.values.cell import Cell, Row
 from killpoint.values.findings import Finding
 from killpoint.values.modes import Mode, find
-from killpoint.values.normal_form import NormalFormError, exclude, validate_session
+from killpoint.values.normal_form import exclude, validate_session
 from killpoint.values.points import CrashPoint, Schedule
 from killpoint.values.sentences import count
 from killpoint.workers.processes import Outcome, Worker

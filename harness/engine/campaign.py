@@ -2,40 +2,45 @@
 
 from __future__ import annotations
 
-import contextlib
 import queue
 import random
 import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 from killpoint import kinds, scenarios
 from killpoint.adapters.protocol import RuntimeAdapter, declined_kinds
 from killpoint.engine.cell_log import CellLog, heads, select
-from killpoint.engine.engine import Engine, Interrupted
+from killpoint.engine.engine import Engine
 from killpoint.engine.heap_trim import HeapTrimmer
-from killpoint.engine.options import CampaignConfig, ConfigError, OptionError, default_workers
+from killpoint.engine.options import CampaignConfig, default_workers
 from killpoint.engine.row_trace import Trace, copyable
+from killpoint.engine.scheduler import (
+    NO_THREAD,
+    CellOrder,
+    Scheduler,
+    StopCondition,
+    as_planned,
+    never,
+)
 from killpoint.engine.signal_hold import SignalHold
-from killpoint.engine.slots import Slots
 from killpoint.engine.state_copy import Copy
+from killpoint.errors import ConfigError, Interrupted, OptionError, PointError
 from killpoint.judge.baseline import Baseline
 from killpoint.judge.groups import Accepted, Group, apply_accepted, group_findings, row_groups
-from killpoint.values.cell import Cell, CellResult
+from killpoint.values.cell import Cell, CellResult, Row
 from killpoint.values.findings import Finding, verdict_of
 from killpoint.values.modes import find
-from killpoint.values.points import CrashPoint, PointError, Schedule
+from killpoint.values.points import CrashPoint, Schedule
 from killpoint.values.scenario_refs import resolve_scenario
 from killpoint.values.sentences import count
 from killpoint.workers.processes import kill_all
 
 # The reference runtime's modes come first in reports, in this order; others by name.
 MODES = ("runs", "tool-batch", "tool")
-T = TypeVar("T")
 
 
 @dataclass
@@ -62,7 +67,7 @@ class CampaignResult:
     # Each planned row (runtime, scenario, mode, store) and the schedules of its cells, in
     # order; None: the campaign stopped before the row's cells were planned (its baseline
     # had not finished). What the reports tell "not run" from "not applicable" by.
-    plan: dict[tuple[str, str, str, str], list[str] | None] = field(default_factory=dict)
+    plan: dict[Row, list[str] | None] = field(default_factory=dict)
 
     accepted: dict[str, Accepted] = field(default_factory=dict)  # --accept
     # Stores that could not be dropped, even when retried at the end (StoreLeftover.to_json).
@@ -139,7 +144,9 @@ class Recorder(Protocol):
 
 class Campaign:
     """One campaign. `accepted`: finding groups that do not fail it; `cells`: only these
-    cell ids (a rerun of failed cells), else every cell the configuration plans."""
+    cell ids (a rerun of failed cells), else every cell the configuration plans; `order`
+    and `stop`: which cells start first, and when to start no more (the scheduler's seams:
+    killpoint.engine.scheduler)."""
 
     def __init__(
         self,
@@ -147,8 +154,12 @@ class Campaign:
         *,
         accepted: dict[str, Accepted] | None = None,
         cells: list[str] | None = None,
+        order: CellOrder = as_planned,
+        stop: StopCondition = never,
     ) -> None:
         self.config = config
+        self.order = order
+        self.stop = stop
         self.accepted = accepted or {}
         self.trimmer = HeapTrimmer()
         self.only = None if cells is None else [kinds.parse_cell(c) for c in cells]
@@ -162,7 +173,7 @@ class Campaign:
         # Points of kinds that cannot run here (no FUSE for power loss): one per row and kind.
         self.skipped_points: list[Skipped] = []
 
-    def rows(self) -> tuple[list[tuple[str, str, str, str]], list[Skipped]]:
+    def rows(self) -> tuple[list[Row], list[Skipped]]:
         if self.only is not None:
             return list(dict.fromkeys(c.row for c in self.only)), []
         adapter = self.engine.adapter(self.config.runtime)
@@ -184,7 +195,7 @@ class Campaign:
         return cells if shard is None else [c for c in cells if shard.owns(c.id)]
 
     def _row_cells(self, base: Baseline) -> list[Cell]:
-        row = (base.runtime, base.scenario, base.mode, base.store)
+        row = base.row
         if self.only is not None:
             only = [c for c in self.only if c.row == row]
             skip = self.skip_kinds(base, [p.kind for c in only for p in c.schedule])
@@ -196,7 +207,7 @@ class Campaign:
         explicit = [p for p in explicit if p.kind not in skip]
         if base.problem or base.nondeterministic:
             # The row cannot be planned; one cell carries its failure into the matrix.
-            return [Cell(*row, schedule=Schedule((explicit or [CrashPoint("mid-model", 1)])[:1]))]
+            return [Cell(*row, schedule=Schedule((explicit or [kinds.stand_in()])[:1]))]
         offered = [p for p in explicit if self._offered(base, p)]
         points = offered + kinds.points_of(base, chosen)
         if sample is not None:
@@ -211,10 +222,7 @@ class Campaign:
                     held = kinds.plan(base, p).checkpoints
                 except PointError:
                     continue
-                schedules += [
-                    (p, CrashPoint("after-checkpoint", j))
-                    for j in range(held + 1, base.checkpoints)
-                ]
+                schedules += [(p, kinds.boundary(j)) for j in range(held + 1, base.checkpoints)]
         return [Cell(*row, schedule=Schedule(s)) for s in schedules]
 
     def _traced(self, base: Baseline, cell: Cell) -> bool:
@@ -274,234 +282,183 @@ class Campaign:
         t0 = time.monotonic()
         own_hold = hold is None
         hold = hold if hold is not None else SignalHold()
-        cells_done = CellLog()
-        result = CampaignResult(self.config, self.seed, cells_done, accepted=self.accepted)
-        # `workers` cells at work at once; the pool's further threads take a slot that a
-        # cell lends while it waits on the clock (killpoint.engine.slots).
-        slots = self.engine.slots = Slots(self.config.workers, self.engine.stopping)
-        pool = ThreadPoolExecutor(max_workers=slots.threads, thread_name_prefix="cell")
-        # Each cell's thread records its own result: an interrupt is raised in the main
-        # thread only, so between a cell's end and its record there is no moment where
-        # it could be lost (or counted twice). The main thread only reports progress.
-        recorded = threading.Lock()
-        closed = False  # given up: what still finishes is in no report
-        news: queue.SimpleQueue[CellResult] = queue.SimpleQueue()
-        futures: list[Future[Any]] = []
-
-        def run_one(cell: Cell, copy: Copy | None = None, note: str | None = None) -> None:
-            try:
-                r = slots.working(self.engine.run_cell)(cell, copy, note)
-            finally:
-                if copy is not None:
-                    copy.done_with(self.engine)
-            apply_accepted([r], self.accepted)
-            with recorded:
-                if closed:
-                    return
-                cells_done.append(r)
-                if recorder is not None:
-                    recorder.finished(r)
-            news.put(r)
-
-        def without_thread(cell: Cell) -> None:
-            r = no_thread_result(cell)
-            with recorded:
-                cells_done.append(r)
-                if recorder is not None:
-                    recorder.finished(r)
-            news.put(r)
-
-        def report_news() -> None:
-            while True:
-                try:
-                    on_cell(news.get_nowait())
-                except queue.Empty:
-                    return
-
+        books = Books(CampaignResult(self.config, self.seed, accepted=self.accepted), recorder)
+        scheduler = Scheduler(self.engine.slots, order=self.order, stop=self.stop)
         try:
-            rows, result.skipped = self.rows()
-            result.plan = dict.fromkeys(rows)
-            futures += [
-                submit(pool, slots.working(self.engine.baseline), r, inline=True) for r in rows
-            ]
-            baselines = [f.result() for f in futures]
-            result.baselines = baselines
-            by_row = [(b, self.cells_for(b)) for b in baselines]
-            cells = [c for _, row_cells in by_row for c in row_cells]
-            plan: dict[tuple[str, str, str, str], list[str]] = {row: [] for row in rows}
-            for c in cells:
-                plan.setdefault(c.row, []).append(str(c.schedule))
-            result.plan = dict(plan)
-            result.skipped += self.point_skips
-            result.skipped += self.skipped_points
-            result.planned = len(cells)
-            if recorder is not None:
-                recorder.planned(result)
-            on_planned(len(cells))
-            pending: set[Future[Any]] = set()
-            # Cells a row's trace starts from its thread as each copy is taken: merged into
-            # `pending` here (only this thread waits on it).
-            spawned: queue.SimpleQueue[Future[Any]] = queue.SimpleQueue()
-
-            def start(c: Cell, copy: Copy | None = None, note: str | None = None) -> None:
-                f = submit(pool, run_one, c, copy, note)
-                if f.cancelled():  # no thread to run it: the cell is killpoint's failure
-                    if copy is not None:
-                        copy.done_with(self.engine)
-                    without_thread(c)
-                else:
-                    futures.append(f)
-                    spawned.put(f)
-
-            def trace(base: Baseline, fast: list[Cell]) -> None:
-                """The row's traced worker, then its cells: each from its point's copy, or,
-                where the trace did not reach that point, with a kill of its own. None
-                starts before the trace has ended and its worker is dead: a runtime that
-                asks whether the process holding a run's lease is alive (the reference
-                runtime does) must find it dead, as after a kill."""
-                try:
-                    trace = self.engine.trace(base, [c.schedule.first for c in fast])
-                except Interrupted:
-                    raise
-                except Exception as exc:  # killpoint's own failure: the cells run for real
-                    trace = Trace(stopped=f"the trace failed: {type(exc).__name__}: {exc}")
-                chosen = [(c, trace.copies.get(c.schedule.first)) for c in fast]
-                for _, copy in chosen:
-                    if copy is not None:
-                        copy.users += 1  # all counted before any cell can end
-                for copy in {id(c): c for c in trace.copies.values()}.values():
-                    if copy.users == 0:
-                        copy.done_with(self.engine)
-                for c, copy in chosen:
-                    why = trace.missed.get(c.schedule.first, trace.stopped)
-                    note = (
-                        f"its row's traced worker did not reach this point ({why}): a worker "
-                        "of its own is killed"
-                    )
-                    start(c, copy, None if copy else note)
-
-            # The rows' traced workers first, so that their cells can follow them while
-            # the cells that need a worker of their own run.
-            plain: list[Cell] = []
-            for base, row_cells in by_row:
-                fast = [c for c in row_cells if self._traced(base, c)]
-                if len(fast) < 2:  # one cell: its own kill costs what a trace would
-                    plain += row_cells
-                    continue
-                f = submit(pool, slots.working(trace), base, fast)
-                plain += [c for c in row_cells if c not in fast]
-                if f.cancelled():
-                    plain += fast
-                else:
-                    pending.add(f)
-                    futures.append(f)
-            for c in plain:
-                start(c)
-
-            # Each future tells this thread when it is done: waiting on the whole pending
-            # set instead (concurrent.futures.wait) locks and unlocks every future in it at
-            # each cell's end, which over a matrix's thousands of cells costs the engine
-            # seconds of CPU, all of it holding the GIL its cells' threads need.
-            finished: queue.SimpleQueue[Future[Any]] = queue.SimpleQueue()
-
-            def merge() -> None:
-                while True:
-                    try:
-                        f = spawned.get_nowait()
-                    except queue.Empty:
-                        return
-                    pending.add(f)
-                    f.add_done_callback(finished.put)  # at once if it is done already
-
-            for f in pending:
-                f.add_done_callback(finished.put)
-            merge()
-            while pending:
-                for f in drain(finished, timeout=0.5):
-                    pending.discard(f)
-                    with contextlib.suppress(Interrupted):
-                        f.result()
-                merge()
-                report_news()
-                self.trimmer.maybe_trim()
+            by_row = self._plan(books, scheduler, on_planned)
+            self._start(by_row, books, scheduler)
+            scheduler.wait(lambda: books.report(on_cell), self.trimmer.maybe_trim)
             hold.engage()
         except KeyboardInterrupt as exc:
             hold.engage()
-            result.interrupted = True
-            result.signal = getattr(exc, "signum", None)
+            books.result.interrupted = True
+            books.result.signal = getattr(exc, "signum", None)
             self.engine.stopping.set()
             kill_all()
-            for f in futures:
-                f.cancel()  # queued: never starts
             # The cells in flight end as their workers die (none is a result); a second
             # signal gives them up at once.
-            running = [f for f in futures if not f.done()]
-            while running and not hold.received:
-                _, undone = wait(running, timeout=0.05)
-                running = list(undone)
-                kill_all()
-            if running:
-                with recorded:
-                    closed = True
+            if not scheduler.wind_down(kill_all, lambda: bool(hold.received)):
+                books.close()
         finally:
-            pool.shutdown(wait=not closed, cancel_futures=True)
+            scheduler.shutdown(wait=not books.closed)
             # Every cell has ended and killed its workers: whatever folder none of them
             # kept or removed goes now.
             self.engine.sweep()
-            result.leftover_stores = [x.to_json() for x in self.engine.retry_leftovers()]
-        report_news()
-        cells_done.sort(key=cell_order)
-        result.seconds = time.monotonic() - t0
+            books.result.leftover_stores = [x.to_json() for x in self.engine.retry_leftovers()]
+        books.report(on_cell)
+        books.cells.sort(key=cell_order)
+        books.result.seconds = time.monotonic() - t0
         if own_hold:
             hold.release()  # nobody else writes a report of this run: signals are live again
-        return result
+        return books.result
 
+    def _plan(
+        self, books: Books, scheduler: Scheduler, on_planned: Callable[[int], None]
+    ) -> list[tuple[Baseline, list[Cell]]]:
+        """Each row's baseline (run at once, in parallel), then its cells, recorded as the
+        plan."""
+        result = books.result
+        rows, result.skipped = self.rows()
+        result.plan = dict.fromkeys(rows)
+        baselines = [f.result() for f in [scheduler.at_once(self.engine.baseline, r) for r in rows]]
+        result.baselines = baselines
+        by_row = [(b, self.cells_for(b)) for b in baselines]
+        cells = [c for _, row_cells in by_row for c in row_cells]
+        plan: dict[Row, list[str]] = {row: [] for row in rows}
+        for c in cells:
+            plan.setdefault(c.row, []).append(str(c.schedule))
+        result.plan = dict(plan)
+        result.skipped += self.point_skips + self.skipped_points
+        result.planned = len(cells)
+        books.planned()
+        on_planned(len(cells))
+        return by_row
 
-NO_THREAD = "can't start new thread"
+    def _start(
+        self, by_row: list[tuple[Baseline, list[Cell]]], books: Books, scheduler: Scheduler
+    ) -> None:
+        """The rows' traced workers first, so that their cells can follow them while the
+        cells that need a worker of their own run."""
+        plain: list[Cell] = []
+        for base, row_cells in by_row:
+            fast = [c for c in row_cells if self._traced(base, c)]
+            if len(fast) < 2:  # one cell: its own kill costs what a trace would
+                plain += row_cells
+                continue
+            plain += [c for c in row_cells if c not in fast]
+            traced = scheduler.slots.working(self._trace_row)
+            if scheduler.start(traced, base, scheduler.order(fast), books, scheduler) is None:
+                plain += fast
+        for c in scheduler.order(plain):
+            self._start_cell(c, books, scheduler)
 
-
-def drain(items: queue.SimpleQueue[T], timeout: float) -> list[T]:
-    """What `items` holds, waiting up to `timeout` seconds for the first of it."""
-    try:
-        got = [items.get(timeout=timeout)]
-    except queue.Empty:
-        return []
-    while True:
+    def _trace_row(
+        self, base: Baseline, fast: list[Cell], books: Books, scheduler: Scheduler
+    ) -> None:
+        """The row's traced worker, then its cells: each from its point's copy, or, where
+        the trace did not reach that point, with a kill of its own. None starts before the
+        trace has ended and its worker is dead: a runtime that asks whether the process
+        holding a run's lease is alive (the reference runtime does) must find it dead, as
+        after a kill."""
         try:
-            got.append(items.get_nowait())
-        except queue.Empty:
-            return got
-
-
-def submit(
-    pool: ThreadPoolExecutor, fn: Callable[..., Any], *args: Any, inline: bool = False
-) -> Future[Any]:
-    """pool.submit, when the pool's next thread may not start (RuntimeError: can't start
-    new thread, under `ulimit -v` or `-u`). The pool queues the work before it starts a
-    thread, so a pool that has one runs it later; a pool with none returns it cancelled,
-    or, `inline`, runs it here (a baseline every cell of its row needs)."""
-    mine: Future[Any] = Future()
-
-    def job() -> None:
-        if mine.done() or mine.running() or not mine.set_running_or_notify_cancel():
-            return  # cancelled, or run already by the caller
-        try:
-            mine.set_result(fn(*args))
-        except BaseException as exc:
-            mine.set_exception(exc)
-
-    try:
-        pool.submit(job)
-    except RuntimeError as exc:
-        if NO_THREAD not in str(exc):
+            trace = self.engine.trace(base, [c.schedule.first for c in fast])
+        except Interrupted:
             raise
-        if getattr(pool, "_threads", None):
-            return mine  # queued: a thread the pool has takes it
-        if inline:
-            job()
-        else:
-            mine.cancel()
-    return mine
+        except Exception as exc:  # killpoint's own failure: the cells run for real
+            trace = Trace(stopped=f"the trace failed: {type(exc).__name__}: {exc}")
+        chosen = [(c, trace.copies.get(c.schedule.first)) for c in fast]
+        for _, copy in chosen:
+            if copy is not None:
+                copy.users += 1  # all counted before any cell can end
+        for copy in {id(c): c for c in trace.copies.values()}.values():
+            if copy.users == 0:
+                copy.done_with(self.engine)
+        for c, copy in chosen:
+            why = trace.missed.get(c.schedule.first, trace.stopped)
+            note = (
+                f"its row's traced worker did not reach this point ({why}): a worker of its "
+                "own is killed"
+            )
+            self._start_cell(c, books, scheduler, copy, None if copy else note)
+
+    def _start_cell(
+        self,
+        cell: Cell,
+        books: Books,
+        scheduler: Scheduler,
+        copy: Copy | None = None,
+        note: str | None = None,
+    ) -> None:
+        if scheduler.start(self._run_cell, cell, books, scheduler, copy, note) is not None:
+            return
+        if copy is not None:
+            copy.done_with(self.engine)
+        if scheduler.stopped is None:  # no thread to run it: the cell is killpoint's failure
+            books.record(no_thread_result(cell))
+
+    def _run_cell(
+        self,
+        cell: Cell,
+        books: Books,
+        scheduler: Scheduler,
+        copy: Copy | None = None,
+        note: str | None = None,
+    ) -> None:
+        """One cell in a slot (none once the scheduler has stopped starting cells),
+        recorded by its own thread: an interrupt is raised in the main thread only, so
+        between a cell's end and its record there is no moment where it could be lost (or
+        counted twice)."""
+
+        def judged() -> CellResult | None:
+            return None if scheduler.stopped else self.engine.run_cell(cell, copy, note)
+
+        try:
+            r = self.engine.slots.working(judged)()
+        finally:
+            if copy is not None:
+                copy.done_with(self.engine)
+        if r is not None:
+            apply_accepted([r], self.accepted)
+            books.record(r)
+
+
+class Books:
+    """What one run of a campaign records: its result, each cell as it ends (in the cell's
+    thread), and the news of them for the main thread to report."""
+
+    def __init__(self, result: CampaignResult, recorder: Recorder | None) -> None:
+        self.result = result
+        self.cells = CellLog()
+        result.cells = self.cells
+        self.recorder = recorder
+        self.closed = False  # given up: what still finishes is in no report
+        self._lock = threading.Lock()
+        self._news: queue.SimpleQueue[CellResult] = queue.SimpleQueue()
+
+    def planned(self) -> None:
+        if self.recorder is not None:
+            self.recorder.planned(self.result)
+
+    def record(self, cell: CellResult) -> None:
+        with self._lock:
+            if self.closed:
+                return
+            self.cells.append(cell)
+            if self.recorder is not None:
+                self.recorder.finished(cell)
+        self._news.put(cell)
+
+    def close(self) -> None:
+        with self._lock:
+            self.closed = True
+
+    def report(self, on_cell: Callable[[CellResult], None]) -> None:
+        """Each cell recorded since the last report, to `on_cell` (in the main thread)."""
+        while True:
+            try:
+                on_cell(self._news.get_nowait())
+            except queue.Empty:
+                return
 
 
 def no_thread_result(cell: Cell) -> CellResult:

@@ -1,40 +1,42 @@
-"""What a cell's run asks of the engine that hosts it (CellHost), and the engine's
-configuration: a narrow Protocol, so that a cell's run never imports the engine."""
+"""What a cell's run asks of the engine that hosts it (CellHost): a narrow Protocol, so that
+a cell's run never imports the engine; and the seam through which a cell's first crash is
+watched (CrashWatcher: a crash-state corpus keeps the state there)."""
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from killpoint.adapters.protocol import RuntimeAdapter
+    from killpoint.engine.options import EngineConfig
     from killpoint.engine.slots import Slots
+    from killpoint.kinds.base import Plan
     from killpoint.stores.backend import StoreBackend
+    from killpoint.values.cell import Cell, Row
     from killpoint.workers.worker import WorkerSpec
 
-Row = tuple[str, str, str, str]  # runtime, scenario, mode, store kind
+
+class CrashedCell(Protocol):
+    """A cell's run as a CrashWatcher sees it: its folder and store hold what the crash
+    left, and nothing has resumed yet."""
+
+    cell: Cell
+    work: Path | None
+    url: str
+
+    def progress(self) -> int: ...
+
+    def read(self) -> dict[str, Any] | None: ...
 
 
-@dataclass
-class EngineConfig:
-    store: str = "sqlite"
-    timeout: float = 30.0  # per worker
-    confirm_timeout: float = 5.0
-    keep: str = "failed"  # none | failed | all
-    work_root: Path | None = None  # the cells' folders go right here
-    work_parent: Path | None = None  # or in a new killpoint-* folder here (work_root.py)
-    lease_seconds: float = 30.0
-    # How the scripted model answers every turn re-asked after a crash, in every cell
-    # (scenarios.behaviours); None: as the first time, except where a point's kind says.
-    model_behaviour: str | None = None
-    # Which unsynced operations a power-loss point's cut keeps (killpoint.powerloss.cut_models).
-    cut: str = "synced"
-    # Baselines record the store's file-system operations (fs-op points are planned), and
-    # how many per checkpoint the points take (--fs-ops: all, syncs or a number).
-    fs_trace: bool = False
-    fs_ops: str = "all"
+class CrashWatcher(Protocol):
+    """Told of each cell's first crash as it happens, before anything resumes."""
+
+    def first_crash(self, run: CrashedCell, plan: Plan) -> None: ...
 
 
 class CellHost(Protocol):
@@ -45,6 +47,11 @@ class CellHost(Protocol):
     stopping: threading.Event  # set when the campaign is interrupted
     slots: Slots  # cells at work at once
     session_id: str
+
+    @property
+    def watchers(self) -> Sequence[CrashWatcher]:
+        """Told of each cell's first crash."""
+        ...
 
     def adapter(self, runtime: str) -> RuntimeAdapter: ...
 

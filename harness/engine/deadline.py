@@ -16,22 +16,12 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from killpoint.errors import KillpointError
+from killpoint.errors import Interrupted, Overdue
 from killpoint.values.durations import duration
-from killpoint.workers.processes import Interrupted
 
 T = TypeVar("T")
 # How often a waiting cell looks at the campaign's stop event while a call runs.
 STOP_CHECK = 0.05
-
-
-class Overdue(KillpointError):
-    """A call did not return within its time limit (its thread is abandoned)."""
-
-    def __init__(self, what: str, seconds: float) -> None:
-        super().__init__(f"{what} did not return within the time limit ({duration(seconds)})")
-        self.what = what
-        self.seconds = seconds
 
 
 class _Box:
@@ -83,7 +73,7 @@ class Caller:
                 self._abandon()
                 if self.stop.is_set():
                     raise Interrupted()
-                raise Overdue(what, seconds)
+                raise Overdue(what, seconds, duration(seconds))
         if box.error is not None:
             raise box.error
         value: T = box.value

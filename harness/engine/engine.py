@@ -11,20 +11,30 @@ import threading
 import time
 import traceback
 import weakref
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from killpoint.adapters.blame import AdapterFault, charged, checked_session
+from killpoint.adapters.blame import charged, checked_session
 from killpoint.adapters.factory import agent_adapter
 from killpoint.adapters.protocol import RuntimeAdapter
 from killpoint.adapters.registry import load_adapter
-from killpoint.engine.cell_host import EngineConfig, Row
+from killpoint.engine.cell_host import CrashWatcher
 from killpoint.engine.cell_run import CellRun, log_tail
-from killpoint.engine.deadline import Caller, Overdue
+from killpoint.engine.deadline import Caller
+from killpoint.engine.options import EngineConfig
 from killpoint.engine.row_trace import Trace, trace_row
 from killpoint.engine.slots import Slots
 from killpoint.engine.state_copy import Copy
 from killpoint.engine.work_root import default_parent, make_work_root, mark_kept, sweep_orphans
+from killpoint.errors import (
+    AdapterFault,
+    Interrupted,
+    NormalFormError,
+    Overdue,
+    PointError,
+    StoreLeftover,
+)
 from killpoint.judge import cassette, contract, expectations
 from killpoint.judge.baseline import Baseline, effects
 from killpoint.judge.contract import acknowledged
@@ -35,20 +45,21 @@ from killpoint.redaction import redact_folder
 from killpoint.scenarios import ledger as ledger_mod
 from killpoint.scenarios.model import SERVED_LOG, requested_turns, turn_log
 from killpoint.stores import backend_for, per_url, store_kind
-from killpoint.stores.backend import StoreLeftover
 from killpoint.stores.outage import FULL_BELOW, Watch
 from killpoint.stores.sampling import Sampler
-from killpoint.values.cell import Cell, CellResult
+from killpoint.values.cell import Cell, CellResult, Row
 from killpoint.values.findings import Finding
 from killpoint.values.modes import find
-from killpoint.values.normal_form import NormalFormError, exclude
-from killpoint.values.points import CrashPoint, PointError
+from killpoint.values.normal_form import exclude
+from killpoint.values.points import CrashPoint
 from killpoint.values.scenario_refs import resolve_scenario
 from killpoint.values.sentences import count
-from killpoint.values.timeline import Event
 from killpoint.workers.limits import exhausted, refusals
-from killpoint.workers.processes import Interrupted, Outcome, Worker, context, kill_left_behind
+from killpoint.workers.processes import Outcome, Worker, context, kill_left_behind
 from killpoint.workers.worker import LEDGER, MODEL_STATE, WorkerSpec
+
+if TYPE_CHECKING:
+    from killpoint.powerloss import PowerLossFS
 
 SESSION_ID = "killpoint-session"
 # A kept worker log is cut to this size (head and tail), and kept text files are masked up to it.
@@ -57,8 +68,6 @@ KEPT_TEXT_LIMIT = 4 * 1024 * 1024
 
 class Engine:
     session_id = SESSION_ID
-    # What runs one cell (a crash-state corpus records with a CellRun that keeps states).
-    cell_run: type[CellRun] = CellRun
 
     def __init__(self, config: EngineConfig) -> None:
         self.config = config
@@ -75,8 +84,10 @@ class Engine:
         self._lock = threading.Lock()
         self._adapters: dict[str, RuntimeAdapter] = {}
         self.stopping = threading.Event()
-        # Unbounded until a campaign bounds it: a cell replayed alone waits for no slot.
-        self.slots = Slots(None, self.stopping)
+        # Told of each cell's first crash (a crash-state corpus keeps the state there).
+        self.watchers: list[CrashWatcher] = []
+        # Cells at work at once: a campaign's --workers; a cell replayed alone waits for none.
+        self.slots = Slots(config.workers, self.stopping)
         self._serial = 0
         # Folders work_dir made whose fate is not settled yet (kept, or removed for good):
         # what sweep() removes once no worker runs.
@@ -228,9 +239,8 @@ class Engine:
 
     def adopt_baseline(self, base: Baseline) -> None:
         """Use a baseline made by another process (the pytest-xdist controller) for its row."""
-        row = (base.runtime, base.scenario, base.mode, base.store)
         with self._lock:
-            self._baselines[row] = base
+            self._baselines[base.row] = base
 
     def _make_baseline(self, row: Row) -> Baseline:
         t0 = time.monotonic()
@@ -272,9 +282,40 @@ class Engine:
         return available() is None
 
     def _run_baseline(self, row: Row) -> Baseline:
+        """One run of the row without a crash, read back and checked."""
+        runtime, scenario, mode, _ = row
+        base = self._new_baseline(row)
+        run = BaselineRun(self.work_dir(f"baseline-{runtime}-{scenario}-{mode}"))
+        run.caller = Caller(f"baseline-{scenario}"[:40], self.stopping)
+        try:
+            run.url = run.caller.call(
+                "a new store (the store server)", self.config.timeout, self.stores.fresh, run.work
+            )
+        except Overdue as exc:
+            run.caller.close()
+            self.settle_folder(run.work, keep=False)
+            base.problem, base.problem_kind = f"the store server: {exc}", "store-unavailable"
+            return base
+        try:
+            out = self._drive_baseline(row, base, run)
+            stale = cassette.stale(run.work / MODEL_STATE)
+            if stale is not None:  # before anything else: it explains what went wrong
+                base.problem, base.problem_kind = stale, "cassette-stale"
+                return base
+            if out.kind != "done":
+                tail = log_tail(run.work, "baseline")
+                base.problem = f"the baseline run failed ({out.kind}): {out.detail}" + tail
+                base.problem_kind = "hung" if out.kind == "timeout" else "missed"
+                return base
+            self._read_baseline(row, base, run)
+            return base
+        finally:
+            self._end_baseline(base, run)
+
+    def _new_baseline(self, row: Row) -> Baseline:
         runtime, scenario, mode, store = row
         mode_info = find(self.adapter(runtime).modes, mode)
-        base = Baseline(
+        return Baseline(
             runtime,
             scenario,
             mode,
@@ -282,107 +323,93 @@ class Engine:
             per_call=bool(mode_info and mode_info.results_per_call),
             writes_lag=bool(mode_info and mode_info.writes_lag),
         )
-        work = self.work_dir(f"baseline-{runtime}-{scenario}-{mode}")
-        caller = Caller(f"baseline-{scenario}"[:40], self.stopping)
-        limit = self.config.timeout
-        try:
-            url = caller.call("a new store (the store server)", limit, self.stores.fresh, work)
-        except Overdue as exc:
-            caller.close()
-            self.settle_folder(work, keep=False)
-            base.problem, base.problem_kind = f"the store server: {exc}", "store-unavailable"
-            return base
-        timeline: list[Event] = []
-        w: Worker | None = None
-        fs = None
-        try:
-            armed: dict[str, Any] = {}
-            if self._fs_traced():
-                from killpoint.engine import fs_trace
 
-                fs, url = fs_trace.mount(url)
-                armed = {"gates": fs_trace.landed_gates(), "release": True}
-            w = Worker(
-                self.worker_spec(row, url, work, trace=True, log_name="baseline", **armed),
-                timeline,
-                time.monotonic(),
-                self.stopping,
+    def _drive_baseline(self, row: Row, base: Baseline, run: BaselineRun) -> Outcome:
+        """The worker runs the scenario to its end (its store's file-system operations
+        traced, where fs-op points are planned); its trace and results."""
+        armed: dict[str, Any] = {}
+        if self._fs_traced():
+            from killpoint.engine import fs_trace
+
+            run.fs, run.url = fs_trace.mount(run.url)
+            armed = {"gates": fs_trace.landed_gates(), "release": True}
+        spec = self.worker_spec(row, run.url, run.work, trace=True, log_name="baseline", **armed)
+        run.worker = Worker(spec, [], time.monotonic(), self.stopping)
+        deadline = time.monotonic() + self.config.timeout
+        if run.fs is None:
+            out = run.worker.join(deadline)
+        else:
+            out = fs_trace.follow(run.worker, run.fs, deadline)
+            base.fs_ops = [op.to_json() for op in run.fs.ops()]
+            base.fs_budget = self.config.fs_ops
+            run.url = fs_trace.unmount(run.fs, run.url)
+        base.trace = run.worker.trace
+        base.results = out.results
+        return out
+
+    def _read_baseline(self, row: Row, base: Baseline, run: BaselineRun) -> None:
+        """What the finished run left (the session, the ledger, the store's tables), held
+        to the contract; the first thing that fails is the baseline's problem."""
+        runtime, scenario, _, _ = row
+        limit, caller = self.config.timeout, run.caller
+        try:
+            base.session = caller.call(
+                "the adapter's read_session()", limit, self.read_session, runtime, run.url
             )
-            deadline = time.monotonic() + self.config.timeout
-            if fs is None:
-                out = w.join(deadline)
-            else:
-                out = fs_trace.follow(w, fs, deadline)
-                base.fs_ops = [op.to_json() for op in fs.ops()]
-                base.fs_budget = self.config.fs_ops
-                url = fs_trace.unmount(fs, url)
-            base.trace = w.trace
-            base.results = out.results
-            stale = cassette.stale(work / MODEL_STATE)
-            if stale is not None:  # before anything else: it explains what went wrong
-                base.problem, base.problem_kind = stale, "cassette-stale"
-                return base
-            if out.kind != "done":
-                base.problem = f"the baseline run failed ({out.kind}): {out.detail}" + log_tail(
-                    work, "baseline"
-                )
-                base.problem_kind = "hung" if out.kind == "timeout" else "missed"
-                return base
-            try:
-                base.session = caller.call(
-                    "the adapter's read_session()", limit, self.read_session, runtime, url
-                )
-            except AdapterFault as exc:
-                base.problem, base.problem_kind = str(exc), "adapter-error"
-                return base
-            except Overdue as exc:
-                base.problem, base.problem_kind = f"{exc} (in killpoint's own process)", "hung"
-                return base
-            entries = ledger_mod.read(work / LEDGER)
-            base.effects = effects(entries)
-            try:
-                base.tables = caller.call("the store's tables()", limit, self.stores.tables, url)
-            except Overdue as exc:
-                base.problem = f"the store server: {exc}"
-                base.problem_kind = "store-unavailable"
-                return base
-            problems = acknowledged(w.acks, base.session)
-            if problems:
-                base.problem = "the baseline acknowledged what its store does not hold: " + (
-                    "; ".join(p.sentence for p in problems)
-                )
-                base.problem_kind = "acknowledged-lost"
-                return base
-            found = contract.without_crash(
-                resolve_scenario(scenario),
-                base.session,
-                entries,
-                requested_turns(work / MODEL_STATE),
-                served=len(turn_log(work / MODEL_STATE, SERVED_LOG)),
+        except AdapterFault as exc:
+            base.problem, base.problem_kind = str(exc), "adapter-error"
+            return
+        except Overdue as exc:
+            base.problem, base.problem_kind = f"{exc} (in killpoint's own process)", "hung"
+            return
+        entries = ledger_mod.read(run.work / LEDGER)
+        base.effects = effects(entries)
+        try:
+            base.tables = caller.call("the store's tables()", limit, self.stores.tables, run.url)
+        except Overdue as exc:
+            base.problem = f"the store server: {exc}"
+            base.problem_kind = "store-unavailable"
+            return
+        assert run.worker is not None
+        problems = acknowledged(run.worker.acks, base.session)
+        if problems:
+            base.problem = "the baseline acknowledged what its store does not hold: " + (
+                "; ".join(p.sentence for p in problems)
             )
-            # What the scenario says its runs end with, held against the baseline only (a
-            # cell that ends otherwise differs from a baseline that does not), and only where
-            # no contract check named the cause (a dropped confirmation changes the answer).
-            found = found or expectations.unmet(resolve_scenario(scenario), base.session)
-            base.findings = [contract.row_finding(f) for f in found]
-            return base
-        finally:
-            caller.close()
-            kill_left_behind()
-            if fs is not None:
-                fs.close()
-            refused = refusals(work) + "\n".join(w.own_writes if w is not None else ())
-            if refused:
-                # A thread or fork refused in the run, or an own write the disk refused (a
-                # tool's error in one baseline only, say): what the baseline holds is the
-                # limit's or the disk's, not the runtime's.
-                base.problem, base.problem_kind = refused, "error"
-                base.findings = []
-            if self.config.keep == "all":
-                self.keep_store(url, work)
-            else:
-                self.forget_store(url)
-            self.settle_folder(work, keep=self.config.keep == "all")
+            base.problem_kind = "acknowledged-lost"
+            return
+        found = contract.without_crash(
+            resolve_scenario(scenario),
+            base.session,
+            entries,
+            requested_turns(run.work / MODEL_STATE),
+            served=len(turn_log(run.work / MODEL_STATE, SERVED_LOG)),
+        )
+        # What the scenario says its runs end with, held against the baseline only (a cell
+        # that ends otherwise differs from a baseline that does not), and only where no
+        # contract check named the cause (a dropped confirmation changes the answer).
+        found = found or expectations.unmet(resolve_scenario(scenario), base.session)
+        base.findings = [contract.row_finding(f) for f in found]
+
+    def _end_baseline(self, base: Baseline, run: BaselineRun) -> None:
+        """Whatever ended the run: nothing of it left running, its store and folder
+        settled; a limit or a full disk met on the way is the baseline's problem."""
+        run.caller.close()
+        kill_left_behind()
+        if run.fs is not None:
+            run.fs.close()
+        refused = refusals(run.work) + "\n".join(run.worker.own_writes if run.worker else ())
+        if refused:
+            # A thread or fork refused in the run, or an own write the disk refused (a
+            # tool's error in one baseline only, say): what the baseline holds is the
+            # limit's or the disk's, not the runtime's.
+            base.problem, base.problem_kind = refused, "error"
+            base.findings = []
+        if self.config.keep == "all":
+            self.keep_store(run.url, run.work)
+        else:
+            self.forget_store(run.url)
+        self.settle_folder(run.work, keep=self.config.keep == "all")
 
     # -- cells ----------------------------------------------------------------------------
 
@@ -398,7 +425,7 @@ class Engine:
         line for its timeline (why it has no copy though its row was traced)."""
         watch = self.watch()
         base = self.baseline(cell.row)
-        run = self.cell_run(self, cell, base)
+        run = CellRun(self, cell, base)
         if note:
             run.event(note)
         try:
@@ -444,6 +471,17 @@ class Engine:
         result.seconds = round(time.monotonic() - run.t0, 4)
         result.kept = str(kept) if kept else None
         return result
+
+
+@dataclass
+class BaselineRun:
+    """One of a baseline's two runs, as its end needs it whatever ended it."""
+
+    work: Path
+    caller: Caller = field(init=False)
+    url: str = ""
+    worker: Worker | None = None
+    fs: PowerLossFS | None = None  # the store's folder, mounted to trace its operations
 
 
 def trace_note(base: Baseline) -> str | None:

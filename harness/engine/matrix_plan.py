@@ -95,7 +95,7 @@ def make_plan(config: CampaignConfig, *, cells: list[str] | None = None) -> Matr
             ("/".join((s.runtime, s.scenario, s.mode, campaign.store_kind)), s.reason)
         )
     for base in baselines:
-        row = "/".join((base.runtime, base.scenario, base.mode, base.store))
+        row = "/".join(base.row)
         if base.problem or base.nondeterministic:
             # The row's failure, once, as its own item (ROW/without-crash); no crash cell
             # stands in for it at a point the selection may not even name.
@@ -116,8 +116,8 @@ def make_plan(config: CampaignConfig, *, cells: list[str] | None = None) -> Matr
 def lost_cell(cell_id: str, why: str) -> CellResult | None:
     """The verdict of a cell whose pytest worker died before it could report one."""
     from killpoint import kinds
+    from killpoint.errors import PointError
     from killpoint.values.cell import CellResult
-    from killpoint.values.points import PointError
 
     try:
         cell = kinds.parse_cell(cell_id)

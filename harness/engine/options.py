@@ -1,231 +1,87 @@
-"""One option model: every campaign option parsed and checked here, once, for the CLI, the
-pytest plugin and `crash.check` alike.
+"""A campaign's configuration: its options as killpoint.engine.option_table declares them,
+read once for the CLI, the pytest plugin and `crash.check` alike, and checked against the
+environment; and the engine's view of it (EngineConfig).
 
 `CampaignConfig.from_options(...)` takes the values as a user gives them (text from a
 command line or an ini file, or Python values) and returns a checked configuration, or
 raises OptionError naming the option, the value, why, and the choices. Each front end
 prints that error with its own name for the option (`--modes`, `--crash-modes`,
-`ini option crash_modes`, `crash.check(modes=...)`); the rest of the sentence is the
-same everywhere.
+`ini option crash_modes`, `crash.check modes`); the rest of the sentence is the same
+everywhere.
 """
 
 from __future__ import annotations
 
-import math
-import os
-import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from collections.abc import Iterable
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from killpoint.engine.cell_host import EngineConfig
-from killpoint.errors import KillpointError
-from killpoint.redaction import remember_url
+from killpoint.engine import option_table as table
+from killpoint.engine.option_table import default_of
+from killpoint.engine.option_values import (
+    PointSelection,
+    default_workers,
+    parse_points,
+    split_list,
+)
+from killpoint.errors import ConfigError, OptionError
 from killpoint.values.sentences import plural_of
 
 if TYPE_CHECKING:
-    from killpoint.values.points import CrashPoint
     from killpoint.values.shard import Shard
 
-KEEP = ("none", "failed", "all")
-KILLS = ("fast", "real")  # --kills: see killpoint.engine.row_trace
-# What each option is called on the command line (the CLI's flags).
-FLAGS = {
-    "runtime": "--runtime",
-    "scenarios": "--scenarios",
-    "modes": "--modes",
-    "points": "--points",
-    "depth": "--depth",
-    "seed": "--seed",
-    "store": "--store",
-    "workers": "--workers",
-    "timeout": "--timeout",
-    "keep": "--keep",
-    "work_parent": "--work-dir",
-    "work_root": "--work-dir",
-    "model_behaviour": "--model-behaviour",
-    "shard": "--shard",
-    "cut": "--cut",
-    "fs_ops": "--fs-ops",
-}
 
+@dataclass
+class EngineConfig:
+    """The engine's view of a campaign (CampaignConfig.engine_config()): the options it
+    reads, with the table's defaults, and a few of its own."""
 
-class ConfigError(KillpointError, ValueError):
-    """A campaign that cannot run as configured; the message names the fix."""
-
-
-class OptionError(ConfigError):
-    """One option with a bad value: which, the value, why, and the choices."""
-
-    def __init__(self, option: str, value: Any, why: str, choices: Sequence[str] = ()) -> None:
-        self.option = option
-        self.value = value
-        self.why = why.removeprefix("killpoint: ")
-        self.choices = tuple(choices)
-        super().__init__(self.text())
-
-    @property
-    def reason(self) -> str:
-        """Why, and the choices: the part every front end says the same way."""
-        if self.choices and "choose from" not in self.why:
-            return f"{self.why}; choose from {', '.join(self.choices)}"
-        return self.why
-
-    def text(self, label: str | None = None) -> str:
-        """One line: `killpoint: LABEL='VALUE': why; choose from ...`."""
-        label = label or FLAGS.get(self.option, f"--{self.option}")
-        return f"killpoint: {label}={_shown(self.value)!r}: {self.reason}"
-
-
-def _shown(value: Any) -> Any:
-    if isinstance(value, (tuple, list)):
-        return ",".join(str(v) for v in value)
-    return value
-
-
-def split_list(text: str) -> tuple[str, ...]:
-    """`a,b`, `a, b` and `a b` alike: an ini file's lists read naturally with spaces."""
-    return tuple(p for p in re.split(r"[,\s]+", text.strip()) if p)
-
-
-def _names(option: str, value: Any) -> tuple[str, ...]:
-    """A list option given as text or as a sequence; empty when not given (None)."""
-    if value is None:
-        return ()
-    items = split_list(value) if isinstance(value, str) else tuple(str(v) for v in value)
-    if not items:
-        raise OptionError(option, value, "names nothing; leave the option out to mean every one")
-    return items
-
-
-@dataclass(frozen=True)
-class PointSelection:
-    """What `--points` selects: kinds to enumerate, a random sample size, explicit points.
-    Resolved on first use: the kinds' registry is not imported by a pytest session that
-    runs no crash test."""
-
-    text: str = "all"
-
-    def __str__(self) -> str:
-        return self.text
-
-    def resolve(self) -> tuple[tuple[str, ...], int | None, tuple[CrashPoint, ...]]:
-        return _resolve(self.text)
-
-    @property
-    def kinds(self) -> tuple[str, ...]:
-        return self.resolve()[0]
-
-    @property
-    def sample(self) -> int | None:
-        return self.resolve()[1]
-
-    @property
-    def explicit(self) -> tuple[CrashPoint, ...]:
-        return self.resolve()[2]
-
-
-def parse_points(text: str) -> PointSelection:
-    """A checked selection; OptionError names what is wrong."""
-    selection = PointSelection(str(text).strip())
-    selection.resolve()
-    return selection
-
-
-def _resolve(text: str) -> tuple[tuple[str, ...], int | None, tuple[CrashPoint, ...]]:
-    from killpoint import kinds
-    from killpoint.values.points import PointError
-
-    groups = kinds.groups()
-    if text.startswith("random:"):
-        n = text.partition(":")[2]
-        if not n.isdigit() or int(n) < 1:
-            raise OptionError("points", text, "give a sample size of at least 1, e.g. 'random:20'")
-        return groups["all"], int(n), ()
-    chosen: list[str] = []
-    explicit: list[CrashPoint] = []
-    items = split_list(text)
-    if not items:
-        raise OptionError("points", text, "selects nothing", tuple(groups))
-    for item in items:
-        if item in groups:
-            chosen += groups[item]
-        elif item in kinds.REGISTRY:
-            chosen.append(item)
-        else:
-            try:
-                explicit.append(kinds.parse_point(item))
-            except PointError:
-                raise OptionError(
-                    "points",
-                    item,
-                    f"not a group ({', '.join(groups)}), a kind ({', '.join(kinds.names())}), "
-                    "'random:N', or a point like 'after-checkpoint:2'",
-                ) from None
-    return tuple(dict.fromkeys(chosen)), None, tuple(explicit)
-
-
-def parse_cut_option(value: Any) -> str:
-    """A cut model's name as `--cut` takes it (checked; the seed is each cell's own)."""
-    from killpoint.powerloss.cut_models import CutModelError, parse_cut, spec_of
-
-    try:
-        return spec_of(parse_cut(str(value)))
-    except CutModelError as exc:
-        raise OptionError("cut", value, exc.why) from None
-
-
-def _whole(option: str, value: Any, low: int, high: int | None = None) -> int:
-    try:
-        number = int(str(value).strip()) if not isinstance(value, int) else value
-    except ValueError:
-        raise OptionError(option, value, "give a whole number") from None
-    if isinstance(value, bool) or number < low or (high is not None and number > high):
-        bounds = f"from {low} to {high}" if high is not None else f"at least {low}"
-        raise OptionError(option, value, f"give a whole number {bounds}")
-    return number
-
-
-def _seconds(option: str, value: Any) -> float:
-    try:
-        seconds = float(value)
-    except (TypeError, ValueError):
-        raise OptionError(option, value, "give a number of seconds") from None
-    if not math.isfinite(seconds) or seconds <= 0:
-        raise OptionError(option, value, "give a finite number of seconds above 0")
-    return seconds
-
-
-def default_workers() -> int:
-    """Cells at once: twice the cores. A cell spends much of its time waiting (on its
-    workers' pipes, on the store), so two per core keep the cores busy; measured on 2
-    cores: 6.2 cells/s with 2 at once, 8.6 with 4, no better beyond."""
-    return 2 * (os.cpu_count() or 1)
+    store: str = default_of("store")
+    timeout: float = default_of("timeout")  # per worker
+    confirm_timeout: float = 5.0
+    keep: str = default_of("keep")  # none | failed | all
+    work_root: Path | None = None  # the cells' folders go right here
+    work_parent: Path | None = None  # or in a new killpoint-* folder here (work_root.py)
+    lease_seconds: float = 30.0
+    # How the scripted model answers every turn re-asked after a crash, in every cell
+    # (scenarios.behaviours); None: as the first time, except where a point's kind says.
+    model_behaviour: str | None = None
+    # Which unsynced operations a power-loss point's cut keeps (killpoint.powerloss.cut_models).
+    cut: str = default_of("cut")
+    # Baselines record the store's file-system operations (fs-op points are planned), and
+    # how many per checkpoint the points take (--fs-ops: all, syncs or a number).
+    fs_trace: bool = False
+    fs_ops: str = default_of("fs_ops")
+    # Cells at work at once (killpoint.engine.slots); None: as many as ask (a cell replayed
+    # alone waits for no slot).
+    workers: int | None = None
 
 
 @dataclass
 class CampaignConfig:
-    runtime: str = "reference"
-    scenarios: tuple[str, ...] = ()  # empty: every built-in
-    modes: tuple[str, ...] = ()  # empty: every mode the runtime can run
-    points: PointSelection = field(default_factory=PointSelection)
-    depth: int = 1
-    seed: int | None = None
-    store: str = "sqlite"
-    workers: int = field(default_factory=default_workers)
-    timeout: float = 30.0
-    keep: str = "failed"
-    work_root: Path | None = None  # the cells' folders go right here
-    work_parent: Path | None = None  # or in a new killpoint-* folder here (--work-dir)
+    """One campaign's options, each field an option of killpoint.engine.option_table (its
+    default read from there): `from_options` reads them as any front gives them."""
+
+    runtime: str = default_of("runtime")
+    scenarios: tuple[str, ...] = default_of("scenarios")  # empty: every built-in
+    modes: tuple[str, ...] = default_of("modes")  # empty: every mode the runtime can run
+    points: PointSelection = default_of("points")
+    depth: int = default_of("depth")
+    seed: int | None = default_of("seed")
+    store: str = default_of("store")
+    workers: int = default_of("workers")
+    timeout: float = default_of("timeout")
+    keep: str = default_of("keep")
+    work_root: Path | None = default_of("work_root")  # the cells' folders go right here
+    work_parent: Path | None = default_of("work_parent")  # or in a new killpoint-* folder
     # fast: a row's kill cells resume from one traced worker's copies (engine/row_trace.py);
-    # real: each cell starts and SIGKILLs a worker of its own. `killpoint matrix` (and so
-    # `make matrix`) defaults to fast; a configuration built in Python asks for it.
-    kills: str = "real"
-    model_behaviour: str | None = None  # every re-asked turn answered so (behaviours.py)
-    shard: Shard | None = None  # run only this shard's cells (killpoint.values.shard)
-    cut: str = "synced"  # power-loss points: the cut model (killpoint.powerloss.cut_models)
-    fs_ops: str = "all"  # fs-op points per checkpoint: all, syncs or a number (kinds/fs_ops.py)
+    # real: each cell starts and SIGKILLs a worker of its own.
+    kills: str = default_of("kills")
+    model_behaviour: str | None = default_of("model_behaviour")  # scenarios/behaviours.py
+    shard: Shard | None = default_of("shard")  # run only this shard's cells (values/shard.py)
+    cut: str = default_of("cut")  # power-loss points' cut model (powerloss/cut_models.py)
+    fs_ops: str = default_of("fs_ops")  # fs-op points per checkpoint (kinds/fs_ops.py)
 
     def __post_init__(self) -> None:
         if isinstance(self.points, str):  # a configuration written in Python
@@ -245,77 +101,35 @@ class CampaignConfig:
 
     @classmethod
     def from_options(cls, **given: Any) -> CampaignConfig:
-        """Parse every option given (None: the default), then check the values that need
-        no environment. OptionError names the first bad one."""
-        names = {f.name for f in fields(cls)}
-        unknown = sorted(set(given) - names)
+        """Read every option given, by its name in the table (None: its default), with the
+        table's reader; OptionError names the first bad one."""
+        options = {o.name: o for o in table.campaign()}
+        unknown = sorted(set(given) - set(options))
         if unknown:
             raise ConfigError(
-                f"killpoint: unknown {plural_of('option', unknown)} {', '.join(unknown)}; choose from "
-                f"{', '.join(sorted(names))}"
+                f"killpoint: unknown {plural_of('option', unknown)} {', '.join(unknown)}; "
+                f"choose from {', '.join(options)}"
             )
         values: dict[str, Any] = {}
-        for key, value in given.items():
-            if value is None:
-                continue
-            if key in ("scenarios", "modes"):
-                values[key] = _names(key, value)
-            elif key == "points":
-                values[key] = value if isinstance(value, PointSelection) else parse_points(value)
-            elif key == "depth":
-                values[key] = _whole(key, value, 1, 2)
-            elif key == "seed":
-                values[key] = _whole(key, value, 0)
-            elif key == "workers":
-                values[key] = _whole(key, value, 1)
-            elif key == "timeout":
-                values[key] = _seconds(key, value)
-            elif key == "keep":
-                if str(value) not in KEEP:
-                    raise OptionError(key, value, "not a keep policy", KEEP)
-                values[key] = str(value)
-            elif key == "kills":
-                if str(value) not in KILLS:
-                    raise OptionError(key, value, "not a way to kill", KILLS)
-                values[key] = str(value)
-            elif key in ("work_root", "work_parent"):
-                values[key] = Path(value).expanduser()
-            elif key == "model_behaviour":
-                from killpoint.scenarios.behaviours import BEHAVIOURS
-
-                if str(value).strip() not in BEHAVIOURS:
-                    raise OptionError(key, value, "not a model behaviour", BEHAVIOURS)
-                values[key] = str(value).strip()
-            elif key == "cut":
-                values[key] = parse_cut_option(value)
-            elif key == "fs_ops":
-                from killpoint.kinds.fs_ops import BudgetError, parse_budget
-
-                try:
-                    values[key] = parse_budget(str(value))
-                except BudgetError as exc:
-                    raise OptionError(key, value, str(exc)) from None
-            elif key == "shard":
-                from killpoint.values.shard import ShardError, parse_shard
-
-                try:
-                    values[key] = parse_shard(value)
-                except ShardError as exc:
-                    raise OptionError(key, value, str(exc)) from None
-            else:
-                values[key] = str(value).strip()
-                if key == "store":  # every message after this masks its password
-                    remember_url(values[key])
+        for name, value in given.items():
+            if value is not None:
+                option = options[name]
+                values[str(option.sets)] = option.parse(value)
         return cls(**values)
 
+    def options(self) -> dict[str, Any]:
+        """This configuration as options (by the table's names), for from_options."""
+        return {o.name: getattr(self, str(o.sets)) for o in table.campaign()}
+
     def check(self, only: Iterable[str] | None = None) -> None:
-        """Check against the environment what parsing could not (the runtime imports and
+        """Check against the environment what reading could not (the runtime imports and
         declares the modes asked for, the scenarios resolve, the store answers, the work
-        folder is writable); `only`: just these options (the plugin checks what was given,
-        so that a pytest session that runs no crash test imports nothing)."""
+        folder is writable); `only`: just these options, by the table's names (the plugin
+        checks what was given, so that a pytest session that runs no crash test imports
+        nothing)."""
         from killpoint.workers.processes import socket_problem
 
-        wanted = set(only) if only is not None else {f.name for f in fields(self)}
+        wanted = set(only) if only is not None else {o.name for o in table.campaign()}
         problem = socket_problem()
         if problem:
             raise ConfigError(problem)
@@ -332,7 +146,8 @@ class CampaignConfig:
             for name in self.scenarios:
                 scenario_ref(name)
         if "store" in wanted:
-            from killpoint.stores import StoreError, backend_for
+            from killpoint.errors import StoreError
+            from killpoint.stores import backend_for
 
             try:
                 backend_for(self.store).check()
@@ -340,8 +155,8 @@ class CampaignConfig:
                 from killpoint.stores import shown
 
                 raise OptionError("store", shown(self.store), str(exc)) from None
-        for key in ("work_root", "work_parent"):
-            folder = getattr(self, key)
+        for key in ("work_root", "work_dir"):
+            folder = getattr(self, str(table.option(key).sets))
             if folder is not None and key in wanted:
                 from killpoint.engine.work_root import check_work_dir
 
@@ -356,7 +171,7 @@ class CampaignConfig:
 
     def validate(self) -> None:
         """Everything: what parsing checks, then the environment."""
-        given = {f.name: getattr(self, f.name) for f in fields(self)}
+        given = self.options()
         type(self).from_options(**{k: (None if v == () else v) for k, v in given.items()})
         self.check()
 
@@ -397,8 +212,8 @@ def declined_unknown(spec: str, adapter: Any) -> None:
 
 def runtime_adapter(spec: str) -> Any:
     """The adapter for `spec`, or OptionError with what failed and the fix."""
-    from killpoint.adapters.protocol import AdapterError
     from killpoint.adapters.registry import load_adapter
+    from killpoint.errors import AdapterError
 
     try:
         return load_adapter(spec)
@@ -419,7 +234,8 @@ def runtime_adapter(spec: str) -> Any:
 
 def scenario_ref(name: str) -> Any:
     """The scenario `name` names, or OptionError."""
-    from killpoint.values.scenario_refs import ScenarioRefError, resolve_scenario
+    from killpoint.errors import ScenarioRefError
+    from killpoint.values.scenario_refs import resolve_scenario
 
     try:
         return resolve_scenario(name)
@@ -436,20 +252,16 @@ def raised(exc: BaseException) -> str:
     return " ".join(f"{type(exc).__name__}: {exc}".split())
 
 
-def labelled(error: OptionError, labels: Mapping[str, str]) -> str:
-    """The error's line with a front end's own name for the option."""
-    return error.text(labels.get(error.option))
-
-
 __all__ = [
-    "KEEP",
     "CampaignConfig",
     "ConfigError",
+    "EngineConfig",
     "OptionError",
     "PointSelection",
+    "declined_unknown",
     "default_workers",
-    "labelled",
     "parse_points",
+    "raised",
     "runtime_adapter",
     "scenario_ref",
     "split_list",

@@ -3,9 +3,10 @@ state it leaves at each copied, so that each cell resumes from its copy in one f
 (`--kills fast`, the default; `--kills real` starts and kills a worker per cell).
 
 At a point whose state is only what the worker left in files (the store, the ledger, the
-scripted model's state: kinds in COPYABLE, on a store in the cell's folder), a SIGKILL
-leaves exactly what the kernel holds of those files at that moment: every write the
-worker made has reached the page cache, nothing it had not yet written exists anywhere.
+scripted model's state: a kind that says so, PointKind.copyable, on a store in the cell's
+folder), a SIGKILL leaves exactly what the kernel holds of those files at that moment:
+every write the worker made has reached the page cache, nothing it had not yet written
+exists anywhere.
 So the traced worker is held at the point's gates (as a killed cell's worker is), its
 point confirmed in the store the same way, then SIGSTOPped; once every one of its threads
 is stopped the files are copied byte for byte (what a SIGKILL at that instant leaves), and
@@ -17,21 +18,20 @@ run as real kills, so that a copy is only ever the state a real kill was confirm
 Where the copy is not the same state: the worker itself. After a kill its pid is dead; a
 runtime that asks whether the process holding a run's lease is alive (the reference
 runtime does, on one host) must find it so, and so no cell of a row starts before the
-row's trace has ended with its worker's kill. Locks (a stopped worker holds its POSIX locks; a
-copy has none, as after a SIGKILL, which releases them), a SQLite `-shm` file (copied as
+row's trace has ended with its worker's kill. Locks (a stopped worker holds its POSIX
+locks; a copy has none, as after a SIGKILL, which releases them), a SQLite `-shm` file (copied as
 it is; the first connection to the copy rebuilds it, as it does after a kill, since no
 process has it open), and what the kernel does not hold (an fsync in flight makes no
 difference to a process crash: the page cache is what the next reader sees). A power cut
 is a different state (what was synced, not what was written): power-loss points keep
-real kills, as do points needing a live process (a SIGSTOPped worker woken later, two
-resumers, a lock or a server restart under a worker, a model fault) and stores outside
-the cell's folder (a PostgreSQL schema: what another connection reads there while the
-worker is stopped is what its kill would leave, since the server rolls back whatever a
-dropped connection had not committed, but a copy would have to rebuild the runtime's own
-tables, their keys and its sequences at their positions in every cell's schema: not
-built), and modes
-whose writes lag the run (what has landed at a point is a race of each run, not one state
-to copy).
+real kills, as do points needing a live process (a SIGSTOPped worker woken later, a lock
+or a server restart under a worker, a model fault) and stores outside the cell's folder
+(a PostgreSQL schema: what another connection reads there while the worker is stopped is
+what its kill would leave, since the server rolls back whatever a dropped connection had
+not committed, but a copy would have to rebuild the runtime's own tables, their keys and
+its sequences at their positions in every cell's schema: not built), and modes whose
+writes lag the run (what has landed at a point is a race of each run, not one state to
+copy).
 """
 
 from __future__ import annotations
@@ -46,8 +46,9 @@ from typing import TYPE_CHECKING, Any
 from killpoint import kinds
 from killpoint.engine.cell_run import CellOver, CellRun
 from killpoint.engine.state_copy import Copy
+from killpoint.errors import PointError
 from killpoint.values.cell import Cell
-from killpoint.values.points import CrashPoint, PointError, Schedule
+from killpoint.values.points import CrashPoint, Schedule
 from killpoint.workers.processes import Outcome
 
 if TYPE_CHECKING:
@@ -56,26 +57,6 @@ if TYPE_CHECKING:
     from killpoint.kinds.base import Plan
     from killpoint.workers.processes import Worker
 
-# The kinds whose cell begins with CellContext.crash_at(plan): a worker armed at the
-# point, reached and SIGKILLed, whatever comes after the kill (two resumers, a provider
-# that forgot): all that survives the kill is in files. Not mid-stream: its gate (a chunk
-# half-way through a stream) is not in the baseline's trace to order the points by.
-COPYABLE = frozenset(
-    {
-        "after-checkpoint",
-        "mid-batch",
-        "mid-model",
-        "mid-commit",
-        "double-resume",
-        "second-resumer",
-        "provider-forgot",
-        # A kill at mid-batch's gates, then a model that answers the re-asked turn otherwise.
-        "regenerate-ids",
-        "reorder",
-        "respell",
-        "replan",
-    }
-)
 STORES = frozenset({"sqlite"})  # stores whose files live in the cell's folder
 SKIPPED_FILES = (".log",)  # the tracer's own output, not state a resumer reads
 
@@ -85,7 +66,7 @@ def copyable(cell: Cell, base: Baseline) -> bool:
     first = cell.schedule.first
     return (
         cell.store in STORES
-        and first.kind in COPYABLE
+        and kinds.get(first.kind).copyable
         and not base.writes_lag
         and not base.problem
         and not base.nondeterministic
@@ -107,7 +88,7 @@ def order_of(base: Baseline, plan: Plan) -> int:
 
 
 def trace_row(host: CellHost, base: Baseline, points: Sequence[CrashPoint]) -> Trace:
-    """Carry one worker of the row through `points` (COPYABLE kinds), copying the state at
+    """Carry one worker of the row through `points` (of copyable kinds), copying the state at
     each; the last point is a real kill, and the worker is dead when this returns."""
     trace = Trace()
     # Points of different kinds held at the same gates (after-checkpoint:2, double-resume:2)
@@ -127,7 +108,7 @@ def trace_row(host: CellHost, base: Baseline, points: Sequence[CrashPoint]) -> T
     )
     if not plans:
         return trace
-    row = (base.runtime, base.scenario, base.mode, base.store)
+    row = base.row
     tracer = CellRun(host, Cell(*row, schedule=Schedule((plans[0].point,))), base)
     tracer.work = host.work_dir(f"trace-{'-'.join(row)}")
     armed = frozenset(g for plan in plans for g in plan.arm)
@@ -239,4 +220,4 @@ def copy_files(source: Path, target: Path) -> None:
             shutil.copyfile(entry.path, target / entry.name)
 
 
-__all__ = ["COPYABLE", "Copy", "Trace", "copyable", "trace_row"]
+__all__ = ["Copy", "Trace", "copyable", "trace_row"]

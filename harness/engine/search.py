@@ -22,11 +22,10 @@ from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
 from killpoint import kinds
 from killpoint.engine.engine import Engine
+from killpoint.errors import PointError
 from killpoint.judge.baseline import Baseline
-from killpoint.values.cell import Cell, CellResult
-from killpoint.values.points import CrashPoint, PointError, Schedule
-
-DEFAULT_DATABASE = Path(".killpoint") / "search"
+from killpoint.values.cell import Cell, CellResult, Row
+from killpoint.values.points import Schedule
 
 
 @dataclass
@@ -41,15 +40,17 @@ def database_at(folder: Path | None) -> ExampleDatabase | None:
     return None if folder is None else DirectoryBasedExampleDatabase(str(folder))
 
 
-def database_key(row: tuple[str, str, str, str], depth: int) -> bytes:
+def database_key(row: Row, depth: int) -> bytes:
     """One key per row and depth: a failure of one row is never replayed on another
     (hypothesis's own default key, the condition's source, is the same for every row)."""
     return f"killpoint.search/{'/'.join(row)}/depth={depth}".encode()
 
 
 def schedules(base: Baseline, depth: int) -> st.SearchStrategy[Schedule]:
-    firsts = kinds.points_of(base, kinds.kills())
-    laters = kinds.points_of(base, ("after-checkpoint",))
+    # Kinds that cannot run here (power loss without FUSE) would fail as harness errors.
+    cannot = kinds.unavailable(kinds.kills(), base.store)
+    firsts = kinds.points_of(base, [k for k in kinds.kills() if k not in cannot])
+    laters = kinds.boundaries(base)
 
     def valid(schedule: Schedule) -> bool:
         # Each later crash must come after the checkpoints that survived the one before.
@@ -106,7 +107,7 @@ def find_failing(
 
 def search(
     engine: Engine,
-    row: tuple[str, str, str, str],
+    row: Row,
     *,
     depth: int = 2,
     max_examples: int = 30,
@@ -116,7 +117,7 @@ def search(
     base = engine.baseline(row)
     result = SearchResult(baseline=base)
     if base.problem or base.nondeterministic:
-        cell = Cell(*row, schedule=Schedule((CrashPoint("mid-model", 1),)))
+        cell = Cell(*row, schedule=Schedule((kinds.stand_in(),)))
         result.minimal = result.tried[cell.schedule] = engine.run_cell(cell)
         return result
 

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from killpoint.workers.processes import Interrupted
+from killpoint.errors import Interrupted
 
 T = TypeVar("T")
 

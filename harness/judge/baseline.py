@@ -14,10 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from killpoint.errors import PointError
 from killpoint.scenarios import gates
 from killpoint.scenarios.conversation import canonical_arguments
 from killpoint.scenarios.ledger import Entry
-from killpoint.values.points import PointError
+from killpoint.values.cell import Row
 
 
 def _is(event: str, kind: str, phase: str | None = None) -> gates.Gate | None:
@@ -130,6 +131,10 @@ class Baseline:
 
     def landed_before(self, index: int) -> int:
         return sum(1 for e in self.trace[:index] if _landed(e))
+
+    @property
+    def row(self) -> Row:
+        return (self.runtime, self.scenario, self.mode, self.store)
 
     @property
     def outage(self) -> bool:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from killpoint.errors import KillpointError
+from killpoint.errors import AcceptError, InputError
 from killpoint.values.cell import row_command
 from killpoint.values.findings import (
     BY_TOOL,
@@ -39,11 +39,7 @@ from killpoint.values.findings import (
     fails,
     path_pattern,
 )
-from killpoint.values.input_files import InputError, load_toml
-
-
-class AcceptError(KillpointError, ValueError):
-    """An accepted-findings file that cannot be read; names the file and the fix."""
+from killpoint.values.input_files import load_toml
 
 
 @dataclass(frozen=True)
@@ -247,7 +243,7 @@ def row_groups(baselines: Iterable[Any], accepted: Mapping[str, Accepted]) -> li
     cause across rows: each happens without a crash, so it is the row's, reported once."""
     groups: dict[str, Group] = {}
     for base in baselines:
-        row = "/".join((base.runtime, base.scenario, base.mode, base.store))
+        row = "/".join(base.row)
         for data in base.findings:
             finding = Finding.from_json(data)
             key = str(data.get("group") or finding.group_key)
@@ -262,7 +258,7 @@ def row_groups(baselines: Iterable[Any], accepted: Mapping[str, Accepted]) -> li
                     verdict=finding.verdict,
                     example=finding.sentence,
                     example_cell=row,
-                    replay=row_command(base.runtime, base.scenario, base.mode, base.store),
+                    replay=row_command(*base.row),
                     accepted=entry.reason if (entry := matching(key, accepted)) else None,
                     without_crash=True,
                 )

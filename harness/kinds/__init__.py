@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from killpoint.errors import KillpointError
+from killpoint.errors import KindError, PointError, UnknownKind
 from killpoint.judge.baseline import Baseline
 from killpoint.kinds.base import CellContext, Plan, PointKind
 from killpoint.kinds.double_resume import DoubleResume
@@ -26,12 +26,7 @@ from killpoint.kinds.store_restart import StoreRestart
 from killpoint.kinds.takeover import Sigstop, SigstopWriting
 from killpoint.scenarios.behaviours import BEHAVIOURS
 from killpoint.values.cell import Cell
-from killpoint.values.points import CrashPoint, PointError, Schedule
-
-
-class UnknownKind(KillpointError, LookupError):
-    """No registered kind has this name."""
-
+from killpoint.values.points import CrashPoint, Schedule
 
 # Column order in reports: boundaries first, then in-step points, then other faults.
 REGISTRY: dict[str, PointKind] = {}
@@ -40,7 +35,7 @@ REGISTRY: dict[str, PointKind] = {}
 def register(kind: PointKind) -> PointKind:
     """Add a kind (once; its name must be new)."""
     if kind.name in REGISTRY:
-        raise ValueError(f"killpoint: a crash-point kind named {kind.name!r} is registered")
+        raise KindError(f"killpoint: a crash-point kind named {kind.name!r} is registered")
     REGISTRY[kind.name] = kind
     return kind
 
@@ -92,10 +87,6 @@ def order(name: str) -> int:
 def point_order(point: CrashPoint) -> tuple[int, int, int]:
     """Where a point stands in a report: its kind's column, then its numbers."""
     return (order(point.kind), point.k, point.i or 0)
-
-
-def schedule_order(schedule: Schedule) -> tuple[tuple[int, int, int], ...]:
-    return tuple(point_order(p) for p in schedule)
 
 
 def is_kill(point: CrashPoint) -> bool:
@@ -198,13 +189,29 @@ def plan(base: Baseline, point: CrashPoint) -> Plan:
     return get(point.kind).plan(base, point)
 
 
+def boundary(k: int) -> CrashPoint:
+    """The kill after checkpoint k: what a depth-2 schedule crashes its resumed run at."""
+    return CrashPoint(AfterCheckpoint.name, k)
+
+
+def boundaries(base: Baseline) -> list[CrashPoint]:
+    """Every boundary the baseline offers (both its traces)."""
+    return points_of(base, (AfterCheckpoint.name,))
+
+
+def model_request(turn: int) -> CrashPoint:
+    """The kill while model turn `turn`'s request waits for its reply."""
+    return CrashPoint(MidModel.name, turn)
+
+
+def stand_in() -> CrashPoint:
+    """A point every row has (its first model request): the one cell that carries the
+    failure of a row that cannot be planned (its baseline failed)."""
+    return model_request(1)
+
+
 def kills() -> tuple[str, ...]:
     return tuple(k.name for k in REGISTRY.values() if k.kills)
-
-
-def followers() -> tuple[str, ...]:
-    """Kinds that may crash the resumed run of a depth-2 schedule."""
-    return tuple(k.name for k in REGISTRY.values() if k.follows)
 
 
 def groups() -> dict[str, tuple[str, ...]]:
@@ -223,11 +230,13 @@ __all__ = [
     "Plan",
     "PointKind",
     "UnknownKind",
-    "followers",
+    "boundaries",
+    "boundary",
     "get",
     "groups",
     "is_kill",
     "kills",
+    "model_request",
     "names",
     "one_trace_only",
     "order",
@@ -238,6 +247,6 @@ __all__ = [
     "point_order",
     "points_of",
     "register",
-    "schedule_order",
+    "stand_in",
     "unavailable",
 ]

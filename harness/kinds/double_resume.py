@@ -24,6 +24,9 @@ class DoubleResume:
     arity = 1
     groups: tuple[str, ...] = ("faults", "all")
     follows = False
+    copyable = True
+    kept = False
+    cuts = False
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         return boundaries_in_flight(self.name, base)

@@ -29,7 +29,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
-from killpoint.errors import KillpointError
+from killpoint.errors import PointError
 from killpoint.judge.baseline import Baseline
 from killpoint.kinds.base import CellContext, Plan
 from killpoint.kinds.power_loss import BACKING, MOUNTPOINT, fuse_unavailable
@@ -38,25 +38,10 @@ from killpoint.scenarios import gates
 from killpoint.stores import per_url
 from killpoint.stores.sqlite import FILE, path_of
 from killpoint.values.findings import Finding
-from killpoint.values.points import CrashPoint, PointError
+from killpoint.values.points import CrashPoint
 
 BUDGETS = ("all", "syncs")  # or a whole number of operations per checkpoint
 KINDS = ("fs-op", "fs-op-after")  # a campaign with either traces its baselines' operations
-
-
-class BudgetError(KillpointError, ValueError):
-    """A --fs-ops value that is neither a budget's name nor a whole number."""
-
-
-def parse_budget(text: str) -> str:
-    """`all`, `syncs` or a whole number of at least 1, as `--fs-ops` takes it."""
-    value = str(text).strip()
-    if value in BUDGETS or (value.isdigit() and int(value) >= 1):
-        return value
-    raise BudgetError(
-        f"killpoint: --fs-ops {text!r}: give all, syncs or a whole number of operations per "
-        "checkpoint (at least 1), e.g. --fs-ops 4"
-    )
 
 
 def by_checkpoint(ops: list[dict[str, Any]]) -> dict[int, list[TracedOp]]:
@@ -117,6 +102,9 @@ class FsOp:
     arity = 2
     groups: tuple[str, ...] = ("fs-ops",)  # opt-in: every cell mounts a filesystem
     follows = False  # the resumed run's store is a plain folder, not a mount
+    copyable = False
+    kept = False
+    cuts = False
     after = False
 
     def points(self, base: Baseline) -> list[CrashPoint]:
@@ -231,4 +219,4 @@ class FsOpAfter(FsOp):
     after = True
 
 
-__all__ = ["BUDGETS", "KINDS", "BudgetError", "FsOp", "FsOpAfter", "parse_budget", "planned_ops"]
+__all__ = ["BUDGETS", "KINDS", "FsOp", "FsOpAfter", "planned_ops"]

@@ -12,10 +12,11 @@ mid-commit:K         inside checkpoint K's (last) transaction, before COMMIT
 
 from __future__ import annotations
 
+from killpoint.errors import PointError
 from killpoint.judge.baseline import Baseline
 from killpoint.kinds.base import CellContext, Plan, after_checkpoint, kill_at
 from killpoint.scenarios import gates
-from killpoint.values.points import CrashPoint, PointError
+from killpoint.values.points import CrashPoint
 from killpoint.values.sentences import count, numbers
 
 
@@ -27,6 +28,9 @@ class AfterCheckpoint:
     arity = 1
     groups: tuple[str, ...] = ("boundaries", "kills", "all")
     follows = True
+    copyable = True
+    kept = True
+    cuts = False
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         return [CrashPoint(self.name, k) for k in range(1, base.checkpoints)]
@@ -54,6 +58,9 @@ class MidBatch:
     arity = 2
     groups: tuple[str, ...] = ("kills", "all")
     follows = False
+    copyable = True
+    kept = True
+    cuts = False
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         return [
@@ -121,6 +128,9 @@ class MidModel:
     arity = 1
     groups: tuple[str, ...] = ("kills", "all")
     follows = True
+    copyable = True
+    kept = True
+    cuts = False
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         return [CrashPoint(self.name, t) for t in base.turns]
@@ -168,6 +178,14 @@ class MidStream:
     arity = 1
     groups: tuple[str, ...] = ("kills", "all")
     follows = True
+    # Real kills only: its gate (a chunk half-way through a stream) is not in the
+    # baseline's trace to order a row's traced points by.
+    copyable = False
+    # A crash-state corpus keeps the boundary and in-step kills it has always kept; a
+    # state half-way through a stream is the store at the turn's start (nothing lands
+    # while the worker reads a reply), which mid-model keeps already.
+    kept = False
+    cuts = False
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         return [CrashPoint(self.name, t) for t in base.turns if stream_chunks(base, t) > 1]
@@ -208,6 +226,9 @@ class MidCommit:
     arity = 1
     groups: tuple[str, ...] = ("kills", "all")
     follows = False
+    copyable = True
+    kept = True
+    cuts = False
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         # Only checkpoints whose commit the adapter marks (a runtime without a commit hook

@@ -18,6 +18,9 @@ class ModelFault:
     arity = 1
     groups: tuple[str, ...] = ("faults", "all")
     follows = False
+    copyable = False
+    kept = False
+    cuts = False
 
     def __init__(self, name: str, fault: FaultKind) -> None:
         self.name = name

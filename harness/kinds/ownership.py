@@ -25,14 +25,15 @@ from dataclasses import replace
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
+from killpoint.errors import PointError
 from killpoint.judge.baseline import Baseline
 from killpoint.judge.oracle import Sides
-from killpoint.kinds.base import CellContext, Plan, after_checkpoint
+from killpoint.kinds.base import CellContext, CellStore, Plan, after_checkpoint
 from killpoint.kinds.kills import MidBatch
 from killpoint.scenarios import gates
 from killpoint.values.durations import duration
 from killpoint.values.findings import Finding
-from killpoint.values.points import CrashPoint, PointError
+from killpoint.values.points import CrashPoint
 from killpoint.values.sentences import count, numbers
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ BOTH = Sides("baseline", "store after both resumers")
 ENDED = Sides("store when the run had ended", "store after one more continue_run")
 
 
-def drove(cell: CellContext, worker: Worker) -> tuple[list[str], list[int]]:
+def drove(cell: CellStore, worker: Worker) -> tuple[list[str], list[int]]:
     """What `worker` did itself: the tools it started (ledger) and the model turns it
     asked for (the scripted model's log), in order."""
     tools = [e.tool for e in cell.ledger() if e.pid == worker.pid and e.phase == "started"]
@@ -59,7 +60,7 @@ def drove(cell: CellContext, worker: Worker) -> tuple[list[str], list[int]]:
     return tools, turns
 
 
-def at_once(cell: CellContext, one: Worker, other: Worker) -> str | None:
+def at_once(cell: CellStore, one: Worker, other: Worker) -> str | None:
     """What shows that `one` and `other` drove the same stretch of the run, or None when
     at most one drove each stretch.
 
@@ -169,6 +170,9 @@ class LeaseOutlived:
     arity = 1
     groups: tuple[str, ...] = ("faults", "all")
     follows = False
+    copyable = False
+    kept = False
+    cuts = False
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         """The first batch of a run that has a durable checkpoint before it (a row to
@@ -222,6 +226,9 @@ class SecondResumer:
     arity = 1
     groups: tuple[str, ...] = ("faults", "all")
     follows = False
+    copyable = True
+    kept = False
+    cuts = False
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         """The first boundary after which the run's next checkpoint is one it writes
@@ -282,6 +289,9 @@ class ContinueEnded:
     arity = 1
     groups: tuple[str, ...] = ("faults", "all")
     follows = False
+    copyable = False
+    kept = False
+    cuts = False
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         """The session's last run, when it ends in a status that does not continue."""

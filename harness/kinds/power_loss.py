@@ -18,6 +18,7 @@ import sqlite3
 from dataclasses import replace
 from pathlib import Path
 
+from killpoint.errors import PointError
 from killpoint.judge.baseline import Baseline
 from killpoint.kinds.base import CellContext, Plan, after_checkpoint
 from killpoint.kinds.kills import MidCommit
@@ -25,7 +26,7 @@ from killpoint.scenarios import gates
 from killpoint.stores import per_url
 from killpoint.stores.sqlite import FILE, path_of
 from killpoint.values.findings import Finding
-from killpoint.values.points import CrashPoint, PointError
+from killpoint.values.points import CrashPoint
 from killpoint.values.sentences import count
 from killpoint.workers.processes import Worker
 
@@ -89,6 +90,8 @@ class PowerLoss:
         "power-loss",
     )  # opt-in: each cell mounts a filesystem (not in "all")
     follows = False  # the resumed run's store is the plain image, not a mount
+    copyable = False
+    kept = False
     cuts = True  # cut by the campaign's cut model (--cut), which its replay must repeat
 
     def points(self, base: Baseline) -> list[CrashPoint]:

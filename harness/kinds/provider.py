@@ -30,6 +30,9 @@ class ProviderForgot:
     arity = 1
     groups: tuple[str, ...] = ("faults", "all")
     follows = False
+    copyable = True
+    kept = False
+    cuts = False
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         """The first boundary with a run still in flight: one point per row (whichever

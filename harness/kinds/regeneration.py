@@ -22,13 +22,14 @@ import json
 from dataclasses import replace
 from typing import Any
 
+from killpoint.errors import PointError
 from killpoint.judge.baseline import Baseline, Batch
 from killpoint.kinds.base import CellContext, Plan
 from killpoint.kinds.kills import MidBatch
 from killpoint.scenarios.ledger import Entry
 from killpoint.values.durations import offset
 from killpoint.values.findings import Finding
-from killpoint.values.points import CrashPoint, PointError
+from killpoint.values.points import CrashPoint
 from killpoint.values.scenario_refs import resolve_scenario
 
 _WHAT = {
@@ -50,6 +51,9 @@ class Regeneration:
     arity = 1
     groups: tuple[str, ...] = ("faults", "all")
     follows = False
+    copyable = True
+    kept = False
+    cuts = False
 
     def __init__(self, behaviour: str) -> None:
         self.name = behaviour

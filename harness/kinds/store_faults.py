@@ -26,6 +26,9 @@ class LockHeld:
     arity = 1
     groups: tuple[str, ...] = ("faults", "all")
     follows = False
+    copyable = False
+    kept = False
+    cuts = False
 
     def points(self, base: Baseline) -> list[CrashPoint]:
         return [CrashPoint(self.name, k) for k in range(1, base.checkpoints + 1)]

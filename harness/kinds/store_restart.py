@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 
+from killpoint.errors import PointError
 from killpoint.judge.baseline import Baseline
 from killpoint.kinds.base import CellContext, Plan
 from killpoint.scenarios import gates
@@ -26,7 +27,7 @@ from killpoint.stores import per_url
 from killpoint.stores.outage import outage_finding
 from killpoint.stores.postgresql import RESTART_ENV, RESTART_HINT
 from killpoint.values.findings import Finding
-from killpoint.values.points import CrashPoint, PointError
+from killpoint.values.points import CrashPoint
 from killpoint.values.sentences import count
 
 RESTART_WAIT = 60.0  # seconds for the server to answer again after its restart
@@ -49,6 +50,9 @@ class StoreRestart:
     arity = 1
     groups: tuple[str, ...] = ("restarts",)
     follows = False
+    copyable = False
+    kept = False
+    cuts = False
 
     def __init__(self, in_commit: bool = False) -> None:
         self.in_commit = in_commit

@@ -17,6 +17,7 @@ import time
 from collections import Counter
 from typing import Any
 
+from killpoint.errors import PointError
 from killpoint.judge.baseline import Baseline, as_effects, durable_results, effects
 from killpoint.judge.contract import acknowledged
 from killpoint.judge.oracle import Sides
@@ -24,7 +25,7 @@ from killpoint.kinds.base import CellContext, Plan, after_checkpoint, boundaries
 from killpoint.scenarios import gates
 from killpoint.scenarios.conversation import canonical_arguments
 from killpoint.values.findings import Finding
-from killpoint.values.points import CrashPoint, PointError
+from killpoint.values.points import CrashPoint
 from killpoint.values.sentences import count
 
 SIGSTOP_LEASE = 0.3  # seconds: short, so the takeover after a pause waits little
@@ -80,6 +81,9 @@ class _Pause:
     arity = 1
     groups: tuple[str, ...] = ("faults", "all")
     follows = False
+    copyable = False
+    kept = False
+    cuts = False
 
     def unavailable(self, store_kind: str) -> str | None:
         return None

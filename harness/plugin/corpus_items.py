@@ -68,7 +68,7 @@ class CorpusState(pytest.Item):
 
     def runtest(self) -> None:
         from killpoint.corpus import manifest as mf
-        from killpoint.corpus.errors import CorpusError
+        from killpoint.errors import CorpusError
         from killpoint.values.shown import line
 
         try:
@@ -151,9 +151,7 @@ def configure(config: pytest.Config) -> None:
     folder = config.getoption("crash_corpus", None)
     if not folder:
         return
-    from killpoint.corpus.manifest import CorpusError
-    from killpoint.stores import StoreError
-    from killpoint.values.scenario_refs import ScenarioRefError
+    from killpoint.errors import CorpusError, ScenarioRefError, StoreError
 
     try:
         plugin = CorpusPlugin(config, Path(folder))
@@ -177,9 +175,7 @@ def check_upgrade(
     server of a corpus recorded on one); fail the test with one line per failing state."""
     __tracebackhide__ = True
     from killpoint.corpus.check import check
-    from killpoint.corpus.manifest import CorpusError
-    from killpoint.stores import StoreError
-    from killpoint.values.scenario_refs import ScenarioRefError
+    from killpoint.errors import CorpusError, ScenarioRefError, StoreError
     from killpoint.values.shown import line
 
     problem = None

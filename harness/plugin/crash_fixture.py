@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from killpoint.engine.options import split_list
+from killpoint.engine import option_table as table
+from killpoint.engine.option_values import split_list
+from killpoint.errors import UnnamedObject
 from killpoint.plugin.failure_messages import finding_lines
 from killpoint.plugin.keys import MARKER, RESULTS_KEY, SESSION_KEY
 from killpoint.values import shown
@@ -25,7 +27,9 @@ if TYPE_CHECKING:
     from killpoint.engine.campaign import CampaignConfig
     from killpoint.values.cell import CellResult
 
-_CHECK_KEYS = ("modes", "points", "depth", "store", "keep", "timeout", "seed", "scenarios")
+# The keywords check() and run() take beside `runtime` and `scenario`: every option the
+# table gives this front.
+CHECK_KEYS = tuple(o.name for o in table.on(table.CHECK) if o.name != "runtime")
 
 
 @dataclass
@@ -130,7 +134,7 @@ class Crash:
     def run(self, runtime: Any = None, scenario: Any = None, **options: Any) -> CrashResults:
         __tracebackhide__ = True
         from killpoint.engine.campaign import Campaign
-        from killpoint.engine.options import ConfigError, OptionError
+        from killpoint.errors import ConfigError, OptionError
 
         problem = None
         try:
@@ -145,7 +149,7 @@ class Crash:
             # Outside the except clause: the failure is one line, without the option
             # error chained to it as "During handling of the above exception".
             pytest.fail(shown.line(problem), pytrace=False)
-        campaign = Campaign(config, accepted=self.state.accepted())
+        campaign = Campaign(config, accepted=self.state.accepted(config.runtime))
         outcome = campaign.run()
         if outcome.interrupted:
             raise KeyboardInterrupt
@@ -193,7 +197,7 @@ class Crash:
         )
 
     def _config(self, runtime: Any, scenario: Any, options: dict[str, Any]) -> CampaignConfig:
-        from killpoint.engine.options import ConfigError
+        from killpoint.errors import ConfigError
 
         marker_args: dict[str, Any] = {}
         for mark in reversed(list(self.request.node.iter_markers(MARKER))):
@@ -204,13 +208,17 @@ class Crash:
             merged["runtime"] = runtime
         if scenario is not None:
             merged["scenario"] = scenario
-        unknown = sorted(set(merged) - {"runtime", "scenario", *_CHECK_KEYS})
+        unknown = sorted(set(merged) - {"runtime", "scenario", *CHECK_KEYS})
         if unknown:
             raise ConfigError(
-                f"killpoint: crash.check got unknown {plural_of('option', unknown)} {', '.join(unknown)}; "
-                f"choose from runtime, scenario, {', '.join(_CHECK_KEYS)}"
+                f"killpoint: crash.check got unknown {plural_of('option', unknown)} "
+                f"{', '.join(unknown)}; choose from runtime, scenario, {', '.join(CHECK_KEYS)}"
             )
-        overrides: dict[str, Any] = {}
+        overrides: dict[str, Any] = {
+            # This process's share of the cores (the table says why no front sets it).
+            "workers": self.state.parallel(),
+            **{k: v for k, v in merged.items() if k in CHECK_KEYS},
+        }
         if "runtime" in merged:
             overrides["runtime"] = self._reference(merged["runtime"], "runtime")
         names: list[Any] = []
@@ -221,14 +229,10 @@ class Crash:
             names += split_list(given) if isinstance(given, str) else list(given)
         if names:
             overrides["scenarios"] = tuple(self._reference(n, "scenario") for n in names)
-        for key in ("modes", "points", "depth", "keep", "timeout", "seed"):
-            if key in merged:
-                overrides[key] = merged[key]
-        store = merged.get("store")
-        overrides["store"] = self.state.store_url() if store is None else store
+        if merged.get("store") is None:
+            overrides["store"] = self.state.store_url()
         self._runs += 1
         overrides["work_root"] = self.tmp_path / f"killpoint-{self._runs}"
-        overrides["workers"] = self.state.parallel()
         return self.state.campaign_config(**overrides)
 
     def _reference(self, obj: Any, kind: str) -> str:
@@ -244,10 +248,10 @@ class Crash:
             for name, value in vars(module).items():
                 if value is obj and not name.startswith("_"):
                     return f"{module.__name__}:{name}"
-        raise TypeError(
+        raise UnnamedObject(
             f"killpoint: cannot find {obj!r} at the top level of a module; pass the {kind} as "
             "an import path 'package.module:name' (worker processes import it by name)"
         )
 
 
-__all__ = ["Crash", "CrashResults"]
+__all__ = ["CHECK_KEYS", "Crash", "CrashResults"]

@@ -24,7 +24,6 @@ alone (or the single process) writes the JSON and HTML in pytest_sessionfinish.
 from __future__ import annotations
 
 import secrets
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +31,7 @@ import pytest
 
 from killpoint.plugin import corpus_items, node_ids
 from killpoint.plugin import settings as plugin_settings
-from killpoint.plugin.crash_fixture import Crash, CrashResults
+from killpoint.plugin.crash_fixture import CHECK_KEYS, Crash, CrashResults
 from killpoint.plugin.keys import (
     MARKER,
     MATRIX_MARKER,
@@ -66,11 +65,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    keywords = ", ".join(f"{k}=..." for k in CHECK_KEYS)
     config.addinivalue_line(
         "markers",
-        f"{MARKER}(runtime=None, scenario=None, *, modes=..., points=..., depth=..., "
-        "store=..., keep=..., timeout=...): defaults for the `crash` fixture's check() in "
-        "this test",
+        f"{MARKER}(runtime=None, scenario=None, *, {keywords}): defaults for the `crash` "
+        "fixture's check() in this test",
     )
     config.addinivalue_line(
         "markers",
@@ -79,7 +78,7 @@ def pytest_configure(config: pytest.Config) -> None:
     settings = plugin_settings.read(config)
     cells = node_ids.take_cells(config)  # every process: xdist's workers get the same argv
     if cells:
-        settings = replace(settings, **node_ids.checked(settings, cells))
+        settings = node_ids.checked(settings, cells)
     config.pluginmanager.register(node_ids.RowClassnames(config), "killpoint-row-classnames")
     workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
     wire = (workerinput or {}).get("killpoint")

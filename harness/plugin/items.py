@@ -111,7 +111,7 @@ class CellItem(pytest.Item):
         ]
         from killpoint.judge.groups import apply_accepted
 
-        apply_accepted([result], state.accepted())
+        apply_accepted([result], state.accepted(result.runtime))
         if result.accepted:
             reasons = sorted({f["accepted"] for f in result.findings if "accepted" in f})
             pytest.xfail(line(f"killpoint: accepted: {'; '.join(reasons)}"))

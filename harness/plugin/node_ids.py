@@ -12,7 +12,7 @@ arguments out, and collects the controller's plan: every process agrees on the i
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -34,13 +34,13 @@ def take_cells(config: pytest.Config) -> tuple[str, ...]:
     return cells
 
 
-def checked(settings: Settings, cells: Sequence[str]) -> dict[str, Any]:
-    """What the named cells change in the settings (the matrix on, their runtime); a
-    usage error for an id that is not a cell's or that the options contradict."""
+def checked(settings: Settings, cells: Sequence[str]) -> Settings:
+    """The settings with the named cells (the matrix on, their runtime); a usage error for
+    an id that is not a cell's or that the options contradict."""
     from killpoint import kinds
+    from killpoint.errors import PointError, StoreError
     from killpoint.plugin.settings import masked_usage
-    from killpoint.stores import StoreError, store_kind
-    from killpoint.values.points import PointError
+    from killpoint.stores import store_kind
 
     parsed = []
     for cell_id in cells:
@@ -58,14 +58,14 @@ def checked(settings: Settings, cells: Sequence[str]) -> dict[str, Any]:
             f"killpoint: the cells given name runtimes {', '.join(runtimes)}; give cells of one "
             "runtime per session"
         )
-    if "runtime" in settings.sources and settings.runtime != runtimes[0]:
+    if "runtime" in settings.sources and settings.campaign.runtime != runtimes[0]:
         raise masked_usage(
             f"killpoint: {PREFIX}{parsed[0].id} is a cell of runtime {runtimes[0]!r}, "
-            f"{settings.label('runtime')} says {settings.runtime!r}; leave it out, or give "
+            f"{settings.label('runtime')} says {settings.campaign.runtime!r}; leave it out, or give "
             "cells of that runtime"
         )
     try:
-        kind = store_kind(settings.store)
+        kind = store_kind(settings.campaign.store)
     except StoreError as exc:
         raise masked_usage(str(exc)) from None
     wrong = next((c for c in parsed if c.store != kind), None)
@@ -79,7 +79,7 @@ def checked(settings: Settings, cells: Sequence[str]) -> dict[str, Any]:
             f"killpoint: {PREFIX}{wrong.id} ran on {wrong.store}, this session runs cells on "
             f"{kind}; {fix}"
         )
-    return {"matrix": True, "cells": tuple(c.id for c in parsed), "runtime": runtimes[0]}
+    return settings.for_cells(tuple(c.id for c in parsed), runtimes[0])
 
 
 def relocate_skip(item: pytest.Item, report: pytest.TestReport) -> None:

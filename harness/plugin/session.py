@@ -36,8 +36,8 @@ def warm_forkserver(runtime: str) -> None:
     what comes next."""
     from multiprocessing import forkserver
 
-    from killpoint.adapters.protocol import AdapterError
     from killpoint.adapters.registry import load_adapter
+    from killpoint.errors import AdapterError
     from killpoint.workers.processes import context
 
     try:
@@ -78,7 +78,7 @@ class KillpointSession:
         self.t0 = time.monotonic()
         self.written: list[str] = []
         self.not_written: list[str] = []
-        self._accepted: dict[str, Any] | None = None
+        self._accepted: dict[str, dict[str, Any]] = {}  # runtime -> its accepted groups
 
     # -- roles --------------------------------------------------------------------------
 
@@ -133,7 +133,7 @@ class KillpointSession:
         """The store this process runs cells on: under xdist, a database of its own."""
         with self._lock:
             if self._store_url is None:
-                store = self.settings.store
+                store = self.settings.campaign.store
                 if store != "sqlite" and self.is_worker:
                     name = worker_database_name(store, self.token, str(self.worker_id))
                     store = create_database(store, name)
@@ -142,7 +142,8 @@ class KillpointSession:
             return self._store_url
 
     def engine(self) -> Engine:
-        from killpoint.engine.cell_host import EngineConfig
+        from dataclasses import replace
+
         from killpoint.engine.engine import Engine
 
         with self._lock:
@@ -152,16 +153,9 @@ class KillpointSession:
         url = self.store_url()
         with self._lock:
             if self._engine is None:
+                config = self.campaign_config().engine_config()
                 self._engine = Engine(
-                    EngineConfig(
-                        store=url,
-                        keep=self.settings.keep,
-                        work_root=self.tmp("killpoint-cells"),
-                        model_behaviour=self.settings.model_behaviour,
-                        cut=self.settings.cut,
-                        fs_trace=self.campaign_config().engine_config().fs_trace,
-                        fs_ops=self.settings.fs_ops,
-                    )
+                    replace(config, store=url, work_root=self.tmp("killpoint-cells"))
                 )
                 # One baseline per row per session, as in a campaign: the controller's.
                 for base in self._plan.baselines if self._plan is not None else ():
@@ -178,9 +172,9 @@ class KillpointSession:
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         # Only a session that runs the matrix says so here; a crash.check's seed is in its
         # failure message and the terminal summary.
-        s = self.settings
+        s = self.settings.campaign
         lines: list[str] = []
-        if s.matrix:
+        if self.settings.matrix:
             from killpoint.stores import shown
 
             lines.append(
@@ -199,7 +193,9 @@ class KillpointSession:
         if self.settings.matrix and not self.is_worker:
             self.start_planning()
         elif self.settings.matrix:
-            warm_forkserver(self.settings.runtime)  # it preloads while this worker collects
+            warm_forkserver(
+                self.settings.campaign.runtime
+            )  # it preloads while this worker collects
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -253,9 +249,10 @@ class KillpointSession:
         if self.is_worker:
             self._drop_databases(self._databases)
             return
-        if self.settings.store != "sqlite" and self._nodes:
+        if self.settings.campaign.store != "sqlite" and self._nodes:
             # Backstop: a worker that died could not drop its database.
-            names = [worker_database_name(self.settings.store, self.token, n) for n in self._nodes]
+            store = self.settings.campaign.store
+            names = [worker_database_name(store, self.token, n) for n in self._nodes]
             self._drop_databases(names)
         if self.ran_nothing() and exitstatus == pytest.ExitCode.OK:
             # Every row or point skipped: a CI job that asked for cells is not green.
@@ -270,16 +267,18 @@ class KillpointSession:
 
     def _drop_databases(self, names: list[str]) -> None:
         for name in names:
-            drop_database(self.settings.store, name)
+            drop_database(self.settings.campaign.store, name)
 
-    def accepted(self) -> dict[str, Any]:
-        """The accepted finding groups (--crash-accept), read once."""
-        if self._accepted is None:
-            from killpoint.judge.groups import read_accepted
+    def accepted(self, runtime: str | None = None) -> dict[str, Any]:
+        """The accepted finding groups (--crash-accept) for `runtime` (the session's by
+        default), read once each: `builtin` is each runtime's own file, so a crash.check
+        of another runtime is held to that one's."""
+        runtime = runtime or self.settings.campaign.runtime
+        if runtime not in self._accepted:
+            from killpoint.engine.acceptances import accepted_groups
 
-            path = self.settings.accept
-            self._accepted = read_accepted(path) if path is not None else {}
-        return self._accepted
+            self._accepted[runtime] = accepted_groups(self.settings.accept, runtime)
+        return self._accepted[runtime]
 
     def campaign_result(self, exitstatus: int) -> CampaignResult:
         from killpoint.engine.campaign import CampaignResult, cell_order
@@ -292,7 +291,7 @@ class KillpointSession:
         # Without the matrix, every cell came from a crash.check: the header says what they
         # ran (their runtime, modes and points), not the session's defaults.
         config = self.campaign_config() if plan is not None else self._ran_config(cells)
-        result = CampaignResult(config, self.seed, accepted=self.accepted())
+        result = CampaignResult(config, self.seed, accepted=self.accepted(config.runtime))
         result.cells = log
         result.seconds = time.monotonic() - self.t0
         result.interrupted = exitstatus == pytest.ExitCode.INTERRUPTED

@@ -23,6 +23,7 @@ mfusepy: no build step, no async framework, as fast or faster for this work.
 
 from __future__ import annotations
 
+from killpoint.errors import CutError, MountBusy, MountFailed
 from killpoint.powerloss.availability import available
 from killpoint.powerloss.cut_report import (
     DURABLE,
@@ -32,8 +33,8 @@ from killpoint.powerloss.cut_report import (
     CutReport,
     FileReport,
 )
-from killpoint.powerloss.mount import CutError, MountFailed, PowerLossFS, stop_helper
-from killpoint.powerloss.umount import MountBusy, is_mounted
+from killpoint.powerloss.mount import PowerLossFS, stop_helper
+from killpoint.powerloss.umount import is_mounted
 
 __all__ = [
     "DURABLE",

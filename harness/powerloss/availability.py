@@ -47,7 +47,8 @@ def _device_problem() -> str | None:
 
 
 def _mount_problem() -> str | None:
-    from killpoint.powerloss.mount import MountFailed, PowerLossFS
+    from killpoint.errors import MountFailed
+    from killpoint.powerloss.mount import PowerLossFS
 
     with tempfile.TemporaryDirectory(prefix="killpoint-fuse-probe-") as folder:
         try:

@@ -26,14 +26,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from killpoint.errors import KillpointError
+from killpoint.errors import CutModelError
 
 SECTOR = 512
 
-# What an operation changed: a file's content, or a directory's entries.
+# The operations that change a file's content (the others change a directory's entries).
 WRITE, TRUNCATE, ALLOCATE = "write", "truncate", "allocate"
 CONTENT_OPS = (WRITE, TRUNCATE, ALLOCATE)
-ENTRY_OPS = ("create", "mkdir", "symlink", "link", "unlink", "rmdir", "rename")
 
 
 @dataclass(frozen=True)
@@ -84,14 +83,6 @@ class CutModel(Protocol):
     def describe(self) -> str: ...
 
     def to_json(self) -> dict[str, Any]: ...
-
-
-class CutModelError(KillpointError, ValueError):
-    """A cut model named wrong; the message names the value, why, and the choices."""
-
-    def __init__(self, text: str, why: str) -> None:
-        self.why = why
-        super().__init__(f"killpoint: cut model {text!r}: {why}")
 
 
 def _groups(ops: Sequence[Op], content: bool) -> list[list[Op]]:

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from itertools import count
 from pathlib import Path
 
-from killpoint.errors import KillpointError
+from killpoint.errors import NotInTree
 from killpoint.powerloss.cut_models import (
     ALLOCATE,
     TRUNCATE,
@@ -62,10 +62,6 @@ from killpoint.powerloss.cut_report import (
 from killpoint.powerloss.ranges import END, Ranges
 
 FILE, DIR, SYMLINK = "file", "dir", "symlink"
-
-
-class NotInTree(KillpointError, LookupError):
-    """A path the model does not know: the backing folder was changed behind its back."""
 
 
 @dataclass(eq=False)

@@ -32,20 +32,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from killpoint.errors import KillpointError
+from killpoint.errors import CutError, ImageExists, MountBusy, MountFailed
 from killpoint.powerloss.cut_models import CutModel, parse_cut
 from killpoint.powerloss.cut_report import CutReport
 from killpoint.powerloss.op_trace import TracedOp
 from killpoint.powerloss.server import PACKET, receive, send
-from killpoint.powerloss.umount import MountBusy, holders, unmount
-
-
-class MountFailed(KillpointError, OSError):
-    """The power-loss filesystem could not be mounted (the message says why and what to do)."""
-
-
-class CutError(KillpointError, RuntimeError):
-    """A cut asked of a mount that cannot give one (not mounted, already cut, server gone)."""
+from killpoint.powerloss.umount import holders, unmount
 
 
 class _Helper:
@@ -211,9 +203,7 @@ class PowerLossFS:
             self._default_image = image
         image = Path(image).absolute()
         if image.exists():
-            raise FileExistsError(
-                f"killpoint: the image folder {str(image)!r} exists; give a new path"
-            )
+            raise ImageExists(f"killpoint: the image folder {str(image)!r} exists; give a new path")
         send(self._sock, {"cut": str(image), "model": model.to_json()})
         answer = self._answer("cutting")
         if "report" not in answer:

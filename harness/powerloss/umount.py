@@ -10,13 +10,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from killpoint.errors import KillpointError
+from killpoint.errors import MountBusy, UnmountFailed
 
 MNT_DETACH = 2  # <sys/mount.h>: detach now, let go of the filesystem when it is unused
-
-
-class MountBusy(KillpointError, OSError):
-    """The mount cannot be unmounted: a process still holds a file in it."""
 
 
 def unmount(mountpoint: Path, *, lazy: bool = False) -> None:
@@ -32,10 +28,10 @@ def unmount(mountpoint: Path, *, lazy: bool = False) -> None:
         code = ctypes.get_errno()
         if code == errno.EBUSY:
             raise MountBusy(code, f"killpoint: {mountpoint} is busy", str(mountpoint))
-        raise OSError(code, f"killpoint: cannot unmount {mountpoint}", str(mountpoint))
+        raise UnmountFailed(code, f"killpoint: cannot unmount {mountpoint}", str(mountpoint))
     fusermount = shutil.which("fusermount3")
     if fusermount is None:
-        raise OSError(
+        raise UnmountFailed(
             errno.ENOENT, "killpoint: fusermount3 is needed to unmount (apt-get install fuse3)"
         )
     args = [fusermount, "-u", *(["-z"] if lazy else []), "--", str(mountpoint)]
@@ -44,7 +40,7 @@ def unmount(mountpoint: Path, *, lazy: bool = False) -> None:
         message = done.stderr.strip()
         if "busy" in message:
             raise MountBusy(errno.EBUSY, f"killpoint: {message}", str(mountpoint))
-        raise OSError(errno.EIO, f"killpoint: {message}", str(mountpoint))
+        raise UnmountFailed(errno.EIO, f"killpoint: {message}", str(mountpoint))
 
 
 def is_mounted(mountpoint: Path) -> bool:

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit, urlunsplit
 from killpoint.adapters.blame import AdapterFault, checked_session
 from killpoint.adapters.protocol import RuntimeAdapter
 from killpoint.adapters.registry import load_adapter
-from killpoint.errors import KillpointError
+from killpoint.errors import KillpointError, RecordError
 from killpoint.judge.expectations import final_answer, made_calls
 from killpoint.redaction import MIN_SECRET, environment_secrets, forms
 from killpoint.scenarios import Expected, Ledger, RunResult, Scenario, drive
@@ -43,11 +43,6 @@ from killpoint.values.scenario_refs import CASSETTE, resolve_scenario
 # what a replayed baseline stores, its run ids included, so the two compare field by field.
 SESSION_ID = "killpoint-session"
 MASK = "[redacted]"
-
-
-class RecordError(KillpointError, ValueError):
-    """A recording that cannot be made or kept (bad input, an agent that failed, a provider
-    that refused): the message says what and what to do."""
 
 
 @dataclass(frozen=True)

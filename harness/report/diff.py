@@ -23,11 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from killpoint.errors import KillpointError
-
-
-class DiffError(KillpointError, ValueError):
-    """Two reports that cannot be compared; the message names why and the fix."""
+from killpoint.errors import DiffError
 
 
 @dataclass

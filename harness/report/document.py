@@ -15,7 +15,7 @@ from killpoint.adapters.registry import BUILTINS
 from killpoint.engine.campaign import CampaignResult, summarize
 from killpoint.engine.cell_log import heads, select
 from killpoint.engine.options import CampaignConfig
-from killpoint.errors import KillpointError
+from killpoint.errors import ReportError
 from killpoint.judge.causes import find_causes
 from killpoint.judge.groups import NO_LONGER, NOT_EXERCISED, Accepted, group_findings, met_by
 from killpoint.report.planned import planned_json
@@ -26,10 +26,6 @@ from killpoint.values.cell import CellResult
 
 SCHEMA = "killpoint.matrix/2"
 READABLE = ("killpoint.matrix/1", "killpoint.matrix/2")
-
-
-class ReportError(KillpointError, ValueError):
-    """A file that is not a killpoint report; the message names it and what is wrong."""
 
 
 def versions(runtime: str = "reference", store: str = "sqlite") -> dict[str, str]:
@@ -237,8 +233,9 @@ def write(target: Target, text: str) -> Path | None:
 
 def read_json(path: Path) -> dict[str, Any]:
     """A killpoint report's document; ReportError when the file is anything else."""
-    from killpoint.report.report_schema import SchemaError, check_document
-    from killpoint.values.input_files import InputError, load_json
+    from killpoint.errors import InputError, SchemaError
+    from killpoint.report.report_schema import check_document
+    from killpoint.values.input_files import load_json
 
     try:  # bounded in size and depth: the file may be anything
         document = load_json(path)
@@ -255,7 +252,7 @@ def read_json(path: Path) -> dict[str, Any]:
     for n, cell in enumerate(cells):
         try:
             CellResult.from_json(cell)
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, ArithmeticError) as exc:  # a number too big for a float
             raise ReportError(f"killpoint: {str(path)!r}, cell {n}: {exc}") from None
     try:
         check_document(document)

@@ -27,6 +27,7 @@ import jinja2
 from markupsafe import Markup
 
 from killpoint import kinds
+from killpoint.errors import ReportError
 from killpoint.report.html_cells import EVENT_KINDS, Strings
 from killpoint.report.html_groups import (
     accepted_view,
@@ -248,7 +249,7 @@ def assets() -> dict[str, Markup]:
     for name, (file, closing) in ASSETS.items():
         text = (TEMPLATES / file).read_text(encoding="utf-8")
         if closing in text.lower():
-            raise ValueError(f"killpoint: {file} holds {closing!r}, which would end its element")
+            raise ReportError(f"killpoint: {file} holds {closing!r}, which would end its element")
         found[name] = Markup(text)  # our own files, never run content
     return found
 

@@ -19,9 +19,9 @@ from functools import lru_cache
 from typing import Any
 
 from killpoint import kinds
+from killpoint.errors import PointError
 from killpoint.report.text import clip_head, clip_tail, number, visible
 from killpoint.values.findings import deciding_data, fails, open_severity
-from killpoint.values.points import PointError
 from killpoint.values.sentences import count
 from killpoint.values.timeline import KINDS, event_from_json
 

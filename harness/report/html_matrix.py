@@ -14,12 +14,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from killpoint import kinds
+from killpoint.errors import PointError
 from killpoint.report.html_cells import Strings, cell_data, describe
 from killpoint.report.planned import ROW_FIELDS, read_planned
 from killpoint.report.text import clip_head, visible
 from killpoint.values.findings import RANK, deciding_data, fails, open_severity
 from killpoint.values.findings import VERDICTS as VERDICT_LIST
-from killpoint.values.points import CrashPoint, PointError
+from killpoint.values.points import CrashPoint
 
 # verdict: (glyph, meaning), most severe first (killpoint.values.findings)
 VERDICTS: dict[str, tuple[str, str]] = {v.name: (v.glyph, v.meaning) for v in VERDICT_LIST}

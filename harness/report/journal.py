@@ -27,7 +27,8 @@ from typing import Any
 
 from killpoint.engine.campaign import CampaignResult, cell_order
 from killpoint.engine.cell_log import CellLog
-from killpoint.report.document import ReportError, assemble, dumps, plan
+from killpoint.errors import ReportError
+from killpoint.report.document import assemble, dumps, plan
 from killpoint.report.redact import redact
 from killpoint.report.targets import write_atomically
 from killpoint.values.cell import CellResult

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from killpoint.engine.campaign import sorted_cells
-from killpoint.errors import KillpointError
+from killpoint.errors import MergeError
 from killpoint.report.document import assemble
 from killpoint.values.cell import CellResult
 from killpoint.values.input_files import MERGE_BYTES, MIB
@@ -40,10 +40,6 @@ SAME = (
     "versions",
     "excluded_from_comparison",
 )
-
-
-class MergeError(KillpointError, ValueError):
-    """Shards that cannot be merged into one report; the message names why and the fix."""
 
 
 def _shown(value: Any) -> str:
@@ -223,7 +219,8 @@ def read_shards(
 ) -> list[tuple[str, dict[str, Any]]]:
     """Each shard's document, after their sizes are added up (before any is read):
     MergeError naming the total and the limit when they pass it."""
-    from killpoint.report.document import ReportError, read_json
+    from killpoint.errors import ReportError
+    from killpoint.report.document import read_json
 
     total = 0
     for path in paths:
@@ -233,7 +230,7 @@ def read_shards(
             continue  # read_json says why it cannot be read
     if total > limit:
         raise MergeError(
-            f"killpoint: the {len(paths)} shard file(s) given hold {total / MIB:.1f} MiB, "
+            f"killpoint: the {count_of(len(paths), 'shard file')} given hold {total / MIB:.1f} MiB, "
             f"over the {limit / MIB:.0f} MiB merge reads; give the shards of one campaign, "
             "or raise the limit with --max-input-mb"
         )

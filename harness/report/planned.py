@@ -22,7 +22,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-Row = tuple[str, str, str, str]  # runtime, scenario, mode, store
+from killpoint.values.cell import Row
+
 ROW_FIELDS = ("runtime", "scenario", "mode", "store")
 
 

@@ -2,9 +2,11 @@
 
 The JSON document is the source: `killpoint matrix` writes it from its result, `merge`
 from its shards, `report` reads it back; each other format is a function of it. A command
-offers one option per file format (`--junit PATH`, `--markdown PATH`, ...) made from this
-table (`add_options`), so a new format is one entry here and every command writes it.
-The terminal and GitHub Actions read the same renderers (killpoint.cli.ending).
+offers one option per file format (`--junit PATH`, `--markdown PATH`, ...), each declared
+once in killpoint.engine.option_table (its help, and the fronts beside `killpoint matrix`
+that take it) and added here to `merge` and `report` (`add_options`); so a new format is
+one entry here and one option there, and every command writes it. The terminal and
+GitHub Actions read the same renderers (killpoint.cli.ending).
 """
 
 from __future__ import annotations
@@ -14,13 +16,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from killpoint.engine import option_table as table
+
 
 @dataclass(frozen=True)
 class Renderer:
-    name: str
-    option: str  # the command-line option that asks for a file of it
-    help: str
+    name: str  # its option's name in killpoint.engine.option_table (`report`: the HTML)
     render: Callable[[Mapping[str, Any]], str]
+
+    @property
+    def option(self) -> str:
+        """The command-line option that asks for a file of it."""
+        return table.option(self.name).flag
 
 
 def _json(document: Mapping[str, Any]) -> str:
@@ -63,24 +70,17 @@ def _annotations(document: Mapping[str, Any]) -> str:
 RENDERERS: dict[str, Renderer] = {
     r.name: r
     for r in (
-        Renderer("json", "--json", "the JSON report (the document itself)", _json),
-        Renderer("html", "--report", "the HTML report", _html),
-        Renderer("junit", "--junit", "JUnit XML: a test case per cell, classed by row", _junit),
-        Renderer(
-            "markdown", "--markdown", "a Markdown summary (causes, failing groups)", _markdown
-        ),
-        Renderer("text", "--text", "the terminal's summary as plain text", _text),
-        Renderer(
-            "annotations",
-            "--annotations",
-            "GitHub Actions `::error` annotations, one line per failing group",
-            _annotations,
-        ),
+        Renderer("json", _json),
+        Renderer("report", _html),
+        Renderer("junit", _junit),
+        Renderer("markdown", _markdown),
+        Renderer("text", _text),
+        Renderer("annotations", _annotations),
     )
 }
-# What a command that is not a campaign offers as files: everything but the JSON it reads
-# or writes under its own option, and the HTML (`merge --report`, `report -o`).
-FILES = ("junit", "markdown", "text", "annotations")
+# What every command offers as files beside the JSON and the HTML, which each names its own
+# way (`merge -o/--report`, `report RESULTS -o`).
+FILES = table.FILES_RENDERED
 
 
 def render(name: str, document: Mapping[str, Any]) -> str:
@@ -88,19 +88,18 @@ def render(name: str, document: Mapping[str, Any]) -> str:
 
 
 def add_options(parser: argparse.ArgumentParser, names: tuple[str, ...] = FILES) -> None:
-    """One `--FORMAT PATH` option per format of `names` (dest: the format's name)."""
+    """One `--FORMAT PATH` option per format of `names`, as the option table declares it
+    (dest: the format's name, as `killpoint matrix` has it)."""
     for name in names:
-        r = RENDERERS[name]
-        parser.add_argument(
-            r.option, dest=f"out_{name}", metavar="PATH", help=f"also write {r.help}"
-        )
+        o = table.option(name)
+        parser.add_argument(o.flag, dest=o.name, metavar=o.metavar, help=o.described())
 
 
 def asked(args: argparse.Namespace, names: tuple[str, ...] = FILES) -> dict[str, str]:
     """{format: path} of the files the options ask for."""
     found = {}
     for name in names:
-        path = getattr(args, f"out_{name}", None)
+        path = getattr(args, name, None)
         if path:
             found[name] = str(path)
     return found

@@ -8,16 +8,19 @@ refused with one line naming the field, what it holds and what it should be.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
-from killpoint.errors import KillpointError
+from killpoint.errors import SchemaError
 
 Spec = tuple[type | None, ...]
 TEXT: Spec = (str,)
 OPTIONAL_TEXT: Spec = (str, type(None))
 WHOLE: Spec = (int,)
 NUMBER: Spec = (int, float)
+# Bigger than any time, count or size a campaign writes (1e12 s is 31,000 years).
+LARGEST = 1e12
 FLAG: Spec = (bool,)
 LIST: Spec = (list,)
 OBJECT: Spec = (dict,)
@@ -160,15 +163,11 @@ PLANNED: dict[str, Spec] = {
 }
 
 
-class SchemaError(KillpointError, ValueError):
-    """A field of the wrong type; the message names where."""
-
-
 def _type_names(spec: Spec) -> str:
     names = {
         str: "text",
         int: "a whole number",
-        float: "a number",
+        float: f"a number (finite, at most {LARGEST:.0e} either side of 0)",
         bool: "true or false",
         list: "a list",
         dict: "an object",
@@ -180,6 +179,9 @@ def _type_names(spec: Spec) -> str:
 def _fits(value: Any, spec: Spec) -> bool:
     if isinstance(value, bool) and bool not in spec:
         return False  # JSON's true is no number here
+    number = isinstance(value, (int, float)) and float in spec
+    if number and not (abs(value) <= LARGEST and math.isfinite(value)):
+        return False  # a time of 1e305 s is no time, and a renderer's arithmetic would overflow
     return any(t is not None and isinstance(value, t) for t in spec)
 
 
@@ -206,7 +208,7 @@ def _all(items: Any, fits: Spec, where: str) -> None:
 
 def check_cell(cell: Any, where: str) -> None:
     from killpoint import kinds
-    from killpoint.values.points import PointError
+    from killpoint.errors import PointError
 
     check_fields(cell, CELL, where)
     _all(cell.get("schedule", ()), TEXT, f"{where}: 'schedule'")
@@ -227,7 +229,8 @@ def check_cell(cell: Any, where: str) -> None:
             or not all(isinstance(e, str) for e in event[1:])
         ):
             raise SchemaError(
-                f"{where}, timeline event {n} should be [seconds, text, kind, lane], "
+                f"{where}, timeline event {n} should be [seconds, text, kind, lane] "
+                f"(seconds a finite number under {LARGEST:.0e}), "
                 f"got {_shown(event)}"
             )
     cell_id = cell.get("id")
@@ -243,7 +246,8 @@ def check_cell(cell: Any, where: str) -> None:
 
 def check_shard(shard: Any) -> None:
     """A shard names K of N, 1 <= K <= N."""
-    from killpoint.values.shard import Shard, ShardError
+    from killpoint.errors import ShardError
+    from killpoint.values.shard import Shard
 
     check_fields(shard, SHARD, "'shard'")
     try:

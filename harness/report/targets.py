@@ -26,13 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from killpoint.errors import KillpointError
+from killpoint.errors import TargetError
 
 REPORTS = Path("reports")
-
-
-class TargetError(KillpointError, ValueError):
-    """A report path that cannot be written; the message names it and why."""
 
 
 def default_paths(runtime: str, folder: Path = REPORTS) -> tuple[Path, Path]:

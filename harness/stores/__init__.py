@@ -11,9 +11,11 @@ from __future__ import annotations
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
+from killpoint.errors import StoreError, StoreUnavailable
 from killpoint.redaction import remember_url
-from killpoint.stores.backend import StoreBackend, StoreError, StoreUnavailable
+from killpoint.stores.backend import StoreBackend
 
+# The kinds of store a cell id names (a pytest node id's STORE part).
 STORE_KINDS = ("sqlite", "postgresql")
 
 

@@ -6,37 +6,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from killpoint.errors import KillpointError
-
-
-class StoreError(KillpointError, ValueError):
-    """A store option that is malformed or cannot be reached."""
-
-
-class StoreUnavailable(KillpointError):
-    """The store server cannot be reached (stopped, restarting, refusing connections): a
-    failure of killpoint's own dependency, not of the runtime under test."""
-
-
-class StoreLeftover(KillpointError):
-    """A store that could not be removed (the server gone, a kill -9 of its postmaster):
-    it stays on the server until the statement that drops it is run."""
-
-    def __init__(self, store: str, where: str, statement: str, reason: str) -> None:
-        super().__init__(f"could not drop {store} on {where} ({reason}); drop it with: {statement}")
-        self.store = store
-        self.where = where
-        self.statement = statement
-        self.reason = reason
-
-    def to_json(self) -> dict[str, str]:
-        return {
-            "store": self.store,
-            "server": self.where,
-            "statement": self.statement,
-            "error": self.reason,
-        }
-
 
 class StoreBackend(Protocol):
     """Hands out isolated stores of one kind, and answers for their URLs."""

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from killpoint.stores.backend import StoreUnavailable
+from killpoint.errors import StoreUnavailable
 from killpoint.stores.sampling import FULL_BELOW, Sampler, free_space
 from killpoint.values.findings import Finding
 

@@ -19,7 +19,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError, SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
-from killpoint.stores.backend import StoreError, StoreLeftover, StoreUnavailable
+from killpoint.errors import StoreError, StoreLeftover, StoreUnavailable
 
 PREFIX = "kp_"  # every schema killpoint makes, and the only ones it drops
 # A command that restarts the campaign's server (store-restart): killpoint cannot restart

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from killpoint.stores.backend import StoreUnavailable
+from killpoint.errors import StoreUnavailable
 
 if TYPE_CHECKING:
     from killpoint.stores.backend import StoreBackend

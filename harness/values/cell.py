@@ -11,9 +11,13 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from killpoint.errors import ReportError
 from killpoint.values.findings import fails, open_severity
 from killpoint.values.points import Schedule
 from killpoint.values.timeline import Event, event_from_json
+
+# A row of the matrix: its cells differ only by their schedule.
+Row = tuple[str, str, str, str]  # runtime, scenario, mode, store kind
 
 
 @dataclass(frozen=True)
@@ -33,7 +37,7 @@ class Cell:
         return "/".join((self.runtime, self.scenario, self.mode, self.store, str(self.schedule)))
 
     @property
-    def row(self) -> tuple[str, str, str, str]:
+    def row(self) -> Row:
         return (self.runtime, self.scenario, self.mode, self.store)
 
     def replay_command(self, options: tuple[str, ...] = ()) -> str:
@@ -140,14 +144,15 @@ class CellResult:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> CellResult:
-        """A cell of a report's JSON; ValueError naming what is missing or wrong."""
+        """A cell of a report's JSON; ReportError (a ValueError) naming what is missing or
+        wrong."""
         if not isinstance(data, dict):
-            raise ValueError(f"a cell should be an object, got {type(data).__name__}")
+            raise ReportError(f"a cell should be an object, got {type(data).__name__}")
         known = {f.name for f in fields(cls)}
         required = ("id", "runtime", "scenario", "mode", "store", "schedule", "verdict", "expected")
         missing = [k for k in required if k not in data]
         if missing:
-            raise ValueError(f"a cell lacks {', '.join(missing)}")
+            raise ReportError(f"a cell lacks {', '.join(missing)}")
         kept = {k: v for k, v in data.items() if k in known}
         kept["timeline"] = [event_from_json(e) for e in data.get("timeline") or []]
         return cls(**kept)

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from killpoint.errors import UnknownFinding
 from killpoint.values.sentences import say
 
 
@@ -223,7 +224,7 @@ class Finding:
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
-            raise ValueError(f"killpoint: unknown finding kind {self.kind!r}")
+            raise UnknownFinding(f"killpoint: unknown finding kind {self.kind!r}")
 
     @classmethod
     def of(cls, kind: str, facts: Mapping[str, Any], **fields: Any) -> Finding:

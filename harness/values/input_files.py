@@ -15,7 +15,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from killpoint.errors import KillpointError
+from killpoint.errors import InputError
 
 MIB = 1024 * 1024
 REPORT_BYTES = 32 * MIB  # six times the size a report is held to
@@ -26,11 +26,6 @@ REPORT_BYTES = 32 * MIB  # six times the size a report is held to
 MERGE_BYTES = 2 * REPORT_BYTES
 ACCEPT_BYTES = 1024 * 1024
 DEPTH = 64  # a report nests 8 deep at most; an accept file 3
-
-
-class InputError(KillpointError, ValueError):
-    """An input file that is too large, too deep or not of its format; the message names
-    the file and what is wrong."""
 
 
 def read_bounded(path: Path, limit: int) -> str:

@@ -27,6 +27,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from killpoint.errors import ModeError
+
 # The facts the engine plans with (see the module's docstring), each a bool.
 FLAGS = ("persists_mid_run", "results_per_call", "tool_results_durable", "writes_lag")
 
@@ -46,20 +48,20 @@ class Mode:
 
     def __post_init__(self) -> None:
         if not self.name or any(c in self.name for c in "/,+ \t\n"):
-            raise ValueError(
+            raise ModeError(
                 f"killpoint: mode name {self.name!r} must be non-empty, without '/', ',', '+' "
                 "or spaces (it is part of cell ids and option lists)"
             )
         if not self.meaning or "\n" in self.meaning:
-            raise ValueError(f"killpoint: mode {self.name!r} needs its meaning in one line")
+            raise ModeError(f"killpoint: mode {self.name!r} needs its meaning in one line")
         for flag in FLAGS:
             value = getattr(self, flag)
             if not isinstance(value, bool):
-                raise ValueError(
+                raise ModeError(
                     f"killpoint: mode {self.name!r}: {flag} must be True or False, got {value!r}"
                 )
         if self.results_per_call and not self.tool_results_durable:
-            raise ValueError(
+            raise ModeError(
                 f"killpoint: mode {self.name!r} declares results_per_call=True and "
                 "tool_results_durable=False: a result durable per call is durable; drop one"
             )

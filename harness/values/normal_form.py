@@ -42,7 +42,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, TypedDict
 
-from killpoint.errors import KillpointError
+from killpoint.errors import NormalFormError
 
 STATUSES = ("PENDING", "RUNNING", "PAUSED", "COMPLETED", "ERROR", "CANCELLED")
 # What a failure record is: a failed attempt (a model or tool error the runtime stored) or
@@ -87,10 +87,6 @@ class Run(TypedDict, total=False):
 class Session(TypedDict):
     state: Any
     runs: dict[str, Run]
-
-
-class NormalFormError(KillpointError, ValueError):
-    """A value from `read_session` that is not in the normal form; names the field."""
 
 
 def validate_session(value: Any, who: str = "read_session") -> None:

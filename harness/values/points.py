@@ -10,11 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from killpoint.errors import KillpointError
-
-
-class PointError(KillpointError, ValueError):
-    """A crash point or schedule that cannot be parsed, or that a baseline does not offer."""
+from killpoint.errors import PointError
 
 
 @dataclass(frozen=True, order=True)

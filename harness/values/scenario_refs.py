@@ -10,16 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from killpoint import scenarios
-from killpoint.errors import KillpointError
+from killpoint.errors import ScenarioRefError
 from killpoint.scenarios import Expected, Scenario, versions
 from killpoint.scenarios import cassette as cassettes
 from killpoint.values.import_paths import call_problem, import_attribute
 
 CASSETTE = "cassette:"
-
-
-class ScenarioRefError(KillpointError, ValueError):
-    """A scenario reference that names no scenario."""
 
 
 def resolve_scenario(ref: str) -> Scenario:

@@ -14,11 +14,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from killpoint.errors import KillpointError
-
-
-class ShardError(KillpointError, ValueError):
-    """A `K/N` that names no shard; the message says why and what to give."""
+from killpoint.errors import ShardError
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,6 @@ from typing import NamedTuple
 # start/end/kill: a process's life; pause/wake: SIGSTOP and SIGCONT; fault: what went
 # wrong or was done to the run; tool/store: a gate or a confirmation; other: a note.
 KINDS = ("start", "end", "kill", "pause", "wake", "fault", "tool", "store", "other")
-# Lanes that are not a process: any other lane is a worker, named after its log.
-SHARED_LANES = ("tools", "store", "faults", "harness")
 
 
 class Event(NamedTuple):

@@ -26,25 +26,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from killpoint.errors import KillpointError
+from killpoint.errors import NO_PROCESS, NoProcess
 
 REFUSALS = "refused.log"  # in a cell's folder: one line per refusal a worker met
 NO_THREAD = "can't start new thread"  # CPython's RuntimeError, in every process
-NO_PROCESS = "could not start a process"  # NoProcess's, and a refusal line's
 MARKERS = (NO_THREAD, NO_PROCESS)
 READ_LIMIT = 4096  # of the refusals file: the first lines say what was refused
 CAP_SYS_ADMIN = 21  # linux/capability.h
 CAP_SYS_RESOURCE = 24
-
-
-class NoProcess(KillpointError, OSError):
-    """The engine could not start a worker: the kernel refused the fork (EAGAIN, ENOMEM)
-    or the forkserver could not answer for it."""
-
-    def __init__(self, why: BaseException) -> None:
-        super().__init__(
-            f"killpoint {NO_PROCESS} for a worker ({type(why).__name__}: {why or 'no answer'})"
-        )
 
 
 def record_refusals(work: Path) -> None:

@@ -24,10 +24,9 @@ from typing import Any
 
 import psutil
 
-from killpoint.errors import KillpointError
+from killpoint.errors import Interrupted, NoProcess
 from killpoint.values.timeline import Event, gate_event
 from killpoint.workers.children import descendants, held_children
-from killpoint.workers.limits import NoProcess
 from killpoint.workers.worker import WorkerSpec, worker_main
 
 # What every forkserver imports. A runtime adds its own modules (its adapter's
@@ -130,10 +129,6 @@ class Outcome:
     kind: str  # "gates" | "done" | "error" | "died" | "timeout" | "interrupted"
     detail: str = ""
     results: list[dict[str, Any]] = field(default_factory=list)
-
-
-class Interrupted(KillpointError):
-    """The campaign is stopping: no new worker may start."""
 
 
 class Worker:

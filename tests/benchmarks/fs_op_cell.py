@@ -30,7 +30,7 @@ def campaign(points: str, args: argparse.Namespace) -> tuple[int, int, float, fl
     with tempfile.TemporaryDirectory(prefix="killpoint-fsop-", dir=default_parent()) as tmp:
         config = CampaignConfig.from_options(
             scenarios=(args.scenario,), modes=(args.mode,), points=points, fs_ops=args.fs_ops,
-            workers=args.workers, keep="none", work_parent=tmp,
+            workers=args.workers, keep="none", work_dir=tmp,
         )  # fmt: skip
         config.check()
         t0 = time.perf_counter()

@@ -16,8 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.engine import Engine
+from killpoint.engine.options import EngineConfig
 from killpoint.engine.work_root import default_parent
 from killpoint.powerloss import stop_helper
 from killpoint.values.cell import Cell

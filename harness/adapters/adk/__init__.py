@@ -23,6 +23,7 @@ from typing import Any
 
 from killpoint.adapters.checkpoint_gates import CheckpointGates
 from killpoint.adapters.protocol import RuntimeAdapter
+from killpoint.errors import ModeError
 from killpoint.values.findings import Finding
 from killpoint.values.modes import Mode
 
@@ -119,7 +120,7 @@ class AdkAdapter(RuntimeAdapter):
         from killpoint.adapters.adk.agent import AdkDriver
 
         if mode != EVENTS.name:
-            raise ValueError(f"killpoint: adk mode {mode!r} is unknown; the one mode is 'events'")
+            raise ModeError(f"killpoint: adk mode {mode!r} is unknown; the one mode is 'events'")
         return AdkDriver(scenario, store_url, ledger)
 
     def unsupported(self, scenario: Any, mode: str) -> str | None:

@@ -21,6 +21,7 @@ from typing import Any
 from sqlalchemy.engine import make_url
 
 from killpoint.adapters.adk.normal import run_of
+from killpoint.errors import StoreNotSupported
 from killpoint.scenarios import Ledger, RunResult, Scenario, ToolEnv
 from killpoint.scenarios.model_server import SCRIPTED_API_KEY, model_url
 from killpoint.scenarios.tooling import IDEMPOTENCY_KEY, SESSION_STATE
@@ -49,7 +50,7 @@ def async_url(store_url: str) -> str:
         return url.set(drivername="sqlite+aiosqlite").render_as_string(hide_password=False)
     if backend == "postgresql":
         return url.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
-    raise ValueError(
+    raise StoreNotSupported(
         f"killpoint: the adk runtime stores on SQLite or PostgreSQL, not {backend!r}: run "
         "killpoint with --store sqlite or --store postgresql+psycopg://..."
     )

@@ -24,6 +24,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from killpoint.values.sentences import count
+
 # ADK's mark of the events that seal an aborted invocation (google.adk.events._abort_events).
 ABORTED = "INVOCATION_ABORTED"
 # The ids the model and ADK make up: the oracle leaves them out.
@@ -202,10 +204,10 @@ def invariants(rows: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str]:
             ]
     for call_id, n in sorted(asked.items()):
         if n > 1:
-            problems.append(f"function call {call_id} appears in {n} events")
+            problems.append(f"function call {call_id} appears in {count(n, 'event')}")
     for call_id, n in sorted(answered.items()):
         if n > 1:
-            problems.append(f"function call {call_id} has {n} responses")
+            problems.append(f"function call {call_id} has {count(n, 'response')}")
     return problems
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from killpoint.adapters.checkpoint_gates import CheckpointGates
 from killpoint.adapters.protocol import RuntimeAdapter
+from killpoint.errors import ModeError
 from killpoint.values.findings import Finding
 from killpoint.values.modes import Mode
 
@@ -85,7 +86,7 @@ def _durability(mode: str) -> tuple[str, bool]:
     durability, _, send = mode.partition("-")
     if durability not in ("sync", "async", "exit") or send not in ("", "send"):
         names = ", ".join(m.name for m in MODES)
-        raise ValueError(f"killpoint: LangGraph mode {mode!r} is unknown; choose from {names}")
+        raise ModeError(f"killpoint: LangGraph mode {mode!r} is unknown; choose from {names}")
     return durability, send == "send"
 
 

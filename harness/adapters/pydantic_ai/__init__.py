@@ -26,6 +26,7 @@ from typing import Any
 
 from killpoint.adapters.checkpoint_gates import CheckpointGates
 from killpoint.adapters.protocol import RuntimeAdapter
+from killpoint.errors import ModeError
 from killpoint.values.findings import Finding
 from killpoint.values.modes import Mode
 
@@ -98,7 +99,7 @@ def _settings(mode: str) -> tuple[bool, str]:
     """(tools as DBOS steps, DBOSDurability's parallel_execution_mode) of a mode name."""
     if mode not in (m.name for m in MODES):
         names = ", ".join(m.name for m in MODES)
-        raise ValueError(f"killpoint: pydantic-ai mode {mode!r} is unknown; choose from {names}")
+        raise ModeError(f"killpoint: pydantic-ai mode {mode!r} is unknown; choose from {names}")
     sequential = "sequential" if mode == STEPS_SEQUENTIAL.name else "parallel_ordered_events"
     return mode != MODEL_STEPS.name, sequential
 

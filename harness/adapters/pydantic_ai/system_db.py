@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sqlalchemy.engine import make_url
 
-from killpoint.errors import KillpointError
+from killpoint.errors import StoreNotSupported
 from killpoint.stores.postgresql import is_postgres, schema_of
 
 # The workflow attribute that carries the session id (DBOS has no session of its own).
@@ -37,10 +37,6 @@ def system_schema(store_url: str) -> str | None:
     if not is_postgres(store_url):
         return None
     return schema_of(store_url) or "dbos"
-
-
-class StoreNotSupported(KillpointError, ValueError):
-    """A store URL the adapter cannot give DBOS."""
 
 
 __all__ = [

@@ -49,8 +49,8 @@ from killpoint.adapters.adk.normal import run_of  # noqa: E402
 from killpoint.adapters.checkpoint_gates import CheckpointGates  # noqa: E402
 from killpoint.adapters.protocol import local_model  # noqa: E402
 from killpoint.adapters.registry import load_adapter  # noqa: E402
-from killpoint.engine.cell_host import EngineConfig  # noqa: E402
 from killpoint.engine.engine import Engine  # noqa: E402
+from killpoint.engine.options import EngineConfig  # noqa: E402
 from killpoint.scenarios import Ledger, RunResult, ScriptedModel, ToolEnv, drive, gates  # noqa: E402
 from killpoint.scenarios.model_server import serve  # noqa: E402
 from killpoint.values.cell import Cell, CellResult  # noqa: E402

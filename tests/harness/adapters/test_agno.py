@@ -39,12 +39,12 @@ from killpoint.adapters.agno import (  # noqa: E402
     AgnoAdapter,
     AgnoDriver,
 )
-from killpoint.adapters.protocol import AdapterError  # noqa: E402
 from killpoint.adapters.registry import load_adapter  # noqa: E402
 from killpoint.cli.demo import run_demo  # noqa: E402
 from killpoint.engine.campaign import Campaign, CampaignConfig  # noqa: E402
-from killpoint.engine.cell_host import EngineConfig  # noqa: E402
 from killpoint.engine.engine import SESSION_ID, Engine  # noqa: E402
+from killpoint.engine.options import EngineConfig  # noqa: E402
+from killpoint.errors import AdapterError  # noqa: E402
 from killpoint.judge.oracle import comparable  # noqa: E402
 from killpoint.scenarios import Ledger, RunResult, Scenario, ScriptedModel, drive  # noqa: E402
 from killpoint.values.cell import Cell  # noqa: E402

@@ -8,13 +8,8 @@ from typing import Any
 
 import pytest
 
-from killpoint.adapters.blame import (
-    AdapterFault,
-    charged,
-    checked,
-    checked_problems,
-    checked_session,
-)
+from killpoint.adapters.blame import charged, checked, checked_problems, checked_session
+from killpoint.errors import AdapterFault
 from killpoint.values.findings import KINDS, Finding
 
 

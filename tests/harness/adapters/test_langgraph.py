@@ -37,11 +37,11 @@ from killpoint import kinds, scenarios  # noqa: E402
 from killpoint.adapters.checkpoint_gates import CheckpointGates  # noqa: E402
 from killpoint.adapters.langgraph import LangGraphAdapter, savers  # noqa: E402
 from killpoint.adapters.langgraph.agent import LangGraphDriver  # noqa: E402
-from killpoint.adapters.protocol import AdapterError  # noqa: E402
 from killpoint.adapters.registry import load_adapter  # noqa: E402
 from killpoint.engine.campaign import Campaign, CampaignConfig  # noqa: E402
-from killpoint.engine.cell_host import EngineConfig  # noqa: E402
 from killpoint.engine.engine import SESSION_ID, Engine  # noqa: E402
+from killpoint.engine.options import EngineConfig  # noqa: E402
+from killpoint.errors import AdapterError  # noqa: E402
 from killpoint.scenarios import Ledger, RunResult, Scenario, ScriptedModel, drive, gates  # noqa: E402
 from killpoint.scenarios.behaviours import BEHAVIOURS  # noqa: E402
 from killpoint.values.cell import Cell, CellResult  # noqa: E402

@@ -52,8 +52,8 @@ from killpoint.adapters.pydantic_ai.agent import (  # noqa: E402
 )
 from killpoint.adapters.registry import load_adapter  # noqa: E402
 from killpoint.engine.campaign import Campaign, CampaignConfig  # noqa: E402
-from killpoint.engine.cell_host import EngineConfig  # noqa: E402
 from killpoint.engine.engine import Engine  # noqa: E402
+from killpoint.engine.options import EngineConfig  # noqa: E402
 from killpoint.scenarios import Ledger, RunResult, ScriptedModel, drive, gates  # noqa: E402
 from killpoint.values.cell import Cell  # noqa: E402
 from killpoint.values.modes import runnable  # noqa: E402

@@ -59,9 +59,9 @@ def test_the_help_texts_name_every_builtin() -> None:
         text = " ".join(out.stdout.split())
         for name in registry.BUILTINS:
             assert name in text, (argv, name)
-    from killpoint.plugin.settings import OPTIONS
+    from killpoint.engine.option_table import PYTEST, option
 
-    runtime_help = next(h for option, *_, h in OPTIONS if option == "--crash-runtime")
+    runtime_help = option("runtime").described(PYTEST)
     assert all(name in runtime_help for name in registry.BUILTINS)
 
 
@@ -77,14 +77,14 @@ def test_each_built_in_runtime_ships_its_by_design_groups(runtime: str) -> None:
     """Issue 56: nothing marked what a runtime's docs call by design. Each built-in runtime
     ships an accepted-findings file (`--accept builtin`) whose every entry names a finding
     kind, gives the doc's reason, and links the page that says so."""
-    from killpoint.cli.matrix import builtin_accepted
+    from killpoint.engine.acceptances import accepted_groups
     from killpoint.judge.groups import read_accepted
     from killpoint.values.findings import KINDS
 
     path = registry.accepted_file(runtime)
     assert path is not None and path.is_file()
     entries = read_accepted(path)
-    assert entries == builtin_accepted(runtime)
+    assert entries == accepted_groups("builtin", runtime)
     docs = Path(__file__).parents[3] / "docs"
     for key, entry in entries.items():
         assert key.split(":")[0] in KINDS, key
@@ -95,16 +95,16 @@ def test_each_built_in_runtime_ships_its_by_design_groups(runtime: str) -> None:
 
 
 def test_the_reference_runtime_has_no_by_design_findings() -> None:
-    from killpoint.cli.matrix import builtin_accepted
+    from killpoint.engine.acceptances import accepted_groups
 
     assert registry.accepted_file("reference") is None
-    assert builtin_accepted("reference") == {}
+    assert accepted_groups("builtin", "reference") == {}
 
 
 def test_agno_accepts_what_its_docs_call_by_design_and_not_its_defects() -> None:
-    from killpoint.cli.matrix import builtin_accepted
+    from killpoint.engine.acceptances import accepted_groups
 
-    keys = set(builtin_accepted("agno"))
+    keys = set(accepted_groups("builtin", "agno"))
     assert {
         "stale-write:-:store",
         "two-drivers:-:runs",

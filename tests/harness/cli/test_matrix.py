@@ -10,12 +10,12 @@ import argparse
 import pytest
 
 from killpoint.cli import matrix as cli_matrix
-from killpoint.engine.options import OptionError
+from killpoint.errors import OptionError
 
 
 def parse(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
-    cli_matrix.add_parser(parser.add_subparsers(dest="command"), "work dir", int)
+    cli_matrix.add_parser(parser.add_subparsers(dest="command"))
     return parser.parse_args(["matrix", *argv])
 
 

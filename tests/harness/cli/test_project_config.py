@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from killpoint.cli.project_config import ProjectConfigError, merge, read
+from killpoint.cli.project_config import merge, read
+from killpoint.errors import ProjectConfigError
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -44,6 +45,23 @@ class TestFinding:
         (tmp_path / "sub").mkdir()
         found = read(tmp_path / "sub")
         assert {"json": str(tmp_path / "out/m.json"), "work_dir": "/tmp"} == found.values
+
+    def test_accept_builtin_is_the_runtimes_file_not_a_path(self, tmp_path: Path) -> None:
+        """`accept = "builtin"` means the groups the runtime's documentation calls by
+        design (as `--accept builtin` does), not a file named builtin beside the file; any
+        other value is a path from the file's folder."""
+        from killpoint.adapters.registry import accepted_file
+        from killpoint.engine.acceptances import accepted_groups
+        from killpoint.judge.groups import read_accepted
+
+        project(tmp_path, '[tool.killpoint]\naccept = "builtin"\n')
+        found = read(tmp_path)
+        assert found.values == {"accept": "builtin"}
+        builtin = accepted_file("agno")
+        assert builtin is not None
+        assert read_accepted(builtin) == accepted_groups(found.values["accept"], "agno")
+        project(tmp_path, '[tool.killpoint]\naccept = "./builtin"\n')
+        assert {"accept": str(tmp_path / "builtin")} == read(tmp_path).values
 
 
 class TestRefused:
@@ -139,3 +157,20 @@ class TestTheMatrixReadsIt:
         assert [c["id"] for c in cells] == [
             "reference/research/tool-batch/sqlite/after-checkpoint:2"
         ]
+
+    def test_the_file_sets_how_cells_are_killed(self, tmp_path: Path) -> None:
+        """One run of the front: [tool.killpoint] takes every option the table gives it,
+        kills, cut, fs-ops and model-behaviour included; with kills = 'real' no cell
+        resumes from a traced copy (two kill cells of a row would, by default)."""
+        project(
+            tmp_path,
+            "[tool.killpoint]\nscenarios = 'research'\nmodes = 'tool-batch'\n"
+            "points = 'after-checkpoint:1,after-checkpoint:2'\nkills = 'real'\ncut = 'torn-seq'\n"
+            "fs-ops = 2\nmodel-behaviour = 'respell'\njson = 'm.json'\nreport = 'm.html'\n",
+        )
+        result = killpoint(tmp_path, "matrix", "--quiet")
+        assert result.returncode == 0, result.stderr
+        cells = json.loads((tmp_path / "m.json").read_text())["cells"]
+        assert len(cells) == 2
+        for cell in cells:
+            assert not any("traced worker (pid" in text for _, text, *_ in cell["timeline"])

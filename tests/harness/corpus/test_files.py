@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from killpoint.corpus import files
-from killpoint.corpus.errors import CorpusError
-from killpoint.workers.processes import Interrupted
+from killpoint.errors import CorpusError, Interrupted
 
 
 def state(tmp_path: Path) -> Path:

@@ -27,11 +27,10 @@ from killpoint.cli.main import main
 from killpoint.corpus import manifest as mf
 from killpoint.corpus import pg_form, pg_state
 from killpoint.corpus.check import check
-from killpoint.corpus.manifest import CorpusError
 from killpoint.corpus.record import record
 from killpoint.engine.options import CampaignConfig
+from killpoint.errors import CorpusError, Interrupted
 from killpoint.stores.postgresql import PostgresStores, schema_of
-from killpoint.workers.processes import Interrupted
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -428,7 +427,7 @@ def test_a_schema_that_cannot_be_dropped_is_named(
 ) -> None:
     """A state's schema the server will not drop (here: every drop refused) stays, and the
     output names each one with the statement that drops it."""
-    from killpoint.stores.backend import StoreLeftover
+    from killpoint.errors import StoreLeftover
 
     corpus, url = pg_corpus
     real_drop = PostgresStores.drop

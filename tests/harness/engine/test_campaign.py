@@ -3,7 +3,6 @@
 # ruff: noqa: SIM300
 from __future__ import annotations
 
-import queue
 import re
 import threading
 from collections import Counter
@@ -121,23 +120,3 @@ def test_no_thread_at_all_makes_the_cells_unavailable_not_the_campaign_lost(
     assert {"resource-exhausted"} == kinds
     assert "can't start new thread" in result.cells[0].detail
     assert not result.failing
-
-
-def test_drain_takes_everything_waiting_and_waits_only_for_the_first() -> None:
-    items: queue.SimpleQueue[int] = queue.SimpleQueue()
-    assert campaign.drain(items, timeout=0.01) == []
-    for n in (1, 2, 3):
-        items.put(n)
-    assert campaign.drain(items, timeout=0.01) == [1, 2, 3]
-    # A put from another thread, landing before or during the wait: taken either way.
-    ready = threading.Event()
-
-    def later() -> None:
-        ready.wait()
-        items.put(4)
-
-    thread = threading.Thread(target=later)
-    thread.start()
-    ready.set()
-    assert campaign.drain(items, timeout=60) == [4]
-    thread.join()

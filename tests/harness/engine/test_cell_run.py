@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from killpoint import kinds
-from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.engine import Engine
+from killpoint.engine.options import EngineConfig
 from killpoint.report.html_cells import Strings, cell_data
 from killpoint.values.cell import Cell, CellResult
 
@@ -95,7 +95,7 @@ def test_a_fast_path_cell_reads_on_its_own_clock(tmp_path: Path) -> None:
 
     config = CampaignConfig.from_options(
         scenarios="research", modes="tool-batch", points="after-checkpoint,mid-model",
-        work_parent=str(tmp_path), keep="none", seed=3, workers=1, kills="fast",
+        work_dir=str(tmp_path), keep="none", seed=3, workers=1, kills="fast",
     )  # fmt: skip
     result = Campaign(config).run()
     later = [c for c in result.cells if c.schedule == ["after-checkpoint:3"]]

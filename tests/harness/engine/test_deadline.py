@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from killpoint.engine.deadline import Caller, Overdue
-from killpoint.workers.processes import Interrupted
+from killpoint.engine.deadline import Caller
+from killpoint.errors import Interrupted, Overdue
 from tests.harness.misbehaving_adapters import FIFO_ENV
 
 REPO = Path(__file__).resolve().parents[3]

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from killpoint import kinds
-from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.engine import Engine
+from killpoint.engine.options import EngineConfig
 from killpoint.kinds.takeover import late_allowance, unfinished_batch
 from killpoint.scenarios.conversation import canonical_arguments
 from killpoint.values.cell import Cell, CellResult

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from killpoint.engine.campaign import Campaign, CampaignConfig
-from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.cell_run import CellRun
 from killpoint.engine.engine import Engine
+from killpoint.engine.options import EngineConfig
 from killpoint.engine.state_copy import Copy
-from killpoint.values.cell import Cell
+from killpoint.values.cell import Cell, Row
 from killpoint.values.points import CrashPoint
 from killpoint.workers.processes import Worker
 
@@ -66,7 +66,7 @@ def test_an_exception_in_a_baseline_is_its_rows_error(
 ) -> None:
     engine = Engine(EngineConfig(work_root=tmp_path / "work"))
 
-    def broken(row: tuple[str, str, str, str]) -> None:
+    def broken(row: Row) -> None:
         raise RuntimeError("a baseline harness bug")
 
     monkeypatch.setattr(engine, "_make_baseline", broken)

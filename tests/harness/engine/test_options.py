@@ -1,22 +1,15 @@
-"""The one option model: every option parsed and checked once, the same reason for the
-same bad value whichever front end was given it (the CLI, the plugin, `crash.check`)."""
+"""The campaign's configuration: every option read once, then checked against the
+environment (the same reason from every front: test_option_table.py)."""
 
 # ruff: noqa: SIM300
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from killpoint.engine.options import (
-    CampaignConfig,
-    OptionError,
-    parse_points,
-    runtime_adapter,
-    split_list,
-)
+from killpoint.engine.options import CampaignConfig, parse_points, runtime_adapter, split_list
+from killpoint.errors import OptionError
 
 pytest_plugins = ["pytester"]
 REPO = Path(__file__).resolve().parents[3]
@@ -124,51 +117,6 @@ class TestEnvironment:
         )
 
 
-# -- the same reason from each front end ----------------------------------------------------
-
-BAD = [
-    ("modes", "fast", "not a mode of runtime 'reference'; choose from runs, tool-batch, tool"),
-    (
-        "points",
-        "nowhere",
-        "not a group (boundaries, kills, faults, power-loss, fs-ops, restarts, all)",
-    ),
-    ("runtime", "nosuch", "unknown runtime 'nosuch'; choose from reference"),
-    ("scenarios", "nosuch", "unknown scenario 'nosuch'"),
-    ("depth", "3", "give a whole number from 1 to 2"),
-    ("keep", "some", "not a keep policy; choose from none, failed, all"),
-]
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(("option", "value", "reason"), BAD)
-def test_cli_plugin_and_fixture_say_the_same(
-    pytester: pytest.Pytester, option: str, value: str, reason: str
-) -> None:
-    """For each option, the same bad value gets the same reason from the command line,
-    from pytest's option and from crash.check; each names the option its own way."""
-    cli = subprocess.run(
-        [sys.executable, "-m", "killpoint.cli.main", "matrix", f"--{option}", value,
-         "--json", str(pytester.path / "m.json"), "--report", str(pytester.path / "m.html")],
-        capture_output=True, text=True, timeout=120, cwd=REPO,
-    )  # fmt: skip
-    assert 2 == cli.returncode
-    assert f"killpoint: --{option}='{value}': {reason}" in cli.stderr
-
-    plugin = pytester.runpytest_subprocess("-p", "no:randomly", f"--crash-{option}={value}")
-    assert f"killpoint: --crash-{option}='{value}': {reason}" in plugin.stderr.str()
-
-    key = "scenario" if option == "scenarios" else option
-    pytester.makepyfile(
-        test_check=f"""
-        def test_check(crash):
-            crash.check({key}={value!r})
-        """
-    )
-    fixture = pytester.runpytest_subprocess("-p", "no:randomly", "test_check.py")
-    assert f"killpoint: crash.check {key}='{value}': {reason}" in fixture.stdout.str()
-
-
 @pytest.mark.slow
 def test_crash_check_of_a_module_that_is_not_importable_fails_in_one_line(
     pytester: pytest.Pytester,
@@ -192,11 +140,13 @@ def test_crash_check_of_a_module_that_is_not_importable_fails_in_one_line(
 
 
 def test_the_engine_config_is_derived_from_the_campaigns(tmp_path: Path) -> None:
-    from killpoint.engine.cell_host import EngineConfig
+    from killpoint.engine.options import EngineConfig
 
-    config = CampaignConfig(store="sqlite", timeout=3.5, keep="all", work_parent=tmp_path)
+    config = CampaignConfig(
+        store="sqlite", timeout=3.5, keep="all", work_parent=tmp_path, workers=3
+    )
     assert config.engine_config() == EngineConfig(
-        store="sqlite", timeout=3.5, keep="all", work_parent=tmp_path
+        store="sqlite", timeout=3.5, keep="all", work_parent=tmp_path, workers=3
     )
 
 

@@ -10,10 +10,10 @@ import pytest
 
 from killpoint.adapters.registry import load_adapter
 from killpoint.engine.campaign import Campaign
-from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.engine import SESSION_ID, Engine
-from killpoint.engine.options import CampaignConfig, OptionError
+from killpoint.engine.options import CampaignConfig, EngineConfig
 from killpoint.engine.row_trace import copyable
+from killpoint.errors import OptionError
 from killpoint.kinds import get
 from killpoint.stores.sqlite import FILE
 from killpoint.values.cell import Cell
@@ -80,7 +80,7 @@ def test_which_cells_resume_from_a_copy() -> None:
 
 
 def test_kills_takes_fast_or_real_and_names_the_choices_otherwise() -> None:
-    assert CampaignConfig().kills == "real"  # the command's default is fast (test_main)
+    assert CampaignConfig().kills == "fast"  # one default: the command's, and this
     assert CampaignConfig.from_options(kills="real").kills == "real"
     with pytest.raises(OptionError, match=r"--kills='sometimes'.*choose from fast, real"):
         CampaignConfig.from_options(kills="sometimes")

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from hypothesis.database import ExampleDatabase
 
 from killpoint import kinds
-from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.engine import Engine
+from killpoint.engine.options import EngineConfig
 from killpoint.engine.search import database_at, database_key, find_failing, schedules, search
 from killpoint.judge.baseline import Baseline
 from killpoint.report.document import read_json

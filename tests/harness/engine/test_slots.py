@@ -10,7 +10,7 @@ import pytest
 
 from killpoint.engine.polling import poll
 from killpoint.engine.slots import Slots, _Places
-from killpoint.workers.processes import Interrupted
+from killpoint.errors import Interrupted
 
 WAIT = 10.0  # seconds an event may take on a loaded machine before the test gives up
 

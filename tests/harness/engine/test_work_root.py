@@ -125,8 +125,8 @@ def test_a_folder_with_nothing_kept_goes_whole(tmp_path: Path) -> None:
 
 
 def test_an_engine_sweeps_where_it_makes_its_folder(tmp_path: Path) -> None:
-    from killpoint.engine.cell_host import EngineConfig
     from killpoint.engine.engine import Engine
+    from killpoint.engine.options import EngineConfig
 
     dead, root = owning_process(tmp_path)
     dead.kill()

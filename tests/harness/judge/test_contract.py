@@ -12,8 +12,8 @@ import pytest
 from killpoint import kinds, scenarios
 from killpoint.cli import output as cli_output
 from killpoint.engine.campaign import Campaign, CampaignConfig
-from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.engine import Engine
+from killpoint.engine.options import EngineConfig
 from killpoint.judge import contract
 from killpoint.report.document import to_document
 from killpoint.scenarios.conversation import canonical_arguments

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from killpoint import kinds
-from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.engine import Engine
+from killpoint.engine.options import EngineConfig
 from killpoint.values.cell import Cell
 
 pytestmark = pytest.mark.slow

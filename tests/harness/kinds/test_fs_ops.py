@@ -19,9 +19,9 @@ import pytest
 
 from killpoint import kinds
 from killpoint.engine.campaign import Campaign
-from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.engine import Engine
-from killpoint.engine.options import CampaignConfig, OptionError
+from killpoint.engine.options import CampaignConfig, EngineConfig
+from killpoint.errors import OptionError
 from killpoint.judge.baseline import Baseline
 from killpoint.kinds.fs_ops import planned_ops, within
 from killpoint.powerloss.availability import NO_FUSE_ENV

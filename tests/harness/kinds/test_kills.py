@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from killpoint import kinds
-from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.engine import Engine
+from killpoint.engine.options import EngineConfig
 from killpoint.kinds.kills import MidBatch
 from killpoint.values.cell import Cell
 

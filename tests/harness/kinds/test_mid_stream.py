@@ -13,14 +13,15 @@ from pathlib import Path
 import pytest
 
 from killpoint import kinds
-from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.engine import Engine
+from killpoint.engine.options import EngineConfig
+from killpoint.errors import PointError
 from killpoint.judge.baseline import Baseline
 from killpoint.kinds.kills import MidStream, stream_chunks
 from killpoint.scenarios import gates
 from killpoint.scenarios.model import SERVED_LOG, requests_seen, turn_log
 from killpoint.values.cell import Cell
-from killpoint.values.points import CrashPoint, PointError
+from killpoint.values.points import CrashPoint
 from killpoint.workers.worker import MODEL_STATE
 
 ROW = ("research", "every-batch", "sqlite")

@@ -12,8 +12,8 @@ from types import SimpleNamespace
 import pytest
 
 from killpoint import kinds
-from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.engine import Engine
+from killpoint.engine.options import EngineConfig
 from killpoint.kinds.ownership import at_once
 from killpoint.scenarios.ledger import Entry
 from killpoint.values.cell import Cell, CellResult

@@ -23,9 +23,8 @@ import pytest
 
 from killpoint import kinds
 from killpoint.engine.campaign import Campaign
-from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.engine import Engine
-from killpoint.engine.options import CampaignConfig, parse_points
+from killpoint.engine.options import CampaignConfig, EngineConfig, parse_points
 from killpoint.powerloss.availability import NO_FUSE_ENV
 from killpoint.report.html import build_view, render_report
 from killpoint.values.cell import Cell, CellResult

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from killpoint import kinds
-from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.engine import Engine
+from killpoint.engine.options import EngineConfig
 from killpoint.values.cell import Cell, CellResult
 
 pytestmark = pytest.mark.slow

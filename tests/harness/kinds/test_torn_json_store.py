@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from killpoint import kinds
-from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.engine import Engine
+from killpoint.engine.options import EngineConfig
 from killpoint.values.cell import Cell, CellResult
 from tests.harness.kinds.test_power_loss import fuse  # noqa: F401  (the fixture)
 from tests.harness.powerloss.conftest import mounts_under

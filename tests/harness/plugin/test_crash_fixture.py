@@ -1,6 +1,6 @@
 """What a `crash.check` reports: when it passes, its one-line summary, and the failure
 message that lists each unexpected cell with its replay command. (The fixture in a test
-run, markers and options included: test_pytest_plugin.py.)"""
+run, markers and options included: test_hooks.py.)"""
 
 # ruff: noqa: SIM300
 from __future__ import annotations
@@ -8,9 +8,13 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from killpoint.plugin.crash_fixture import CrashResults
 from killpoint.values.cell import CellResult
 from killpoint.values.findings import Finding
+
+pytest_plugins = ["pytester"]
 
 ROW = "shop.agents:build/shop.scenarios:REFUND/tool-batch/sqlite"
 OK = CellResult(
@@ -125,3 +129,32 @@ def test_a_finding_without_a_crash_fails_the_check_and_is_listed() -> None:
     message = found.failure_message()
     assert f"  without a crash: {line}" in message
     assert "rerun with --crash-seed 5" in message
+
+
+@pytest.mark.slow
+def test_crash_check_runs_fast_unless_told_and_reads_the_ini(pytester: pytest.Pytester) -> None:
+    """One run of the pytest front: the ini keys set the session's campaign (its modes, its
+    time limit), and crash.check takes kills= like every other option the table gives it;
+    by default its kill cells resume from their row's traced copies, as `killpoint matrix`
+    does."""
+    pytester.makeini("[pytest]\ncrash_modes = tool-batch\ncrash_timeout = 25\n")
+    pytester.makepyfile(
+        test_kills="""
+        def traced(results):
+            return [any("traced worker (pid" in e.text for e in c.timeline) for c in results]
+
+        def test_fast_by_default(crash):
+            results = crash.check(scenario="research", points="after-checkpoint:1,after-checkpoint:2")
+            assert [c.mode for c in results] == ["tool-batch", "tool-batch"]
+            assert crash._config(None, None, {}).timeout == 25.0
+            assert traced(results) == [True, True]
+
+        def test_real_when_told(crash):
+            results = crash.check(
+                scenario="research", points="after-checkpoint:1,after-checkpoint:2", kills="real"
+            )
+            assert traced(results) == [False, False]
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:randomly", timeout=240)
+    result.assert_outcomes(passed=2)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from killpoint.errors import CutModelError
 from killpoint.powerloss.cut_models import (
-    CutModelError,
     Op,
     Reorder,
     Synced,

@@ -16,16 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from killpoint.powerloss import (
-    DURABLE,
-    NOT_DURABLE,
-    RESTORED,
-    CutError,
-    MountBusy,
-    MountFailed,
-    PowerLossFS,
-    is_mounted,
-)
+from killpoint.errors import CutError, MountBusy, MountFailed
+from killpoint.powerloss import DURABLE, NOT_DURABLE, RESTORED, PowerLossFS, is_mounted
 from killpoint.powerloss.availability import _device_problem
 from tests.harness.powerloss.conftest import sync_dir, write
 

@@ -21,8 +21,8 @@ import pytest
 
 from killpoint.adapters.registry import load_adapter
 from killpoint.engine.campaign import Campaign, CampaignConfig
-from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.engine import SESSION_ID, Engine
+from killpoint.engine.options import EngineConfig
 from killpoint.judge.oracle import comparable
 from killpoint.recording.record import SESSION_ID as RECORDED_SESSION
 from killpoint.recording.record import Plan, record

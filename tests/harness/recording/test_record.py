@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from killpoint.recording.record import Plan, RecordError, record
+from killpoint.errors import RecordError
+from killpoint.recording.record import Plan, record
 from killpoint.scenarios import ScriptedModel
 from killpoint.scenarios.builtin import research
 from killpoint.scenarios.cassette import load

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from killpoint.report.diff import DiffError, compare
+from killpoint.errors import DiffError
+from killpoint.report.diff import compare
 from killpoint.report.diff_text import markdown
 from tests.harness.cli.test_rerun import killpoint
 

@@ -12,7 +12,8 @@ import pytest
 
 from killpoint.engine.campaign import CampaignConfig, CampaignResult, Skipped
 from killpoint.engine.cell_log import CellLog
-from killpoint.report.document import ReportError, head, read_json, to_document
+from killpoint.errors import ReportError
+from killpoint.report.document import head, read_json, to_document
 from killpoint.report.journal import Journal, journal_path, read_journal, write_rebuilt
 from killpoint.values.cell import CellResult
 from killpoint.values.findings import Finding

@@ -165,3 +165,13 @@ def test_crafted_cell_ids_are_refused(
     code, err = report(tmp_path, put(document(), ("cells", 0, "id"), cell_id), capsys)
     assert 2 == code
     assert 1 == len(err.strip().splitlines()), err
+
+
+@pytest.mark.parametrize("t", [1.8e305, float("inf"), float("nan"), -1e13, 10**400])
+def test_a_time_no_campaign_writes_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], t: float
+) -> None:
+    code, err = report(tmp_path, put(document(), ("cells", 0, "timeline", 0, 0), t), capsys)
+    assert 2 == code, err
+    assert 1 == len(err.strip().splitlines()), err
+    assert "cell 0" in err

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from killpoint.errors import TargetError
 from killpoint.report.document import write
-from killpoint.report.targets import Target, TargetError, fallback_path
+from killpoint.report.targets import Target, fallback_path
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -16,8 +16,8 @@ import psycopg
 import pytest
 from sqlalchemy.engine import make_url
 
-from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.engine import Engine
+from killpoint.engine.options import EngineConfig
 from killpoint.stores.postgresql import schema_of
 from tests.conftest import LocalPostgres
 from tests.harness.ticking_campaign import TickingCampaign

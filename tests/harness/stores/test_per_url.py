@@ -8,8 +8,8 @@ from pathlib import Path
 import psutil
 
 from killpoint import kinds
-from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.engine import Engine
+from killpoint.engine.options import EngineConfig
 from killpoint.stores.per_url import PerUrl, release
 from killpoint.values.cell import Cell
 

@@ -13,8 +13,8 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.exc import OperationalError
 
 from killpoint import kinds
-from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.engine import Engine
+from killpoint.engine.options import EngineConfig
 from killpoint.stores.postgresql import KEPT_NOTE, PREFIX, PostgresStores, schema_of, schema_url
 from tests.helpers import REPO_ROOT
 

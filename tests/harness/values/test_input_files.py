@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from killpoint.values.input_files import DEPTH, InputError, load_json, load_toml, nesting
+from killpoint.errors import InputError
+from killpoint.values.input_files import DEPTH, load_json, load_toml, nesting
 
 
 def test_dev_zero_is_refused_within_the_limit() -> None:

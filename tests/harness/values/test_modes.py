@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from killpoint.adapters.protocol import AdapterError
 from killpoint.adapters.reference import ReferenceAdapter
 from killpoint.adapters.registry import check_declarations, load_adapter
-from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.engine import Engine
+from killpoint.engine.options import EngineConfig
+from killpoint.errors import AdapterError
 from killpoint.values.modes import FLAGS, REFERENCE_MODES, Mode, runnable
 
 

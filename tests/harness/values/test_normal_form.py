@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from killpoint.values.normal_form import NormalFormError, exclude, validate_session
+from killpoint.errors import NormalFormError
+from killpoint.values.normal_form import exclude, validate_session
 
 RUN: dict[str, Any] = {
     "status": "COMPLETED",

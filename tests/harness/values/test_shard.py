@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from killpoint.values.shard import Shard, ShardError, parse_shard, shard_of
+from killpoint.errors import ShardError
+from killpoint.values.shard import Shard, parse_shard, shard_of
 
 IDS = [
     f"reference/{s}/{m}/sqlite/after-checkpoint:{k}"

@@ -11,9 +11,8 @@ import pytest
 
 from killpoint.adapters.protocol import local_model
 from killpoint.engine.adapter_check import NAMES, PASS, engine_for, run_checks
-from killpoint.engine.cell_host import EngineConfig
 from killpoint.engine.engine import Engine
-from killpoint.engine.options import runtime_adapter
+from killpoint.engine.options import EngineConfig, runtime_adapter
 from killpoint.values.cell import Cell
 from killpoint.values.modes import find
 from killpoint.values.points import CrashPoint
