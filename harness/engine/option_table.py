@@ -43,6 +43,7 @@ PATH_OR_BUILTIN = "a path, or 'builtin'"
 FAIL_ON = ("high", "medium", "low")  # severities a run can fail on (values.findings)
 KEEP = ("none", "failed", "all")
 KILLS = ("fast", "real")  # killpoint.engine.row_trace
+RECORD_MODES = ("none", "once", "rewrite")  # killpoint.plugin.cassettes
 
 
 @dataclass(frozen=True)
@@ -399,6 +400,30 @@ OPTIONS: tuple[Option, ...] = (
         "pytest has --last-failed",
         metavar="REPORT.json",
     ),
+    # -- cassettes (`killpoint record`) in pytest: killpoint.plugin.cassettes ---------------
+    Option(
+        "cassette",
+        "a cassette to crash-test (`killpoint record`), as scenario='cassette:PATH'; a "
+        "relative path is read from the test file's folder",
+        read.text,
+        sets=None,
+        fronts=_fronts(CHECK),
+        why="crash.check's own (the `killpoint` marker takes it too): the command line and "
+        "the session name cassettes as scenarios, --scenarios cassette:PATH",
+        metavar="PATH",
+        toml=PATH,
+    ),
+    Option(
+        "record_mode",
+        "none: replay cassettes only (a missing one fails the test); once: record a missing "
+        "cassette against the provider, replay the rest; rewrite: record every cassette again",
+        read.choice(RECORD_MODES, "not a record mode"),
+        default="none",
+        sets=None,
+        fronts=_fronts(PYTEST),
+        why="pytest's: `killpoint record` records on the command line, once per cassette",
+        metavar="none|once|rewrite",
+    ),
     Option(
         "matrix",
         "collect the crash matrix as test items",
@@ -470,6 +495,7 @@ __all__ = [
     "PATH_OR_BUILTIN",
     "PROJECT",
     "PYTEST",
+    "RECORD_MODES",
     "Option",
     "Reference",
     "campaign",
