@@ -30,7 +30,9 @@ if TYPE_CHECKING:
         ToolRequest,
         gates,
         idempotent,
+        intent,
     )
+    from killpoint.scenarios.effects import effect
     from killpoint.scenarios.model_server import model_url
     from killpoint.values.findings import Finding
     from killpoint.values.modes import Mode
@@ -47,6 +49,9 @@ _EXPORTS: dict[str, str] = {
     "ToolEnv": "killpoint.scenarios",
     "Fault": "killpoint.scenarios",
     "idempotent": "killpoint.scenarios",
+    "intent": "killpoint.scenarios",
+    # an agent's own tools, recorded in the ledger (a cassette's agent)
+    "effect": "killpoint.scenarios.effects",
     # bringing a runtime
     "RuntimeAdapter": "killpoint.adapters.protocol",
     "AdapterError": "killpoint.errors",
@@ -84,8 +89,10 @@ __all__ = [
     "ToolEnv",
     "ToolRequest",
     "agent_adapter",
+    "effect",
     "gates",
     "idempotent",
+    "intent",
     "model_url",
 ]
 

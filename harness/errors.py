@@ -100,6 +100,11 @@ class ScenarioRefError(KillpointError, ValueError):
     """A scenario reference that names no scenario."""
 
 
+class RecordError(KillpointError, ValueError):
+    """A recording (`killpoint record`) that cannot be made or kept (bad input, an agent
+    that failed, a provider that refused): the message says what and what to do."""
+
+
 class RerunError(KillpointError, ValueError):
     """A report that cannot be rerun as asked; the message names why and the fix."""
 
@@ -315,6 +320,7 @@ __all__ = [
     "PgStateError",
     "PointError",
     "ProjectConfigError",
+    "RecordError",
     "ReportError",
     "RerunError",
     "ScenarioRefError",

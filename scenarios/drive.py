@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from . import gates, history
-from .model import ScriptedModel
 from .scenario import Scenario
 
 
@@ -34,6 +33,13 @@ class Driver(Protocol):
     def cancel(self, run_id: str) -> None: ...
 
 
+class TurnHooks(Protocol):
+    """What a scenario's drive asks of the model: a call when a model turn is requested
+    (the scripted model, or the recording proxy)."""
+
+    def on_turn(self, turn: int, hook: Callable[[], None]) -> None: ...
+
+
 def run_id_for(session_id: str, index: int) -> str:
     """Deterministic run ids, so a baseline and a resumed run name the same runs."""
     return f"{session_id}-run{index + 1}"
@@ -42,7 +48,7 @@ def run_id_for(session_id: str, index: int) -> str:
 async def drive(
     scenario: Scenario,
     driver: Driver,
-    model: ScriptedModel,
+    model: TurnHooks,
     *,
     session_id: str,
     resume_at: int | None = None,

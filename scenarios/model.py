@@ -29,6 +29,7 @@ from . import direct_transport, finish_order, gates, history
 from . import http_mock as _http_mock  # noqa: F401  (registers the "httpx2" mocker)
 from .anthropic_messages import MessagesFormat
 from .behaviours import Regenerated, Replan, check, regenerate
+from .cassette.replay import UNRECORDED_LOG, Replayer, serves_verbatim, verbatim
 from .chat_completions import ChatCompletionsFormat
 from .conversation import Conversation, canonical_arguments
 from .faults import Fault, FaultCounter
@@ -36,7 +37,7 @@ from .own_writes import own_write
 from .responses import ResponsesFormat, answer_for, response_body, response_id
 from .script import Reply, Script
 from .sse import Chunks
-from .wire import RESPONSES, RequestError, WireFormat, openai_error
+from .wire import RESPONSES, Parsed, RequestError, WireFormat, openai_error
 
 FORMATS: tuple[WireFormat, ...] = (ResponsesFormat(), ChatCompletionsFormat(), MessagesFormat())
 SERVED_PATHS = ("/v1/responses", "/v1/chat/completions", "/v1/messages")
@@ -210,6 +211,9 @@ class ScriptedModel:
                 return response
             cut = True
             break
+        if isinstance(self.script, Replayer):
+            response = self._replay(self.script, wire, body, parsed, turn)
+            return cut_short(response) if cut else response
         try:
             reply = self.script(conversation)
         except Exception as exc:  # a broken script must fail loudly, not hang
@@ -259,6 +263,40 @@ class ScriptedModel:
         finish_order.batch(calls)
         return response
 
+    def _replay(
+        self,
+        replayer: Replayer,
+        wire: WireFormat,
+        body: dict[str, Any],
+        parsed: Parsed,
+        turn: int,
+    ) -> httpx.Response:
+        """A cassette's reply to this request: the recorded bytes as they were sent, or,
+        for a turn a behaviour answers otherwise (or a request in another format), what
+        the model said rendered again. A history never recorded is a miss (replay.py)."""
+        conversation = parsed.conversation
+        history = replayer.history(wire, body, parsed, self._load)
+        found = replayer.find(history)
+        if found is None:
+            miss = replayer.miss(history, turn, wire.name)
+            self._append(UNRECORDED_LOG, json.dumps(miss, ensure_ascii=True))
+            return wire.error(400, replayer.miss_message(miss))
+        said = found.said
+        regenerated = self._regenerated(conversation, said.reply())
+        if regenerated is None and serves_verbatim(found.interaction, wire.name, parsed.stream):
+            response = verbatim(found.interaction, turn)
+            rid, output = said.response_id, list(said.output)
+        else:
+            answer = said.answer(regenerated)
+            response = wire.render(parsed, answer, turn)
+            rid, output = answer.id, answer.output
+        if wire.name == RESPONSES and rid:
+            self._save(rid, {"input": parsed.items, "output": output})
+        if regenerated is not None:
+            self._log_regenerated(conversation, turn, output, first=said.calls)
+        self._log_turn(SERVED_LOG, turn, conversation.digest())
+        return response
+
     def _load(self, rid: str) -> dict[str, Any] | None:
         if not rid.replace("_", "").isalnum():
             return None
@@ -281,13 +319,19 @@ class ScriptedModel:
         return regenerate(self.behaviour, conversation, reply, len(served), self.replan)
 
     def _log_regenerated(
-        self, conversation: Conversation, turn: int, output: list[dict[str, Any]]
+        self,
+        conversation: Conversation,
+        turn: int,
+        output: list[dict[str, Any]],
+        first: list[dict[str, Any]] | None = None,
     ) -> None:
         """What the first pass served for this turn against what it got now, per call: a
         finding names both call ids. A reordered call keeps its id (matched by id); the
-        others are matched by their place in the batch."""
-        body = response_body(conversation, self.script(conversation), model="", request_size=0)
-        first = [i for i in body["output"] if i["type"] == "function_call"]
+        others are matched by their place in the batch. `first`: the first pass's calls
+        (a cassette's recorded ones); by default the script's."""
+        if first is None:
+            body = response_body(conversation, self.script(conversation), model="", request_size=0)
+            first = [i for i in body["output"] if i["type"] == "function_call"]
         by_id = {i["call_id"]: n for n, i in enumerate(first)}
         calls = []
         for position, item in enumerate(i for i in output if i["type"] == "function_call"):

@@ -26,7 +26,7 @@ import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 
@@ -52,6 +52,13 @@ def model_url() -> str:
             "is not set): an adapter asks for one with `local_model = True` (docs/adapters.md)"
         )
     return url
+
+
+class Handler(Protocol):
+    """What the server serves: the scripted model, or anything that answers a request as it
+    does (the recording proxy, killpoint.scenarios.cassette.recorder)."""
+
+    def handle(self, request: httpx.Request, *, via: str = "mock") -> httpx.Response: ...
 
 
 class _Dropped(Exception):
@@ -138,7 +145,7 @@ class _Handler(BaseHTTPRequestHandler):
 class ModelServer:
     """`model` served at http://127.0.0.1:PORT (a free port) from `start()` to `stop()`."""
 
-    def __init__(self, model: ScriptedModel, host: str = "127.0.0.1") -> None:
+    def __init__(self, model: Handler, host: str = "127.0.0.1") -> None:
         self.model = model
         self.host = host
         self._listener: socket.socket | None = None
@@ -258,18 +265,32 @@ class ModelServer:
 def serve(model: ScriptedModel) -> Iterator[ModelServer]:
     """`model` at a local address, its base URL in this process's environment (and so in
     every child it starts) until the block ends; the environment is then restored."""
-    with ModelServer(model) as server:
-        names = server.environ()
-        before = {name: os.environ.get(name) for name in names}
-        os.environ.update(names)
-        try:
-            yield server
-        finally:
-            for name, value in before.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
+    with ModelServer(model) as server, environ(server.environ()):
+        yield server
 
 
-__all__ = ["SCRIPTED_API_KEY", "URL_VARIABLE", "ModelServer", "model_url", "serve"]
+@contextlib.contextmanager
+def environ(names: dict[str, str]) -> Iterator[None]:
+    """`names` in this process's environment until the block ends, then the environment
+    as it was (a variable that was not set is unset again)."""
+    before = {name: os.environ.get(name) for name in names}
+    os.environ.update(names)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+__all__ = [
+    "SCRIPTED_API_KEY",
+    "URL_VARIABLE",
+    "Handler",
+    "ModelServer",
+    "environ",
+    "model_url",
+    "serve",
+]

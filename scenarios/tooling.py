@@ -75,75 +75,116 @@ class ToolEnv:
     ledger: Ledger
 
     def wrap(self, fn: Callable[..., Any]) -> Callable[..., Any]:
-        """Same name, signature and docstring (runtimes build schemas from them)."""
-        name = fn.__name__
-        is_idempotent = getattr(fn, _IDEMPOTENT, False)
-        fields: tuple[str, ...] | None = getattr(fn, INTENT, None)
+        """Same name, signature and docstring (runtimes build schemas from them). A tool the
+        user marked with `effect` records into this ledger instead of the environment's."""
         ledger = self.ledger
+        inner = getattr(fn, EFFECT, None)
+        wrapped = ledgered(fn if inner is None else inner, lambda: ledger)
+        for mark in (_IDEMPOTENT, INTENT):  # as declared above `effect`, if they were
+            if hasattr(fn, mark):
+                setattr(wrapped, mark, getattr(fn, mark))
+        return wrapped
 
-        def split(kwargs: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
-            return {k: v for k, v in kwargs.items() if k not in INJECTED}, kwargs.get(
-                IDEMPOTENCY_KEY
-            )
 
-        def effect(args: dict[str, Any], key: str | None) -> None:
-            had = is_idempotent and key is not None and ledger.has_effect(key)
-            # The record is the side effect: durable before the tool goes on.
-            what = intent_of(fields, args) if fields else None
-            ledger.record(name, args, phase="started", key=key, effect=not had, intent=what)
+EFFECT = "__killpoint_effect__"  # on an `effect` wrapper: the function it wraps
 
-        # Order: gate "started" (nothing happened yet), the effect, the tool's work, the
-        # wait for the calls its batch finishes first (scenarios.finish_order), the
-        # "finished" record, gate "finished" (done, result not yet back in the runtime).
-        # "finished" is written when the tool returns or raises (a raised error is its
-        # result); a call cut short (killed, cancelled) has "started" only.
-        if inspect.iscoroutinefunction(fn):
 
-            @functools.wraps(fn)
-            async def async_wrapper(**kwargs: Any) -> Any:
-                args, key = split(kwargs)
-                slot = finish_order.begin(name, canonical_arguments(args))
-                try:
-                    if finish_order.must_start_later(slot):
-                        # In a thread: the calls it waits for begin on this loop.
-                        await asyncio.to_thread(finish_order.start, slot)
-                    await _async_hit(gates.tool_gate(name, args, "started"))
-                    finish_order.started(slot)
-                    effect(args, key)
-                    try:
-                        return await fn(**kwargs)
-                    finally:
-                        if not _cut_short():
-                            if finish_order.must_wait(slot):
-                                # In a thread: the calls it waits for run on this loop.
-                                await asyncio.to_thread(finish_order.wait, slot)
-                            ledger.record(name, args, phase="finished", key=key)
-                            await _async_hit(gates.tool_gate(name, args, "finished"))
-                finally:
-                    finish_order.finished(slot)
+def ledgered(fn: Callable[..., Any], ledger_of: Callable[[], Ledger | None]) -> Callable[..., Any]:
+    """`fn` with every real execution recorded in the ledger `ledger_of()` gives at the
+    call, and its gates passed; called as it is when that gives None (killpoint is not
+    running it)."""
+    name = fn.__name__
+    signature = inspect.signature(fn)
 
-            return async_wrapper
+    def marks() -> tuple[bool, tuple[str, ...] | None]:
+        # Read at the call: `intent` or `idempotent` may be applied above `effect`.
+        return (
+            getattr(wrapper, _IDEMPOTENT, False) or getattr(fn, _IDEMPOTENT, False),
+            getattr(wrapper, INTENT, None) or getattr(fn, INTENT, None),
+        )
+
+    def split(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+        given = dict(kwargs)
+        if args:
+            bound = signature.bind_partial(*args, **kwargs).arguments
+            given = {}
+            for key, value in bound.items():
+                kind = signature.parameters[key].kind
+                if kind is inspect.Parameter.VAR_KEYWORD:
+                    given.update(value)
+                elif kind is inspect.Parameter.VAR_POSITIONAL:
+                    given[key] = list(value)
+                else:
+                    given[key] = value
+        return {k: v for k, v in given.items() if k not in INJECTED}, given.get(IDEMPOTENCY_KEY)
+
+    def effect(ledger: Ledger, args: dict[str, Any], key: str | None) -> None:
+        is_idempotent, fields = marks()
+        had = is_idempotent and key is not None and ledger.has_effect(key)
+        # The record is the side effect: durable before the tool goes on.
+        what = intent_of(fields, args) if fields else None
+        ledger.record(name, args, phase="started", key=key, effect=not had, intent=what)
+
+    # Order: gate "started" (nothing happened yet), the effect, the tool's work, the
+    # wait for the calls its batch finishes first (scenarios.finish_order), the
+    # "finished" record, gate "finished" (done, result not yet back in the runtime).
+    # "finished" is written when the tool returns or raises (a raised error is its
+    # result); a call cut short (killed, cancelled) has "started" only.
+    if inspect.iscoroutinefunction(fn):
 
         @functools.wraps(fn)
-        def wrapper(**kwargs: Any) -> Any:
-            args, key = split(kwargs)
+        async def async_wrapper(*a: Any, **kwargs: Any) -> Any:
+            ledger = ledger_of()
+            if ledger is None:
+                return await fn(*a, **kwargs)
+            args, key = split(a, kwargs)
             slot = finish_order.begin(name, canonical_arguments(args))
             try:
-                finish_order.start(slot)
-                gates.hit(gates.tool_gate(name, args, "started"))
+                if finish_order.must_start_later(slot):
+                    # In a thread: the calls it waits for begin on this loop.
+                    await asyncio.to_thread(finish_order.start, slot)
+                await _async_hit(gates.tool_gate(name, args, "started"))
                 finish_order.started(slot)
-                effect(args, key)
+                effect(ledger, args, key)
                 try:
-                    return fn(**kwargs)
+                    return await fn(*a, **kwargs)
                 finally:
                     if not _cut_short():
-                        finish_order.wait(slot)
+                        if finish_order.must_wait(slot):
+                            # In a thread: the calls it waits for run on this loop.
+                            await asyncio.to_thread(finish_order.wait, slot)
                         ledger.record(name, args, phase="finished", key=key)
-                        gates.hit(gates.tool_gate(name, args, "finished"))
+                        await _async_hit(gates.tool_gate(name, args, "finished"))
             finally:
-                finish_order.handed_back(slot, wrapper)
+                finish_order.finished(slot)
 
+        wrapper: Callable[..., Any] = async_wrapper
         return wrapper
+
+    @functools.wraps(fn)
+    def sync_wrapper(*a: Any, **kwargs: Any) -> Any:
+        ledger = ledger_of()
+        if ledger is None:
+            return fn(*a, **kwargs)
+        args, key = split(a, kwargs)
+        slot = finish_order.begin(name, canonical_arguments(args))
+        try:
+            finish_order.start(slot)
+            gates.hit(gates.tool_gate(name, args, "started"))
+            finish_order.started(slot)
+            effect(ledger, args, key)
+            try:
+                return fn(*a, **kwargs)
+            finally:
+                if not _cut_short():
+                    finish_order.wait(slot)
+                    ledger.record(name, args, phase="finished", key=key)
+                    gates.hit(gates.tool_gate(name, args, "finished"))
+        finally:
+            finish_order.handed_back(slot, sync_wrapper)
+
+    wrapper = sync_wrapper
+    return wrapper
 
 
 def _cut_short() -> bool:

@@ -41,6 +41,7 @@ HOW_TO = ("docs/how-to/ci.md", "docs/how-to/accept.md", "docs/upgrades.md")
 # A page whose commands stand alone (each a pytest session of its own): one item per
 # command, so xdist spreads them.
 ONE_BY_ONE = "docs/plugin.md"
+CASSETTES = "docs/how-to/cassettes.md"  # records and crash-tests in narrowed commands
 # What the installed virtualenv stands for: a reader's own install steps.
 INSTALL = (
     "python -m venv .venv",
@@ -197,6 +198,24 @@ def test_each_how_to_runs(page: str, shell: dict[str, str], tmp_path: Path) -> N
     narrow(tmp_path, shell)
     outputs = run_page(page, tmp_path, shell)
     assert outputs, page
+
+
+@pytest.mark.slow
+def test_the_cassettes_guide_runs(shell: dict[str, str], tmp_path: Path) -> None:
+    """Record agno, LangGraph and an agent of one's own against the stand-in, crash-test
+    each from its cassette, then from pytest: the page's commands are narrowed already."""
+    outputs = run_page(CASSETTES, tmp_path, shell)
+    assert 7 == len(outputs)
+    assert all("recorded 5 model requests" in outputs[n] for n in (0, 2, 4))
+    assert "4 cells, 3 unexpected from 1 cause" in outputs[1]
+    assert "tool-executions-lost" in outputs[1]
+    assert "20 cells, 0 unexpected" in outputs[3]
+    assert "4 cells, 0 unexpected" in outputs[5]
+    assert "1 passed" in outputs[6] and "4 cells, 0 unexpected" in outputs[6]
+    cassettes = sorted((tmp_path / "cassettes").glob("*.json"))
+    assert 3 == len(cassettes)
+    assert not any("sk-stand-in" in c.read_text() for c in cassettes)
+    assert (tmp_path / "sandbox" / "fetched.txt").exists()
 
 
 @pytest.mark.slow

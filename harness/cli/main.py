@@ -25,6 +25,7 @@ from killpoint.cli import diff as cli_diff
 from killpoint.cli import matrix as cli_matrix
 from killpoint.cli import merge as cli_merge
 from killpoint.cli import output as cli_output
+from killpoint.cli import record as cli_record
 from killpoint.cli import replay as cli_replay
 from killpoint.cli.exit_codes import EXIT_NOT_WRITTEN, EXIT_USAGE, interrupted_status
 from killpoint.engine.option_table import option
@@ -235,6 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_corpus.add_parser(sub, WORK_DIR_HELP)
     cli_merge.add_parser(sub)
     cli_diff.add_parser(sub)
+    cli_record.add_parser(sub)
 
     p = sub.add_parser("demo", help="the classic story: start, crash, inspect, continue, compare")
     p.add_argument(

@@ -24,6 +24,7 @@ from killpoint.adapters.blame import charged, checked_problems
 from killpoint.judge import contract
 from killpoint.judge import history as history_rules
 from killpoint.judge.baseline import effects
+from killpoint.judge.cassette import with_history
 from killpoint.judge.oracle import (
     comparable,
     compare_sessions,
@@ -209,6 +210,8 @@ class CellRun(WorkerSteps):
         baseline's (every repeat), the contract checks on what ran."""
         if self.work is None:
             return
+        # A request the cassette never recorded, before what it explains.
+        self.findings = with_history(self.findings, self.work / MODEL_STATE)
         entries = self.ledger()
         counted = count_effects(self.base.effects, effects(entries))
         self.duplicates = counted.duplicates

@@ -35,7 +35,7 @@ from killpoint.errors import (
     PointError,
     StoreLeftover,
 )
-from killpoint.judge import contract, expectations
+from killpoint.judge import cassette, contract, expectations
 from killpoint.judge import history as history_rules
 from killpoint.judge.baseline import Baseline, effects
 from killpoint.judge.contract import acknowledged
@@ -311,6 +311,10 @@ class Engine:
             return base
         try:
             out = self._drive_baseline(row, base, run)
+            stale = cassette.stale(run.work / MODEL_STATE)
+            if stale is not None:  # before anything else: it explains what went wrong
+                base.problem, base.problem_kind = stale, "cassette-stale"
+                return base
             if out.kind != "done":
                 tail = log_tail(run.work, "baseline")
                 base.problem = f"the baseline run failed ({out.kind}): {out.detail}" + tail

@@ -44,6 +44,7 @@ FAIL_ON = ("high", "medium", "low")  # severities a run can fail on (values.find
 KEEP = ("none", "failed", "all")
 KILLS = ("fast", "real")  # killpoint.engine.row_trace
 ORDERS = ("informative", "plan")  # killpoint.engine.run_order
+RECORD_MODES = ("none", "once", "rewrite")  # killpoint.plugin.cassettes
 
 
 @dataclass(frozen=True)
@@ -152,7 +153,8 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "scenarios",
-        "comma-separated scenarios: built-in names, 'random:SEED' or 'package.module:SCENARIO'",
+        "comma-separated scenarios: built-in names, 'random:SEED', 'cassette:PATH' (`killpoint "
+        "record`) or 'package.module:SCENARIO'",
         read.names,
         default=(),
         shown="every built-in",
@@ -431,6 +433,30 @@ OPTIONS: tuple[Option, ...] = (
         "pytest has --last-failed",
         metavar="REPORT.json",
     ),
+    # -- cassettes (`killpoint record`) in pytest: killpoint.plugin.cassettes ---------------
+    Option(
+        "cassette",
+        "a cassette to crash-test (`killpoint record`), as scenario='cassette:PATH'; a "
+        "relative path is read from the test file's folder",
+        read.text,
+        sets=None,
+        fronts=_fronts(CHECK),
+        why="crash.check's own (the `killpoint` marker takes it too): the command line and "
+        "the session name cassettes as scenarios, --scenarios cassette:PATH",
+        metavar="PATH",
+        toml=PATH,
+    ),
+    Option(
+        "record_mode",
+        "none: replay cassettes only (a missing one fails the test); once: record a missing "
+        "cassette against the provider, replay the rest; rewrite: record every cassette again",
+        read.choice(RECORD_MODES, "not a record mode"),
+        default="none",
+        sets=None,
+        fronts=_fronts(PYTEST),
+        why="pytest's: `killpoint record` records on the command line, once per cassette",
+        metavar="none|once|rewrite",
+    ),
     Option(
         "matrix",
         "collect the crash matrix as test items",
@@ -502,6 +528,7 @@ __all__ = [
     "PATH_OR_BUILTIN",
     "PROJECT",
     "PYTEST",
+    "RECORD_MODES",
     "Option",
     "Reference",
     "campaign",

@@ -145,8 +145,12 @@ def parse_schedule(text: str) -> Schedule:
 
 
 def parse_cell(cell_id: str) -> Cell:
-    """`RUNTIME/SCENARIO/MODE/STORE/SCHEDULE`, as every report and replay command writes it."""
+    """`RUNTIME/SCENARIO/MODE/STORE/SCHEDULE`, as every report and replay command writes it.
+    A scenario may hold slashes (`cassette:path/to/file.json`): a runtime, a mode, a store
+    and a schedule never do."""
     parts = cell_id.split("/")
+    if len(parts) > 5:
+        parts = [parts[0], "/".join(parts[1:-3]), *parts[-3:]]
     if len(parts) != 5:
         raise PointError(
             f"killpoint: cell id {cell_id!r} should read "

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 # The keywords check() and run() take beside `runtime` and `scenario`: every option the
 # table gives this front.
 CHECK_KEYS = tuple(o.name for o in table.on(table.CHECK) if o.name != "runtime")
+# Those that set no campaign field: the fixture's own (`cassette`: killpoint.plugin.cassettes).
+OWN_KEYS = tuple(o.name for o in table.on(table.CHECK) if o.sets is None)
 
 
 @dataclass
@@ -44,6 +46,8 @@ class CrashResults:
     # Row-level findings (not accepted): the uninterrupted run already breaks the contract.
     without_crash: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    recorded: list[str] = field(default_factory=list)  # cassettes recorded before the run
+    stale: bool = False  # a baseline found its cassette stale
     seconds: float = 0.0
     work_root: Path | None = None
 
@@ -83,7 +87,7 @@ class CrashResults:
         )
 
     def failure_message(self) -> str:
-        lines = [str(self)]
+        lines = [str(self), *(f"  {line}" for line in self.recorded)]
         if not self.cells and not self.problems:
             if self.skipped:
                 lines.append("  no cells ran; skipped:")
@@ -98,6 +102,8 @@ class CrashResults:
             lines.append(f"  {c.verdict:<11} {c.id}")
             lines += [line[:320] for line in finding_lines(c, " " * 14, limit=4)]
             lines.append(f"              replay: {c.replay}")
+        if self.stale:
+            lines.append("  record the cassette again: pytest --crash-record-mode=rewrite")
         if self.unexpected or self.problems or self.without_crash:
             lines.append(f"  rerun with --crash-seed {self.seed}")
             if self.work_root is not None:
@@ -113,9 +119,12 @@ class Crash:
     then to the --crash-... options and ini values.
     """
 
-    def __init__(self, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    def __init__(
+        self, request: pytest.FixtureRequest, tmp_path: Path, cassette: Path | None = None
+    ) -> None:
         self.request = request
         self.tmp_path = tmp_path
+        self.cassette = cassette  # a crash_cassettes item's (killpoint.plugin.cassettes)
         self.state = request.config.stash[SESSION_KEY]
         self._runs = 0
 
@@ -137,8 +146,9 @@ class Crash:
         from killpoint.errors import ConfigError, OptionError
 
         problem = None
+        recorded: list[str] = []
         try:
-            config = self._config(runtime, scenario, options)
+            config = self._config(runtime, scenario, options, recorded)
             config.check()
         except OptionError as exc:
             key = "scenario" if exc.option == "scenarios" else exc.option
@@ -168,6 +178,8 @@ class Crash:
                 for g in outcome.failing_rows
             ],
             skipped=[f"{s.scenario}/{s.mode}: {s.reason}" for s in outcome.skipped],
+            recorded=recorded,
+            stale=any(b.problem_kind == "cassette-stale" for b in outcome.baselines),
             seconds=outcome.seconds,
             work_root=config.work_root if config.keep != "none" else None,
         )
@@ -196,7 +208,15 @@ class Crash:
             corpus, name, scenario_version=scenario_version, work_parent=self.tmp_path
         )
 
-    def _config(self, runtime: Any, scenario: Any, options: dict[str, Any]) -> CampaignConfig:
+    def _config(
+        self,
+        runtime: Any,
+        scenario: Any,
+        options: dict[str, Any],
+        recorded: list[str] | None = None,
+    ) -> CampaignConfig:
+        """The check's campaign; a cassette it names is recorded first where the record
+        mode asks (what was recorded is added to `recorded`)."""
         from killpoint.errors import ConfigError
 
         marker_args: dict[str, Any] = {}
@@ -217,11 +237,28 @@ class Crash:
         overrides: dict[str, Any] = {
             # This process's share of the cores (the table says why no front sets it).
             "workers": self.state.parallel(),
-            **{k: v for k, v in merged.items() if k in CHECK_KEYS},
+            **{k: v for k, v in merged.items() if k in CHECK_KEYS and k not in OWN_KEYS},
         }
         if "runtime" in merged:
             overrides["runtime"] = self._reference(merged["runtime"], "runtime")
         names: list[Any] = []
+        cassette = merged.get("cassette", self.cassette)
+        if cassette is not None:
+            # The cassette is the scenario; a scenario= beside it is what a missing
+            # cassette is recorded from.
+            from killpoint.plugin import cassettes
+
+            path = cassettes.cassette_path(self.request.path, cassette)
+            source = merged.pop("scenario", None)
+            done = cassettes.prepare(
+                path,
+                self.state.record_mode(),
+                overrides.get("runtime") or self.state.campaign_config().runtime,
+                None if source is None else self._reference(source, "scenario"),
+            )
+            if done is not None and recorded is not None:
+                recorded.append(done.line)
+            names.append(f"cassette:{path}")
         if "scenario" in merged:
             names.append(merged["scenario"])
         if "scenarios" in merged:
@@ -254,4 +291,4 @@ class Crash:
         )
 
 
-__all__ = ["CHECK_KEYS", "Crash", "CrashResults"]
+__all__ = ["CHECK_KEYS", "OWN_KEYS", "Crash", "CrashResults"]

@@ -29,10 +29,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from killpoint.plugin import corpus_items, node_ids
+from killpoint.plugin import cassettes, corpus_items, node_ids
 from killpoint.plugin import settings as plugin_settings
 from killpoint.plugin.crash_fixture import CHECK_KEYS, Crash, CrashResults
 from killpoint.plugin.keys import (
+    CASSETTE_FIXTURE,
+    CASSETTES_MARKER,
     MARKER,
     MATRIX_MARKER,
     SESSION_KEY,
@@ -75,6 +77,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         f"{MATRIX_MARKER}: every cell of --crash-matrix (select them with -m {MATRIX_MARKER})",
     )
+    config.addinivalue_line(
+        "markers",
+        f"{CASSETTES_MARKER}(folder): run the test once per cassette (*.json) in the folder "
+        "(from the test file's), its crash.check() checking that cassette",
+    )
     settings = plugin_settings.read(config)
     cells = node_ids.take_cells(config)  # every process: xdist's workers get the same argv
     if cells:
@@ -114,11 +121,22 @@ def _choose_seed(config: pytest.Config, settings: Settings) -> int:
     return seed
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    cassettes.parametrize(metafunc)
+
+
+@pytest.fixture(name=CASSETTE_FIXTURE)
+def crash_cassette(request: pytest.FixtureRequest) -> Path | None:
+    """The cassette a `crash_cassettes` item checks (None: the test is not one)."""
+    return getattr(request, "param", None)
+
+
 @pytest.fixture
-def crash(request: pytest.FixtureRequest, tmp_path: Path) -> Crash:
+def crash(request: pytest.FixtureRequest, tmp_path: Path, crash_cassette: Path | None) -> Crash:
     """Crash-test your own runtime and scenarios: `crash.check("pkg.agents:build",
-    scenario="pkg.scenarios:FLOW", points="boundaries")`."""
-    return Crash(request, tmp_path)
+    scenario="pkg.scenarios:FLOW", points="boundaries")`, or a recording of your agent:
+    `crash.check("pkg.agents:build", cassette="cassettes/flow.json")`."""
+    return Crash(request, tmp_path, crash_cassette)
 
 
 __all__ = ["Crash", "CrashResults", "KillpointSession", "Settings", "crash"]

@@ -34,15 +34,21 @@ class SessionState(Protocol):
 
     def campaign_config(self, **overrides: Any) -> CampaignConfig: ...
 
+    def record_mode(self) -> str: ...
+
 
 MARKER = "killpoint"  # configures a test's crash.check; never used to select
 MATRIX = "killpoint"  # the node id of the matrix collector; items are "killpoint::CELL"
 REPORT_ATTR = "killpoint"  # the report attribute carrying the cells' results (JSON)
 MATRIX_MARKER = "crash_matrix"  # carried by every matrix cell: `-m crash_matrix` selects them
+CASSETTES_MARKER = "crash_cassettes"  # a folder of cassettes: one item per cassette
+CASSETTE_FIXTURE = "crash_cassette"  # the cassette a crash_cassettes item checks
 RESULTS_KEY: pytest.StashKey[list[CellResult]] = pytest.StashKey()
 SESSION_KEY: pytest.StashKey[SessionState] = pytest.StashKey()
 
 __all__ = [
+    "CASSETTES_MARKER",
+    "CASSETTE_FIXTURE",
     "MARKER",
     "MATRIX",
     "MATRIX_MARKER",

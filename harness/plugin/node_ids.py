@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from killpoint.plugin.keys import MATRIX
+from killpoint.stores import STORE_KINDS
 
 if TYPE_CHECKING:
     from killpoint.plugin.settings import Settings
@@ -98,7 +99,10 @@ def row_of(nodeid: str) -> tuple[str, str] | None:
     parts = nodeid[len(PREFIX) :].split("/")
     if len(parts) < 4:
         return None  # `killpoint::planning`: no row
-    return f"{MATRIX}.{'/'.join(parts[:3])}", "/".join(parts[3:])
+    # STORE is `sqlite` or `postgresql`: the row is what comes before it (a cassette's
+    # scenario holds slashes of its path).
+    at = next((n for n in range(len(parts) - 1, 2, -1) if parts[n] in STORE_KINDS), 3)
+    return f"{MATRIX}.{'/'.join(parts[:at])}", "/".join(parts[at:])
 
 
 def class_by_row(config: pytest.Config, report: pytest.TestReport) -> None:

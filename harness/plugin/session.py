@@ -93,6 +93,9 @@ class KillpointSession:
         values.update(overrides)
         return plugin_settings.campaign_config(self.settings, **values)
 
+    def record_mode(self) -> str:
+        return self.settings.record_mode
+
     def start_planning(self) -> None:
         if self._planner is None and self._plan is None and self._wire_plan is None:
             self._planner = threading.Thread(

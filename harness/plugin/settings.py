@@ -46,6 +46,7 @@ class Settings:
     report: Path | None = None
     json: Path | None = None
     accept: Path | str | None = None  # a file, or `builtin` (killpoint.engine.acceptances)
+    record_mode: str = "none"  # what a cassette check records (killpoint.plugin.cassettes)
     cells: tuple[str, ...] = ()  # `killpoint::CELL` arguments: only these (plugin.node_ids)
     sources: dict[str, str] = field(default_factory=dict, compare=False)  # name -> label
 
@@ -112,9 +113,15 @@ def read(config: pytest.Config) -> Settings:
             raise masked_usage(
                 exc.text(settings.label("seed")).replace(exc.reason, f"{exc.reason}, or 'last'")
             ) from None
+    record_mode = table.option("record_mode")
+    try:
+        mode = record_mode.parse(values.get("record_mode", record_mode.default_value()))
+    except OptionError as exc:
+        raise settings.usage(exc) from None
     return replace(
         settings,
         matrix=bool(values.get("matrix", False)),
+        record_mode=mode,
         campaign=campaign,
         given=given,
         seed=seed.strip() if seed is not None else None,

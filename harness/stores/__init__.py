@@ -15,6 +15,9 @@ from killpoint.errors import StoreError, StoreUnavailable
 from killpoint.redaction import remember_url
 from killpoint.stores.backend import StoreBackend
 
+# The kinds of store a cell id names (a pytest node id's STORE part).
+STORE_KINDS = ("sqlite", "postgresql")
+
 
 def store_kind(option: str) -> str:
     """'sqlite' for the embedded store, 'postgresql' for a server URL; StoreError otherwise."""
@@ -76,6 +79,7 @@ def shown(option: str) -> str:
 # Until every caller asks for a backend by name.
 
 __all__ = [
+    "STORE_KINDS",
     "StoreBackend",
     "StoreError",
     "StoreUnavailable",

@@ -103,6 +103,9 @@ _KINDS: tuple[FindingKind, ...] = (
     # the run itself
     FindingKind("nondeterministic", "diverged", "high", "two uninterrupted runs of the scenario differ: no cell of the row can be judged"),
     FindingKind("outcome-unexpected", "diverged", "high", "a run ended otherwise than its scenario says (status, final answer, or the tool calls made)"),
+    # a cassette (a recorded agent)
+    FindingKind("history-unrecorded", "diverged", "high", "the resumed run asked the model what the recorded, uninterrupted run never did: its history departs from every recorded one"),
+    FindingKind("cassette-stale", "diverged", "high", "the uninterrupted run asked the model what its cassette never recorded (the agent changed since, or is not deterministic): no cell of the row can be judged; record it again"),
     FindingKind("mode-broken", "diverged", "high", "the uninterrupted run did not persist as its checkpoint mode declares: no cell of the row can be judged against the declaration"),
     FindingKind("unresumable", "unresumable", "high", "continuing the run failed"),
     FindingKind("takeover-refused", "unresumable", "medium", "two workers drove one run (no run ownership): the woken worker's write landed while the takeover held before its first, and the store refused the takeover's (the later writer), so it keeps one history and the takeover failed"),
@@ -162,7 +165,8 @@ HARM_OF: dict[str, str] = {
     "outcome-unexpected": "contract", "effect-before-record": "contract",
     "lease-stamped-expired": "contract",
     "unresumable": "unjudged", "hung": "unjudged", "missed": "unjudged", "adapter-error": "unjudged", "error": "unjudged",
-    "nondeterministic": "unjudged",
+    "nondeterministic": "unjudged", "cassette-stale": "unjudged",
+    "history-unrecorded": "content",
     "store-locked": "stalled",
     "takeover-refused": "refused",
     "checkpoints-lost": "unsynced", "acknowledged-unsynced": "unsynced", "durability-weaker": "unsynced",

@@ -1,11 +1,21 @@
-"""Scenario references: a built-in name, `random:SEED`, or `package.module:attribute`."""
+"""Scenario references: a built-in name, `random:SEED`, `cassette:PATH` (a recorded
+agent), or `package.module:attribute`."""
 
 from __future__ import annotations
 
+import dataclasses
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
 from killpoint import scenarios
 from killpoint.errors import ScenarioRefError
-from killpoint.scenarios import Scenario, versions
+from killpoint.scenarios import Expected, Scenario, versions
+from killpoint.scenarios import cassette as cassettes
 from killpoint.values.import_paths import call_problem, import_attribute
+
+CASSETTE = "cassette:"
 
 
 def resolve_scenario(ref: str) -> Scenario:
@@ -17,6 +27,8 @@ def resolve_scenario(ref: str) -> Scenario:
             raise ScenarioRefError(str(exc)) from None
     if ref in scenarios.BUILTINS:
         return scenarios.BUILTINS[ref]
+    if ref.startswith(CASSETTE):
+        return cassette_scenario(ref.removeprefix(CASSETTE))
     if ref.startswith("random:"):
         seed = ref.partition(":")[2]
         if not seed.isdigit():
@@ -48,8 +60,63 @@ def resolve_scenario(ref: str) -> Scenario:
         return obj
     raise ScenarioRefError(
         f"killpoint: unknown scenario {ref!r}; choose from {', '.join(scenarios.BUILTINS)}, "
-        "'random:SEED', or an import path 'package.module:SCENARIO'"
+        "'random:SEED', 'cassette:PATH' (a recording: `killpoint record`), or an import path "
+        "'package.module:SCENARIO'"
     )
+
+
+_made: dict[tuple[str, int, int], Scenario] = {}
+
+
+def _unscripted(conversation: object) -> scenarios.Reply:
+    raise ScenarioRefError("killpoint: a cassette's replies come from the cassette")
+
+
+def _no_tools(env: scenarios.ToolEnv) -> list[Callable[..., Any]]:
+    return []  # the agent's own (killpoint.effect)
+
+
+def cassette_scenario(path: str) -> Scenario:
+    """The scenario a cassette is: the recorded inputs, the replies the recording got
+    (served by history), and the end each run came to. Its tools, prompt and the rest are
+    those of the scenario it was recorded with (none: the agent's own)."""
+    ref = f"{CASSETTE}{path}"
+    if not path:
+        raise ScenarioRefError(
+            f"killpoint: scenario {ref!r} names no file; give 'cassette:path/to/cassette.json'"
+        )
+    try:
+        stat = os.stat(path)
+        key = (str(Path(path).resolve()), stat.st_mtime_ns, stat.st_size)
+        if key in _made:
+            return _made[key]
+        cassette = cassettes.load(path)
+    except (OSError, cassettes.CassetteError) as exc:
+        text = exc.strerror if isinstance(exc, OSError) else str(exc)
+        raise ScenarioRefError(
+            f"killpoint: scenario {ref!r}: {text}; record one with "
+            f"`killpoint record --runtime RUNTIME --out {path}`"
+        ) from None
+    base = resolve_scenario(cassette.scenario) if cassette.scenario else None
+    expected = tuple(Expected(o.status, o.content, o.calls) for o in cassette.outcomes)
+    recorded = cassette.recorded.get("runtime")
+    description = (
+        f"{len(cassette.interactions)} model requests recorded"
+        + (f" with {recorded}" if recorded else "")
+        + f" ({path})"
+    )
+    made = dataclasses.replace(
+        base if base is not None else Scenario("", "", _unscripted, _no_tools),
+        name=cassette.name,
+        description=description,
+        script=cassettes.Replayer(cassette, path),
+        inputs=cassette.inputs,
+        expected=expected,
+    )
+    if len(_made) >= 16:
+        _made.clear()
+    _made[key] = made
+    return made
 
 
 def _scenario_class(cls: type) -> bool:

@@ -412,6 +412,38 @@ def _outcome(f: Facts) -> str:
     )
 
 
+def _departure(f: Facts) -> str:
+    """Where a history asked departs from the nearest recorded one."""
+    asked, recorded = f.get("asked"), f.get("recorded")
+    if recorded is None:
+        return f"the request reads {value(asked)}, and the recording has no more there"
+    if asked is None:
+        return f"the request ends where the recording goes on with {value(recorded)}"
+    return f"the request reads {value(asked)} where the recording has {value(recorded)}"
+
+
+def _history_unrecorded(f: Facts) -> str:
+    more = int(f.get("more", 0))
+    after = f" ({count(more, 'more request')} unrecorded after it)" if more else ""
+    return (
+        f"model turn {f['turn']} asked what the recording never saw: {_departure(f)} "
+        f"(line {f['line']} of the history){after}"
+    )
+
+
+def _cassette_stale(f: Facts) -> str:
+    if f.get("first"):
+        return (
+            f"the cassette is stale: the agent's first request no longer matches the "
+            f"recording: {_departure(f)} (line {f['line']} of the history); record it again"
+        )
+    return (
+        f"the uninterrupted run's model turn {f['turn']} is not in the cassette: "
+        f"{_departure(f)} (line {f['line']} of the history); the agent changed after its "
+        "first request, or is not deterministic; record it again"
+    )
+
+
 def _generic(f: Facts) -> str:
     return str(f["detail"])
 
@@ -454,6 +486,8 @@ TEMPLATES: dict[str, Callable[[Facts], str]] = {
     "outcome-unexpected": _outcome,
     "failures-differ": _failures_differ,
     "takeover-refused": _takeover_refused,
+    "history-unrecorded": _history_unrecorded,
+    "cassette-stale": _cassette_stale,
 }
 
 

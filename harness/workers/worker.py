@@ -36,6 +36,7 @@ from killpoint.scenarios import (
     gates,
     history,
 )
+from killpoint.scenarios.effects import use_ledger
 from killpoint.scenarios.model_server import serve
 from killpoint.scenarios.own_writes import on_refused
 from killpoint.values.scenario_refs import resolve_scenario
@@ -204,6 +205,9 @@ def _run(spec: WorkerSpec, channel: _Channel, work: Path) -> list[RunResult]:
     if spec.forget_responses:
         model.forget()
     ledger = Ledger(work / LEDGER, scenario.name)
+    # The agent's own tools marked `killpoint.effect` record into the cell's ledger (in
+    # this process and in any it starts).
+    os.environ.update(use_ledger(ledger))
     with contextlib.ExitStack() as stack:
         if local_model(adapter):
             # Before the driver: the runtime's clients read the base URL when they are made.

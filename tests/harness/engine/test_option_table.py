@@ -23,7 +23,7 @@ from killpoint.engine.option_values import max_workers
 from killpoint.engine.options import CampaignConfig, EngineConfig
 from killpoint.errors import OptionError
 from killpoint.plugin import settings as plugin_settings
-from killpoint.plugin.crash_fixture import CHECK_KEYS
+from killpoint.plugin.crash_fixture import CHECK_KEYS, OWN_KEYS
 from killpoint.values.shard import Shard
 
 pytest_plugins = ["pytester"]
@@ -220,7 +220,8 @@ def ini_config(pytester: pytest.Pytester, line: str, *args: str) -> pytest.Confi
 
 def test_crash_check_takes_each_option_it_should(pytester: pytest.Pytester) -> None:
     """Each keyword the table gives crash.check reaches its campaign (kills= included)."""
-    assert {o.name for o in CHECKED} - {"runtime"} == set(CHECK_KEYS)
+    assert {o.name for o in CHECKED} - {"runtime"} == set(CHECK_KEYS) - set(OWN_KEYS)
+    assert ("cassette",) == OWN_KEYS  # the fixture's own: killpoint.plugin.cassettes
     cases = {o.name: (GOOD[o.name][0], str(o.sets), read(o)) for o in CHECKED}
     pytester.makepyfile(
         test_keys=textwrap.dedent(

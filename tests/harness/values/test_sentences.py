@@ -38,6 +38,7 @@ UNSEEN: dict[str, dict[str, Any]] = {
     "lease-stamped-expired": {"run_id": "r1", "by": "checkpoint", "ago": 12.5},
     "turn-reanswered": {"turns": [2], "differences": 4},
     "takeover-refused": {"k": 3, "woken": 5, "detail": "StaleSessionError: the session has been modified in storage"},
+    "cassette-stale": {"turn": 1, "line": 1, "asked": "system: Be thorough.", "recorded": "system: Be brief.", "first": True},
     "failures-differ": {"run": 1, "expected_kinds": ["abort"], "actual_kinds": ["abort"], "where": "failures[0].at_message", "expected_value": 3, "actual_value": 4, "expected_side": "baseline", "actual_side": "resumed run"},
 }  # fmt: skip
 
