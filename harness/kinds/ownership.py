@@ -132,6 +132,7 @@ def second_resumer(
 ) -> None:
     """The owner is parked at `held_at`, alive and owning the run: release a second
     resumer, give it time to be refused, let the owner go on, and say who drove."""
+    rests = resting(cell.read())
     second = cell.start("second-resumer", checkpoint_offset=held, **step, **spec)
     out = second.wait(frozenset(), min(cell.deadline(), time.monotonic() + REFUSAL))
     if out.kind == "timeout":
@@ -143,6 +144,17 @@ def second_resumer(
     ended = cell.join(owner, "the owner")
     cell.join(second, "the second resumer")
     tools, turns = drove(cell, second)
+    if rests is not None:
+        # The owner's checkpoint ended its drive (a run PAUSED for a confirmation releases
+        # its lease): the second continued a resting run, as any worker may, and the owner,
+        # woken, found it continued. What the store holds is compared all the same.
+        cell.event(
+            f"the owner's checkpoint {held + 1} left the run {rests}, resting and released: "
+            "a second resumer may continue it, so there was nothing to refuse",
+            "store",
+            "store",
+        )
+        return
     if tools or turns:
         cell.add(
             Finding(
@@ -155,6 +167,15 @@ def second_resumer(
         )
     elif not ended.startswith("done"):
         cell.end(Finding("unresumable", f"the owner failed after it was held: {ended}"))
+
+
+def resting(session: dict[str, Any] | None) -> str | None:
+    """The status of the session's last run when it rests, PAUSED or ERROR: its worker has
+    let it go and it is anyone's to continue (as owned_boundaries has it). None otherwise:
+    a run in flight is its owner's, and one that has ended must not be driven at all."""
+    runs = list(((session or {}).get("runs") or {}).values())  # in the order they started
+    status = runs[-1].get("status") if runs and isinstance(runs[-1], dict) else None
+    return status if status in ("PAUSED", "ERROR") else None
 
 
 def after_a_batch(base: Baseline, landed: str) -> bool:

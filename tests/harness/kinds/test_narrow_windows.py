@@ -129,3 +129,16 @@ def test_power_loss_is_in_all_exactly_where_fuse_mounts(monkeypatch: pytest.Monk
     monkeypatch.setenv("KILLPOINT_NO_FUSE", "1")
     assert "power-loss" not in kinds.groups()["all"]
     assert "KILLPOINT_NO_FUSE" in kinds.left_out_of_all()["power-loss"]
+
+
+def test_a_second_resumer_may_continue_a_run_its_owner_left_paused(tmp_path: Path) -> None:
+    """confirm/tool: the resumer's first checkpoint after 4 PAUSES the run for a
+    confirmation (its lease released); the second resumer continuing it is no second
+    driver, and the cell says why nothing was refused."""
+    host = engine(tmp_path, "reference")
+    row = ("reference", "confirm", "tool", "sqlite")
+    point = CrashPoint("second-resumer", 4)
+    assert point in kinds.points_of(host.baseline(row), ("second-resumer",))
+    result = host.run_cell(Cell(*row, schedule=(point,)))
+    assert "ok" == result.verdict, (result.findings, result.detail)
+    assert any("left the run PAUSED" in e.text for e in result.timeline), result.timeline
