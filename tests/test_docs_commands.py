@@ -170,7 +170,7 @@ def test_the_tutorials_run_in_a_project_of_their_own(shell: dict[str, str], tmp_
 def test_the_first_matrix_tutorial_runs(shell: dict[str, str], tmp_path: Path) -> None:
     outputs = run_page("docs/tutorials/first-matrix.md", tmp_path, shell)
     assert "Replay this cell: killpoint replay" in outputs[0]
-    assert "53 cells, 0 unexpected" in outputs[2]
+    assert "63 cells, 0 unexpected" in outputs[2]
     assert "reproduced" in outputs[-1]
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from killpoint.adapters.registry import RUNTIME_HELP
 from killpoint.cli import output as cli_output
 from killpoint.cli import verbosity
+from killpoint.values.durations import duration
 from killpoint.values.sentences import count
 
 
@@ -124,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     cli_output.plain(
         out,
         f"recorded {count(len(cassette.interactions), 'model request')} ({served} answered) in "
-        f"{count(len(cassette.outcomes), 'run')} ({ends}) in {made.seconds:.1f} s",
+        f"{count(len(cassette.outcomes), 'run')} ({ends}) in {duration(made.seconds)}",
     )
     for what in made.unrecordable:
         cli_output.plain(out, f"  not replayable: {what} (a replay answers only the model APIs)")

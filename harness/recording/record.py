@@ -36,6 +36,7 @@ from killpoint.scenarios import cassette as cassettes
 from killpoint.scenarios.cassette.recorder import ANTHROPIC_URL, OPENAI_URL, Recorder, Upstream
 from killpoint.scenarios.effects import use_ledger
 from killpoint.scenarios.model_server import ModelServer, environ
+from killpoint.values.durations import duration
 from killpoint.values.modes import find
 from killpoint.values.scenario_refs import CASSETTE, resolve_scenario
 
@@ -290,7 +291,7 @@ def _run(
         return asyncio.run(go())
     except TimeoutError:
         raise RecordError(
-            f"killpoint record: the agent's runs did not come to rest within {timeout:g} s "
+            f"killpoint record: the agent's runs did not come to rest within {duration(timeout)} "
             "(--timeout); nothing was written"
         ) from None
     except KillpointError:

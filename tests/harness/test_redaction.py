@@ -92,7 +92,8 @@ def test_no_secret_in_any_output(tmp_path: Path, store: str) -> None:
     assert logs  # kept worker logs
     for path in [*files, *logs]:
         outputs[str(path)] = path.read_bytes().decode("utf-8", "replace")
-    assert "key=***" in outputs[str(logs[0])]
+    # Some worker log shows the masked key (the model folder's logs hold requests only).
+    assert any("key=***" in outputs[str(p)] for p in logs), [str(p) for p in logs]
     secrets = escaped(KEY) | (escaped(PASSWORD) if store != "sqlite" else set())
     leaks = sorted(
         (name, form) for name, text in outputs.items() for form in secrets if form in text
@@ -106,7 +107,7 @@ def test_no_secret_in_any_output(tmp_path: Path, store: str) -> None:
     assert (tmp_path / "m.json").stat().st_size < 5_000_000
     assert (tmp_path / "m.html").stat().st_size < 5_000_000
     assert all(p.stat().st_size <= 4 * 1024 * 1024 for p in logs)
-    assert "bytes cut here" in outputs[str(logs[0])]
+    assert any("bytes cut here" in outputs[str(p)] for p in logs)  # a worker's, bounded
 
 
 @pytest.mark.parametrize(
