@@ -47,6 +47,9 @@ T = TypeVar("T")
 WAIT = 2.0
 KNOWN_WAIT = 0.3  # the same, in a batch known from the baseline (taken from the store)
 _POLL = 0.01  # a waiter looks again this often (a held gate does not wake it)
+# A call that has begun is waited for longer, not forever: a worker woken after a takeover
+# may hold a begun call that never starts or finishes (its run taken), and must go on.
+BEGUN_TIMES = 5
 
 _lock = threading.Condition()
 _batches: list[_Batch] = []
@@ -156,8 +159,11 @@ def start(slot: Slot | None) -> None:
     with _lock:
         while True:
             late = time.monotonic() - since > _patience(slot)
+            gone = time.monotonic() - since > BEGUN_TIMES * _patience(slot)
             waiting = [
-                s for s in _unbegun(slot) if not _held(s, "started") and (s.begun or not late)
+                s
+                for s in _unbegun(slot)
+                if not _held(s, "started") and ((s.begun and not gone) or not late)
             ]
             if not waiting:
                 for s in _unbegun(slot):
@@ -185,10 +191,12 @@ def wait(slot: Slot | None) -> None:
     with _lock:
         while True:
             late = time.monotonic() - since > _patience(slot)
+            gone = time.monotonic() - since > BEGUN_TIMES * _patience(slot)
             waiting = [
                 s
                 for s in _before(slot)
-                if not any(_held(s, phase) for phase in gates.TOOL_PHASES) and (s.begun or not late)
+                if not any(_held(s, phase) for phase in gates.TOOL_PHASES)
+                and ((s.begun and not gone) or not late)
             ]
             if not waiting:
                 for s in _before(slot):
