@@ -152,26 +152,11 @@ def start(slot: Slot | None) -> None:
     Calls start in call order in every run, so which of them a plan's point holds or
     kills is the same in every run. Only a call that has not begun is given up: one that
     has begun is on its way (itself waiting to start, at most its own patience), and
-    giving it up too would let this call overtake it in the finish order as well."""
+    giving it up too would let this call overtake it in the finish order as well; it is
+    waited for BEGUN_TIMES patiences at most."""
     if slot is None:
         return
-    since = time.monotonic()
-    with _lock:
-        while True:
-            late = time.monotonic() - since > _patience(slot)
-            gone = time.monotonic() - since > BEGUN_TIMES * _patience(slot)
-            waiting = [
-                s
-                for s in _unbegun(slot)
-                if not _held(s, "started") and ((s.begun and not gone) or not late)
-            ]
-            if not waiting:
-                for s in _unbegun(slot):
-                    if not s.begun:
-                        s.abandoned = True
-                        slot.batch.given_up = True
-                return
-            _lock.wait(_POLL)
+    _await(slot, _unbegun, lambda s: _held(s, "started"))
 
 
 def must_wait(slot: Slot | None) -> bool:
@@ -187,19 +172,23 @@ def wait(slot: Slot | None) -> None:
     an armed gate, or has not begun within the patience (WAIT, or KNOWN_WAIT)."""
     if slot is None:
         return
+    _await(slot, _before, lambda s: any(_held(s, phase) for phase in gates.TOOL_PHASES))
+
+
+def _await(slot: Slot, ahead: Callable[[Slot], list[Slot]], held: Callable[[Slot], bool]) -> None:
+    """Block until no slot `ahead(slot)` is still to wait for: each is held at an armed
+    gate, or has not begun within the patience (then given up), or has begun but not gone
+    on within BEGUN_TIMES patiences (a woken worker's call whose run was taken)."""
     since = time.monotonic()
     with _lock:
         while True:
-            late = time.monotonic() - since > _patience(slot)
-            gone = time.monotonic() - since > BEGUN_TIMES * _patience(slot)
+            spent = time.monotonic() - since
+            late, gone = spent > _patience(slot), spent > BEGUN_TIMES * _patience(slot)
             waiting = [
-                s
-                for s in _before(slot)
-                if not any(_held(s, phase) for phase in gates.TOOL_PHASES)
-                and ((s.begun and not gone) or not late)
+                s for s in ahead(slot) if not held(s) and ((s.begun and not gone) or not late)
             ]
             if not waiting:
-                for s in _before(slot):
+                for s in ahead(slot):
                     if not s.begun:
                         s.abandoned = True
                         slot.batch.given_up = True
