@@ -26,6 +26,7 @@ lookup.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -114,8 +115,11 @@ _TOOL = re.compile(r"tool:(.+):([0-9a-f]{12}):(started|finished)(?:#(\d+))?")
 _CHUNK = re.compile(r"model:(\d+):chunk:(\d+)(?:#(\d+))?")
 
 
+@functools.lru_cache(maxsize=4096)
 def parse(name: str) -> Gate | None:
-    """The parts of a gate name; None for a name that is not one of the forms above."""
+    """The parts of a gate name; None for a name that is not one of the forms above.
+    Cached: a baseline's planning asks about the same few hundred names again and again
+    (a Gate is frozen)."""
     m = _NUMBERED.fullmatch(name)
     if m:
         kind, number, phase, occurrence = m.groups()

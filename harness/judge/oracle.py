@@ -18,7 +18,7 @@ import contextlib
 import difflib
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -163,12 +163,19 @@ def _align(
     )
 
 
-def _message_key(m: Any) -> str:
-    """What a message is, for alignment: its role, its calls and its content."""
+def _message_key(m: Any) -> Hashable:
+    """What a message is, for alignment: its role, its calls and its content. The values
+    themselves where they hash (a string caches its hash: a 1 MiB tool result is not
+    copied into a repr for every comparison), their repr where they do not."""
     if not isinstance(m, Mapping):
         return repr(m)
-    calls = [(c.get("name"), c.get("arguments")) for c in m.get("tool_calls") or []]
-    return repr((m.get("role"), calls, m.get("content")))
+    calls = tuple((c.get("name"), c.get("arguments")) for c in m.get("tool_calls") or [])
+    key = (m.get("role"), calls, m.get("content"))
+    try:
+        hash(key)
+    except TypeError:
+        return repr(key)
+    return key
 
 
 def first_difference(expected: Any, actual: Any, path: str = "session") -> Difference | None:
