@@ -10,7 +10,9 @@ from sqlalchemy import text
 from killpoint.adapters.checkpoint_gates import CheckpointGates
 from killpoint.adapters.protocol import RuntimeAdapter
 from killpoint.adapters.reference_history import report_history
+from killpoint.adapters.reference_reads import SqliteReads
 from killpoint.runtime import Agent, OpenAIResponses, RunOutput, RunStatus, Store, Tool
+from killpoint.runtime.store.store import StoredRun
 from killpoint.scenarios import Ledger, RunResult, Scenario, ToolEnv
 from killpoint.stores.per_url import PerUrl
 from killpoint.values.findings import Finding
@@ -118,7 +120,6 @@ PROGRESS = text("SELECT coalesce(sum(checkpoints), 0) FROM kp_runs WHERE session
 LEASE_DEADLINE = text(
     "SELECT max(lease_expires_at) FROM kp_runs WHERE session_id = :session_id AND owner IS NOT NULL"
 )
-INTEGRITY_CHECK = text("PRAGMA integrity_check")
 READS = ("progress", "lease_deadline", "read_session", "inspect")  # made in the engine
 
 
@@ -166,6 +167,8 @@ class ReferenceAdapter(RuntimeAdapter):
     # -- reading back -------------------------------------------------------------------
 
     def progress(self, store_url: str, session_id: str) -> int:
+        if is_sqlite(store_url):
+            return _reads(store_url).progress(session_id)
         store = _store(store_url)
         if not store.has_schema():  # a store a power cut took back to empty
             return 0
@@ -173,34 +176,26 @@ class ReferenceAdapter(RuntimeAdapter):
             return int(conn.execute(PROGRESS, {"session_id": session_id}).scalar_one())
 
     def lease_deadline(self, store_url: str, session_id: str) -> float | None:
+        if is_sqlite(store_url):
+            return _reads(store_url).lease_deadline(session_id)
         with _store(store_url).reading() as conn:
             return conn.execute(LEASE_DEADLINE, {"session_id": session_id}).scalar_one()
 
     def read_session(self, store_url: str, session_id: str) -> dict[str, Any] | None:
-        store = _store(store_url)
-        session = store.read_session(session_id)
+        session, runs = _session(store_url, session_id)
         if session is None:
             return None
-        runs: dict[str, Any] = {}
-        for run_id in session["run_ids"]:
-            stored = store.read_run(run_id)
-            assert stored is not None
-            runs[run_id] = normalise_run(stored)
-        return {"state": session["state"], "runs": runs}
+        return {"state": session["state"], "runs": {r.run_id: normalise_run(r) for r in runs}}
 
     def inspect(self, store_url: str, session_id: str) -> Sequence[str | Finding]:
-        store = _store(store_url)
         problems: list[str] = []
-        if store.dialect == "sqlite":
-            with store.reading() as conn:
-                verdict = conn.execute(INTEGRITY_CHECK).scalar_one()
+        if is_sqlite(store_url):
+            verdict = _reads(store_url).integrity()
             if verdict != "ok":
                 problems.append(f"SQLite integrity_check: {verdict}")
-        session = store.read_session(session_id)
-        for run_id in session["run_ids"] if session else ():
-            stored = store.read_run(run_id)
-            assert stored is not None
-            problems.extend(f"run {run_id}: {p}" for p in run_invariants(stored))
+        _, runs = _session(store_url, session_id)
+        for run in runs:
+            problems.extend(f"run {run.run_id}: {p}" for p in run_invariants(run))
         return problems
 
 
@@ -235,6 +230,29 @@ def _with_synchronous(level: str) -> ReferenceAdapter:
 
 
 _store: PerUrl[Store] = PerUrl(Store, Store.dispose)
+# The engine's reads of a SQLite store: sqlite3 itself, the runtime's statements
+# (reference_reads.py).
+_reads: PerUrl[SqliteReads] = PerUrl(SqliteReads, SqliteReads.close)
+
+
+def is_sqlite(store_url: str) -> bool:
+    return not store_url.startswith("postgresql")
+
+
+def _session(store_url: str, session_id: str) -> tuple[dict[str, Any] | None, list[StoredRun]]:
+    """The session and its runs, whole, as the store holds them now."""
+    if is_sqlite(store_url):
+        return _reads(store_url).session(session_id)
+    store = _store(store_url)
+    session = store.read_session(session_id)
+    if session is None:
+        return None, []
+    runs = []
+    for run_id in session["run_ids"]:
+        stored = store.read_run(run_id)
+        assert stored is not None
+        runs.append(stored)
+    return session, runs
 
 
 def normalise_run(run: Any) -> dict[str, Any]:

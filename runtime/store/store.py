@@ -10,7 +10,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -82,6 +82,57 @@ class StoredRun:
     updated_at: float
     messages: list[Message] = field(default_factory=list)
     tool_executions: list[ToolExecution] = field(default_factory=list)
+
+
+def session_from_row(row: Any, run_ids: list[str]) -> dict[str, Any]:
+    """A session as read: its row (any row with attribute access: SQLAlchemy's, a named
+    tuple) and the ids of its runs in order."""
+    return {
+        "session_id": row.session_id,
+        "agent_name": row.agent_name,
+        "state": _load(row.state),
+        "run_ids": run_ids,
+        "created_at": row.created_at,
+        "updated_at": row.updated_at,
+    }
+
+
+def run_from_rows(row: Any, bodies: Iterable[str], execs: Iterable[Any]) -> StoredRun:
+    """A run as read: its row, its messages' bodies in order and its tool executions'
+    rows in call order (any rows with attribute access, as for session_from_row)."""
+    return StoredRun(
+        run_id=row.run_id,
+        session_id=row.session_id,
+        agent_name=row.agent_name,
+        mode=row.mode,
+        status=RunStatus(row.status),
+        input=_load(row.input),
+        content=_load(row.content),
+        error=_load(row.error),
+        usage=Usage.from_dict(_load(row.usage)),
+        pending_confirmations=_load(row.pending_confirmations),
+        last_checkpoint_at_message_index=row.last_checkpoint_at_message_index,
+        checkpoints=row.checkpoints,
+        version=row.version,
+        owner=row.owner,
+        cancel_after=row.cancel_after,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        messages=[Message.from_json(b) for b in bodies],
+        tool_executions=[
+            ToolExecution(
+                call_id=e.call_id,
+                name=e.name,
+                arguments=_load(e.arguments),
+                result=_load(e.result),
+                status=e.status,
+                turn=e.turn,
+                call_index=e.call_index,
+                idempotency_key=e.idempotency_key,
+            )
+            for e in execs
+        ],
+    )
 
 
 class Store:
@@ -244,14 +295,7 @@ class Store:
             if row is None:
                 return None
             run_ids = sql.SESSION_RUN_IDS.run(conn, {"session_id": session_id}).scalars()
-            return {
-                "session_id": row.session_id,
-                "agent_name": row.agent_name,
-                "state": _load(row.state),
-                "run_ids": list(run_ids),
-                "created_at": row.created_at,
-                "updated_at": row.updated_at,
-            }
+            return session_from_row(row, list(run_ids))
 
     def latest_run_start(self, session_id: str) -> float:
         """When the session's latest run started (its created_at), 0.0 when it has none."""
@@ -288,39 +332,7 @@ class Store:
         if whole:
             bodies = sql.MESSAGES.run(conn, {"run_id": run_id}).scalars()
             execs = sql.EXECUTIONS.run(conn, {"run_id": run_id}).all()
-        return StoredRun(
-            run_id=row.run_id,
-            session_id=row.session_id,
-            agent_name=row.agent_name,
-            mode=row.mode,
-            status=RunStatus(row.status),
-            input=_load(row.input),
-            content=_load(row.content),
-            error=_load(row.error),
-            usage=Usage.from_dict(_load(row.usage)),
-            pending_confirmations=_load(row.pending_confirmations),
-            last_checkpoint_at_message_index=row.last_checkpoint_at_message_index,
-            checkpoints=row.checkpoints,
-            version=row.version,
-            owner=row.owner,
-            cancel_after=row.cancel_after,
-            created_at=row.created_at,
-            updated_at=row.updated_at,
-            messages=[Message.from_json(b) for b in bodies],
-            tool_executions=[
-                ToolExecution(
-                    call_id=e.call_id,
-                    name=e.name,
-                    arguments=_load(e.arguments),
-                    result=_load(e.result),
-                    status=e.status,
-                    turn=e.turn,
-                    call_index=e.call_index,
-                    idempotency_key=e.idempotency_key,
-                )
-                for e in execs
-            ],
-        )
+        return run_from_rows(row, bodies, execs)
 
     def checkpoint_count(self, run_id: str) -> int | None:
         """How many checkpoints of the run have landed (None: no row). Cheap, for pollers."""
