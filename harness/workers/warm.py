@@ -12,7 +12,6 @@ from __future__ import annotations
 import gc
 
 from killpoint.adapters.registry import warm_loaded
-from killpoint.workers.huge_pages import collapse_heap
 from killpoint.workers.tls import share_tls_context
 
 
@@ -24,8 +23,6 @@ def warm() -> None:
     # first: the garbage it would free would leave holes that every child's allocations
     # fill, copying the page each time (killpoint.workers.forkserver.gc_off).
     gc.freeze()
-    # Last: the heap is as large as it gets before the first fork (huge_pages.py).
-    collapse_heap()
 
 
 warm()

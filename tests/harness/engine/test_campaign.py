@@ -210,3 +210,29 @@ def test_a_rows_cells_start_before_another_rows_baseline_is_done(
     result = Campaign(config).run()
     assert [True] == waited[:1]
     assert result.planned == len(result.cells) and not result.failing
+
+
+@pytest.mark.parametrize(
+    ("modes", "points", "asks"),
+    [
+        ("tool-batch", "after-checkpoint", False),  # 1 row, 1 kind: a few cells
+        ("runs,tool-batch,tool", "all", True),  # 3 rows, every kind: some 170 cells
+    ],
+)
+def test_only_a_campaign_of_many_cells_asks_for_huge_pages(
+    modes: str, points: str, asks: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Huge pages cost the forkserver about 0.2 s as it starts and save each fork a few
+    ms: asked for before the first worker, by a campaign that will fork many."""
+    asked: list[int] = []
+    monkeypatch.setattr(campaign, "use_huge_pages", lambda: asked.append(len(asked)))
+    config = CampaignConfig.from_options(
+        scenarios="research", modes=modes, points=points, workers=2
+    )
+    subject = Campaign(config)
+    rows, _ = subject.rows()
+    floor = subject.at_least_cells(rows)
+    assert (floor >= campaign.HUGE_PAGES_FROM) is asks, floor
+    monkeypatch.setattr(campaign.Campaign, "_baseline", lambda self, *args: None)
+    subject.run()
+    assert bool(asked) is asks

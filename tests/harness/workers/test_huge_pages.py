@@ -54,10 +54,13 @@ def _kernel_at_least(major: int, minor: int) -> bool:
     return found is not None and (int(found[1]), int(found[2])) >= (major, minor)
 
 
-@pytest.mark.skipif(
+needs_huge_pages = pytest.mark.skipif(
     _thp_mode() not in ("always", "madvise") or not _kernel_at_least(6, 1),
     reason="needs transparent huge pages (always or madvise) and MADV_COLLAPSE (Linux 6.1)",
 )
+
+
+@needs_huge_pages
 def test_a_heap_collapsed_is_held_in_huge_pages() -> None:
     # In a fresh interpreter: collapsing is for the whole process.
     code = textwrap.dedent(
@@ -79,3 +82,50 @@ def test_a_heap_collapsed_is_held_in_huge_pages() -> None:
     before, asked, after = (int(x) for x in out.stdout.split())
     assert asked >= 32 << 20
     assert after - before >= 16 << 20, (before, asked, after)
+
+
+# In a fresh interpreter: the forkserver's preload is fixed once per process. It prints
+# the huge pages its forkserver holds once a worker has come back from it.
+FORKSERVER = """
+import sys, tempfile, time
+from pathlib import Path
+from killpoint.workers import processes
+from killpoint.workers.worker import WorkerSpec
+
+def huge(pid):
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        return int(next(l for l in f if l.startswith("AnonHugePages:")).split()[1])
+
+if __name__ == "__main__":
+    processes.context()
+    if sys.argv[1] == "asked":
+        processes.use_huge_pages()  # after context(), before the first worker: still in time
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = WorkerSpec("reference", "research", "tool", f"sqlite:///{tmp}/s.db", tmp, "s")
+        done = processes.Worker(spec, [], 0.0).join(time.monotonic() + 120)
+        assert done.kind == "done", done.detail
+        print(huge(processes.forkserver_pid()))
+    processes.stop_forkserver()
+"""
+
+
+def _forkserver_huge_kib(tmp_path: Path, asked: str) -> int:
+    script = tmp_path / f"forkserver_{asked}.py"
+    script.write_text(FORKSERVER)
+    out = subprocess.run(
+        [sys.executable, str(script), asked], check=True, capture_output=True, text=True
+    )
+    return int(out.stdout.split()[-1])
+
+
+@needs_huge_pages
+def test_a_forkserver_asked_for_huge_pages_holds_its_heap_in_them(tmp_path: Path) -> None:
+    assert _forkserver_huge_kib(tmp_path, "asked") >= 16 << 10
+
+
+@pytest.mark.skipif(
+    _thp_mode() == "always", reason="with huge pages always on, the kernel may use them anyway"
+)
+def test_a_forkserver_not_asked_leaves_its_heap_as_it_is(tmp_path: Path) -> None:
+    # What a campaign of a few cells gets: no collapse to pay for at its start.
+    assert _forkserver_huge_kib(tmp_path, "not-asked") < 16 << 10
