@@ -57,12 +57,14 @@ def test_fail_fast_stops_at_the_first_unexpected_cell_exits_1_and_says_what_ran(
 
 
 def test_a_budget_stops_the_campaign_says_what_it_covered_and_exits_0(tmp_path: Path) -> None:
-    """Fifteen seconds cannot run the reference runtime's research rows (150 cells, two at
-    once), but they run the baselines and some cells: the campaign stops at its budget,
+    """Fifteen seconds cannot run the reference runtime's research rows crashed twice
+    over (`--depth 2`: several hundred cells, two at once; the 170 of depth 1 now fit in
+    them), but they run the baselines and some cells: the campaign stops at its budget,
     nothing unexpected, so the status is 0 (5 would say no cell ran)."""
     done, document = matrix(
-        tmp_path, "--scenarios", "research", "--modes", "runs,tool-batch,tool", "--budget", "15s"
-    )
+        tmp_path, "--scenarios", "research", "--modes", "runs,tool-batch,tool",
+        "--depth", "2", "--budget", "15s",
+    )  # fmt: skip
     assert 0 == done.returncode, done.stderr
     stopped, summary = document["stopped"], document["summary"]
     assert "budget" == stopped["reason"] and 15.0 == stopped["budget"]
