@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy import text
 
+from killpoint.adapters import reference_reads as reads
 from killpoint.adapters.checkpoint_gates import CheckpointGates
 from killpoint.adapters.protocol import RuntimeAdapter
 from killpoint.adapters.reference_history import report_history
@@ -14,6 +15,7 @@ from killpoint.adapters.reference_reads import SqliteReads
 from killpoint.runtime import Agent, OpenAIResponses, RunOutput, RunStatus, Store, Tool
 from killpoint.runtime.store.store import StoredRun
 from killpoint.scenarios import Ledger, RunResult, Scenario, ToolEnv
+from killpoint.stores import kind_of_url
 from killpoint.stores.per_url import PerUrl
 from killpoint.values.findings import Finding
 from killpoint.values.modes import REFERENCE_MODES, Mode
@@ -116,10 +118,8 @@ def _result(out: RunOutput) -> RunResult:
 
 # Polled while a worker is parked at its gate; text, like the store's own statements,
 # because each cell's store is read through a new engine (see runtime/store/sql.py).
-PROGRESS = text("SELECT coalesce(sum(checkpoints), 0) FROM kp_runs WHERE session_id = :session_id")
-LEASE_DEADLINE = text(
-    "SELECT max(lease_expires_at) FROM kp_runs WHERE session_id = :session_id AND owner IS NOT NULL"
-)
+PROGRESS = text(reads.PROGRESS)
+LEASE_DEADLINE = text(reads.LEASE_DEADLINE)
 READS = ("progress", "lease_deadline", "read_session", "inspect")  # made in the engine
 
 
@@ -167,7 +167,7 @@ class ReferenceAdapter(RuntimeAdapter):
     # -- reading back -------------------------------------------------------------------
 
     def progress(self, store_url: str, session_id: str) -> int:
-        if is_sqlite(store_url):
+        if kind_of_url(store_url) == "sqlite":
             return _reads(store_url).progress(session_id)
         store = _store(store_url)
         if not store.has_schema():  # a store a power cut took back to empty
@@ -176,7 +176,7 @@ class ReferenceAdapter(RuntimeAdapter):
             return int(conn.execute(PROGRESS, {"session_id": session_id}).scalar_one())
 
     def lease_deadline(self, store_url: str, session_id: str) -> float | None:
-        if is_sqlite(store_url):
+        if kind_of_url(store_url) == "sqlite":
             return _reads(store_url).lease_deadline(session_id)
         with _store(store_url).reading() as conn:
             return conn.execute(LEASE_DEADLINE, {"session_id": session_id}).scalar_one()
@@ -189,7 +189,7 @@ class ReferenceAdapter(RuntimeAdapter):
 
     def inspect(self, store_url: str, session_id: str) -> Sequence[str | Finding]:
         problems: list[str] = []
-        if is_sqlite(store_url):
+        if kind_of_url(store_url) == "sqlite":
             verdict = _reads(store_url).integrity()
             if verdict != "ok":
                 problems.append(f"SQLite integrity_check: {verdict}")
@@ -235,13 +235,9 @@ _store: PerUrl[Store] = PerUrl(Store, Store.dispose)
 _reads: PerUrl[SqliteReads] = PerUrl(SqliteReads, SqliteReads.close)
 
 
-def is_sqlite(store_url: str) -> bool:
-    return not store_url.startswith("postgresql")
-
-
 def _session(store_url: str, session_id: str) -> tuple[dict[str, Any] | None, list[StoredRun]]:
     """The session and its runs, whole, as the store holds them now."""
-    if is_sqlite(store_url):
+    if kind_of_url(store_url) == "sqlite":
         return _reads(store_url).session(session_id)
     store = _store(store_url)
     session = store.read_session(session_id)

@@ -24,15 +24,14 @@ from typing import Any
 
 from sqlalchemy.engine import make_url
 
-from killpoint.runtime.store import sql
-from killpoint.runtime.store.engine import normalise_url
+from killpoint.runtime.store import schema, sql
+from killpoint.runtime.store.engine import lock_wait, normalise_url
 from killpoint.runtime.store.store import StoredRun, run_from_rows, session_from_row
 
 PROGRESS = "SELECT coalesce(sum(checkpoints), 0) FROM kp_runs WHERE session_id = :session_id"
 LEASE_DEADLINE = (
     "SELECT max(lease_expires_at) FROM kp_runs WHERE session_id = :session_id AND owner IS NOT NULL"
 )
-HAS_RUNS = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'kp_runs'"
 
 
 def _rows(cursor: sqlite3.Cursor, row: tuple[Any, ...]) -> Any:
@@ -58,8 +57,7 @@ class SqliteReads:
     def __init__(self, url: str) -> None:
         parsed = make_url(normalise_url(url))
         self.path = parsed.database or ""
-        # The busy timeout the runtime's own connections have (`?timeout=` in the URL).
-        self.timeout = float(parsed.query.get("timeout", 30))  # type: ignore[arg-type]
+        self.timeout = lock_wait(parsed)  # the runtime's own connections' busy timeout
         self._conn: sqlite3.Connection | None = None
         self._has_runs = False
         # One transaction at a time on the one connection, whichever thread reads.
@@ -92,7 +90,8 @@ class SqliteReads:
         """Whether the runtime's tables exist: asked until they do, then known."""
         if not self._has_runs:
             with self.reading() as conn:
-                self._has_runs = conn.execute(HAS_RUNS).fetchone() is not None
+                tables = {r[0] for r in conn.execute(sql.TABLES["sqlite"].sql)}
+                self._has_runs = schema.runs.name in tables
         return self._has_runs
 
     def progress(self, session_id: str) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
 from ..errors import ConfigurationError
@@ -57,16 +57,20 @@ def make_engine(url: str, *, synchronous: str = "FULL", **kwargs: Any) -> Engine
     return create_engine(url, pool_pre_ping=True, **kwargs)
 
 
+def lock_wait(parsed: URL) -> float:
+    """How long a SQLite connection waits for a lock: `?timeout=SECONDS` in the URL, as
+    for sqlite3.connect (default 30 s)."""
+    return float(parsed.query.get("timeout", 30))  # type: ignore[arg-type]
+
+
 def _sqlite_engine(url: str, *, synchronous: str, **kwargs: Any) -> Engine:
     if synchronous.upper() not in SYNCHRONOUS:
         raise ConfigurationError(
             f"runtime: synchronous={synchronous!r} is not a SQLite level; choose one of "
             f"{', '.join(SYNCHRONOUS)}"
         )
-    # How long a writer waits for SQLite's write lock: `?timeout=SECONDS` in the URL, as
-    # for sqlite3.connect (default 30 s).
     parsed = make_url(url)
-    wait = float(parsed.query.get("timeout", 30))  # type: ignore[arg-type]
+    wait = lock_wait(parsed)
     busy_ms = int(wait * 1000)
     engine = create_engine(
         parsed.difference_update_query(["timeout"]), connect_args={"timeout": wait}, **kwargs
