@@ -92,7 +92,8 @@ WORKER_STATE = Scenario(
 
 def _ticking_tools(env: ToolEnv) -> list[Callable[..., Any]]:
     def tick(n: int) -> str:
-        """Tell the test (a byte on its FIFO, when it reads one) that a worker got here."""
+        """Tell the test (a byte on its FIFO, when it reads one) that a worker got here; with
+        KILLPOINT_TEST_HOLD set, stay here until killed."""
         fifo = os.environ.get("KILLPOINT_TEST_TICKS")
         if fifo:
             try:
@@ -106,6 +107,8 @@ def _ticking_tools(env: ToolEnv) -> list[Callable[..., Any]]:
                     pass
                 finally:
                     os.close(fd)
+        if os.environ.get("KILLPOINT_TEST_HOLD"):
+            threading.Event().wait()  # held in its first tool call until it is killed
         return f"tick {n}"
 
     return [tick]

@@ -10,6 +10,9 @@ the environment, for the tests that need a process to stop where they kill it:
   PLAIN_ADK_ABORT_AT model turn N: set the invocation's abort_signal first (with HOLD_AT:
                      the process is held after the cancel was asked, before ADK seals it)
   PLAIN_ADK_FAIL_AT  model turn N: raise (a provider's error) the first time it is asked
+  PLAIN_ADK_WRITE_AT model turn N: the first write after it (the append of its reply, past
+                     ADK's stale check) prints "at write" and waits for a line on stdin;
+                     its commit prints "written"
 
 Run as a child: `python -m tests.plain_adk.app DB_URL start|resume SESSION INVOCATION`
 (prints "ready" once built, then waits for one line on stdin before it runs, so that a test
@@ -38,10 +41,12 @@ from google.adk.models.llm_response import LlmResponse  # noqa: E402
 from google.adk.runners import Runner  # noqa: E402
 from google.adk.sessions import DatabaseSessionService  # noqa: E402
 from google.genai import types  # noqa: E402
+from sqlalchemy import event  # noqa: E402
 
 APP, USER = "plain", "user"
 STEPS = 3
 ABORT: asyncio.Event | None = None  # the running invocation's abort_signal
+WRITE_ARMED = threading.Event()  # the next write is held (PLAIN_ADK_WRITE_AT)
 
 
 def log(line: str) -> None:
@@ -69,6 +74,8 @@ class StepModel(BaseLlm):
         log(f"model {turn}")
         if turn == knob("ABORT_AT") and ABORT is not None:
             ABORT.set()
+        if turn == knob("WRITE_AT"):
+            WRITE_ARMED.set()
         if turn == knob("HOLD_AT"):
             print("held", flush=True)
             threading.Event().wait()  # the loop is blocked: nothing more of ADK runs
@@ -97,7 +104,29 @@ def build(db_url: str) -> tuple[Runner, DatabaseSessionService]:
     agent = LlmAgent(name="agent", model=StepModel(), tools=[step])
     app = App(name=APP, root_agent=agent, resumability_config=ResumabilityConfig(is_resumable=True))
     service = DatabaseSessionService(db_url)
+    hold_a_write(service)
     return Runner(app=app, session_service=service), service
+
+
+def hold_a_write(service: DatabaseSessionService) -> None:
+    """PLAIN_ADK_WRITE_AT: hold the armed write before it reaches SQLite. ADK has read the
+    session's revision by then; the test decides when the write goes on."""
+    engine = service.db_engine.sync_engine
+    held = threading.Event()
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def before(conn: Any, cursor: Any, statement: str, *rest: Any) -> None:
+        if WRITE_ARMED.is_set() and statement.lstrip().upper().startswith(("INSERT", "UPDATE")):
+            WRITE_ARMED.clear()
+            held.set()
+            print("at write", flush=True)
+            sys.stdin.readline()
+
+    @event.listens_for(engine, "commit")
+    def committed(conn: Any) -> None:
+        if held.is_set():
+            held.clear()
+            print("written", flush=True)
 
 
 async def run(

@@ -132,8 +132,14 @@ def test_ctrl_c_during_the_baselines_draws_the_rows_never_started(
     tmp_path: Path, short_tmp: Path
 ) -> None:
     """Stopped in the first baseline, before any cell was planned: the rows are in the
-    JSON's plan with no cells, in the terminal's table and in the report, never left out."""
-    run = campaign(tmp_path, short_tmp, "--points", "all", "--modes", "tool,tool-batch")
+    JSON's plan with no cells, in the terminal's table and in the report, never left out.
+    Every worker is held in its first tool call, so no baseline can end before Ctrl-C."""
+    run = TickingCampaign(
+        tmp_path,
+        *("--timeout", "60", "--points", "all", "--modes", "tool,tool-batch"),
+        env={"TMPDIR": str(short_tmp), "KILLPOINT_TEST_HOLD": "1"},
+        new_session=True,
+    )
     run.ticks(1)
     os.killpg(run.proc.pid, signal.SIGINT)
     out, err = run.finish()
