@@ -219,6 +219,17 @@ class Baseline:
             batches.append(Batch(number=number, turn=turn, calls=tuple(planned), first_index=first))
         return batches
 
+    def batch_at(self, index: int) -> Batch | None:
+        """The tool batch in flight at trace position `index`: its first call started
+        before it and no model turn was answered since (None between batches)."""
+        begun = [b for b in self.batches if 0 <= b.first_index < index]
+        if not begun:
+            return None
+        batch = begun[-1]
+        if any(_is(e, "model", "received") for e in self.trace[batch.first_index : index]):
+            return None
+        return batch
+
     def other(self) -> Baseline | None:
         """The same baseline as the second run's trace tells it (None without one)."""
         if not self.other_trace:

@@ -56,6 +56,25 @@ def unfinished_batch(session: dict[str, Any] | None) -> Counter[Signature]:
     return found
 
 
+def unfinished_at(
+    base: Baseline, gate: str, paused: dict[str, Any] | None
+) -> Counter[Signature]:
+    """`unfinished_batch` of the store at a pause at `gate`, or, when the store does not
+    hold the batch in flight there yet (in "tool" mode its message lands with its first
+    result), every call of that batch as the baseline ran it: all were dispatched, and
+    none has a durable result."""
+    batch = base.batch_at(base.position(gate))
+    held = sum(
+        1
+        for run in (paused or {}).get("runs", {}).values()
+        for m in run["messages"]
+        if m["role"] == "assistant" and m["tool_calls"]
+    )
+    if batch is None or held >= batch.number:
+        return unfinished_batch(paused)
+    return Counter((c.tool, c.arguments) for c in batch.calls)
+
+
 def late_allowance(
     unfinished: Counter[Signature], *, started: Counter[Signature], late: Counter[Signature]
 ) -> Counter[Signature]:
@@ -91,8 +110,9 @@ class _Pause:
 
     def pause(
         self, cell: CellContext, plan: Plan
-    ) -> tuple[Any, Counter[Signature], dict[str, Any] | None]:
-        """Start the worker, reach the point, pause it there; what it had done by then."""
+    ) -> tuple[Any, Counter[Signature], dict[str, Any] | None, Counter[Signature]]:
+        """Start the worker, reach the point, pause it there; what it had done by then and
+        the calls of its batch still unfinished (`unfinished_at`)."""
         gate = next(iter(plan.wait_for))
         stale = cell.start("worker", gates=plan.arm, release=True, lease_seconds=SIGSTOP_LEASE)
         cell.reach(stale, plan)
@@ -104,7 +124,7 @@ class _Pause:
         at_pause = cell.ledger()
         cell.allow(cell.in_flight(paused, at_pause), "in flight at the pause")
         before = effects([e for e in at_pause if e.pid == stale.pid])
-        return stale, before, paused
+        return stale, before, paused, unfinished_at(cell.base, gate, paused)
 
     def expired(self, cell: CellContext, plan: Plan) -> tuple[int, dict[str, Any]] | None:
         """Wait out the paused worker's lease; what the store holds then and the step a
@@ -142,6 +162,7 @@ class _Pause:
         stale: Any,
         before: Counter[Signature],
         paused: dict[str, Any] | None,
+        unfinished: Counter[Signature],
     ) -> None:
         """Once the stale worker has ended (or is stopped for good), whatever ended the
         cell: its late calls of the unfinished batch may repeat once each."""
@@ -149,7 +170,7 @@ class _Pause:
             stale.kill()  # nothing more of it may land uncounted
         entries = cell.ledger()
         late = late_allowance(
-            as_effects(unfinished_batch(paused), entries),
+            as_effects(unfinished, entries),
             started=before - durable_results(paused, entries),
             late=effects([e for e in entries if e.pid == stale.pid]) - before,
         )
@@ -217,7 +238,7 @@ class Sigstop(_Pause):
         )
 
     def run(self, cell: CellContext, plan: Plan) -> None:
-        stale, before, paused = self.pause(cell, plan)
+        stale, before, paused, unfinished = self.pause(cell, plan)
         try:
             expired = self.expired(cell, plan)
             if expired is not None:
@@ -225,7 +246,7 @@ class Sigstop(_Pause):
             else:
                 self.nothing_left(cell, plan, stale)
         finally:
-            self.late_calls(cell, stale, before, paused)
+            self.late_calls(cell, stale, before, paused, unfinished)
         cell.sides = WOKEN
         cell.compare()
 
@@ -277,7 +298,7 @@ class SigstopWriting(_Pause):
         )
 
     def run(self, cell: CellContext, plan: Plan) -> None:
-        stale, before, paused = self.pause(cell, plan)
+        stale, before, paused, unfinished = self.pause(cell, plan)
         try:
             expired = self.expired(cell, plan)
             if expired is not None:
@@ -285,7 +306,7 @@ class SigstopWriting(_Pause):
             else:
                 self.nothing_left(cell, plan, stale)
         finally:
-            self.late_calls(cell, stale, before, paused)
+            self.late_calls(cell, stale, before, paused, unfinished)
         cell.sides = WOKEN
         cell.compare()
 
@@ -429,5 +450,6 @@ __all__ = [
     "SigstopWriting",
     "late_allowance",
     "refused",
+    "unfinished_at",
     "unfinished_batch",
 ]

@@ -6,6 +6,9 @@ SQLite)."""
 
 from __future__ import annotations
 
+import copy
+import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,9 @@ import pytest
 from killpoint import kinds
 from killpoint.engine.engine import Engine
 from killpoint.engine.options import EngineConfig
+from killpoint.kinds.takeover import unfinished_at, unfinished_batch
+from killpoint.scenarios import gates
+from killpoint.scenarios.conversation import canonical_arguments
 from killpoint.values.cell import Cell, CellResult
 
 pytestmark = pytest.mark.slow
@@ -143,3 +149,33 @@ def test_a_store_that_refuses_the_later_writer_is_two_drivers_and_a_failed_takeo
     assert "medium" == refused["severity"]
     assert "StaleRun" in refused["sentence"] and "two drivers" in refused["sentence"]
     assert not {"messages-differ", "status-differs", "runs-differ"} & set(found), found
+
+
+def test_a_pause_before_a_batch_is_durable_still_knows_the_batch_in_flight(
+    tmp_path: Path,
+) -> None:
+    """parallel-fetch in "tool" mode: checkpoint 5 is the second batch's first result, and
+    the batch's message lands with it. Paused about to write it, the store holds only the
+    first batch, yet all three calls of the second were dispatched: each may still run in
+    the woken worker's threads, so each is unfinished (from the baseline), not none."""
+    engine = Engine(EngineConfig(work_root=tmp_path / "work", keep="none"))
+    base = engine.baseline(("reference", "parallel-fetch", "tool", "sqlite"))
+    writing = gates.checkpoint_gate(5, "writing")
+    second = base.batch_at(base.position(writing))
+    assert second is not None and 2 == second.number
+    pages = [json.loads(c.arguments)["page"] for c in second.calls]
+    assert ["delta", "epsilon", "zeta"] == sorted(pages)
+    final = gates.checkpoint_gate(base.checkpoints, "writing")  # after the model's answer
+    assert base.batch_at(base.position(final)) is None
+
+    first_only = copy.deepcopy(base.session)
+    assert first_only is not None
+    for stored in first_only["runs"].values():
+        cut = [n for n, m in enumerate(stored["messages"]) if m["tool_calls"]][1]
+        stored["messages"] = stored["messages"][:cut]
+        stored["tool_executions"] = [e for e in stored["tool_executions"] if e["turn"] == 1]
+    assert Counter() == unfinished_batch(first_only)  # the store alone knows of no batch
+    expected = Counter(("fetch_page", canonical_arguments({"page": p})) for p in pages)
+    assert expected == unfinished_at(base, writing, first_only)
+    # Once the store holds the batch, its results there count: none is unfinished.
+    assert Counter() == unfinished_at(base, writing, base.session)
