@@ -56,9 +56,7 @@ def unfinished_batch(session: dict[str, Any] | None) -> Counter[Signature]:
     return found
 
 
-def unfinished_at(
-    base: Baseline, gate: str, paused: dict[str, Any] | None
-) -> Counter[Signature]:
+def unfinished_at(base: Baseline, gate: str, paused: dict[str, Any] | None) -> Counter[Signature]:
     """`unfinished_batch` of the store at a pause at `gate`, or, when the store does not
     hold the batch in flight there yet (in "tool" mode its message lands with its first
     result), every call of that batch as the baseline ran it: all were dispatched, and
