@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from killpoint.engine.polling import poll
@@ -213,6 +214,9 @@ class WorkerSteps(StoreReading):
 
     def sleep_until(self, when: float) -> None:
         self.engine.slots.sleep_until(when)
+
+    def lent(self) -> AbstractContextManager[None]:
+        return self.engine.slots.lent()
 
     def resume_gate(self, step: dict[str, Any]) -> str:
         """The gate a fresh worker passes as it takes the run up."""

@@ -81,15 +81,22 @@ class Slots:
         ends the wait at once: the cell's workers are being killed under it."""
         if time.time() >= when or self._stopping.is_set():
             return
+        with self.lent():
+            # Waiting on a wall-clock time (a lease the store holds), not on a process.
+            while time.time() < when and not self._stopping.wait(when - time.time() + 0.001):
+                pass
+
+    @contextlib.contextmanager
+    def lent(self) -> Iterator[None]:
+        """This thread's slot given back for the block (a cell waiting, not working), and
+        taken again before the block's caller goes on. Without lending: held throughout."""
         lent = self.lend and self._free is not None and self.holding()
         if lent:
             assert self._free is not None
             self._mine.held = False
             self._free.release()
         try:
-            # Waiting on a wall-clock time (a lease the store holds), not on a process.
-            while time.time() < when and not self._stopping.wait(when - time.time() + 0.001):
-                pass
+            yield
         finally:
             if lent:
                 assert self._free is not None

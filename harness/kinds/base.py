@@ -12,6 +12,7 @@ columns all read it, so a new kind is one new module.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -180,6 +181,11 @@ class CellWorkers(Protocol):
     def sleep_until(self, when: float) -> None:
         """Until time.time() reaches `when` (a lease the store holds running out), letting
         another cell work meanwhile."""
+        ...
+
+    def lent(self) -> AbstractContextManager[None]:
+        """The cell's slot lent to another cell for the block: a wait on a worker that
+        may well last its whole bound (its slot taken back after)."""
         ...
 
     def resume_gate(self, step: dict[str, Any]) -> str:

@@ -33,6 +33,10 @@ SIGSTOP_LEASE = 0.3  # seconds: short, so the takeover after a pause waits littl
 # is held: one that lands or ends sooner is judged at once; one still running then (a
 # fenced worker waiting for the owner) is judged again once the takeover has ended.
 STALE_TRY = 5.0
+# A woken worker still at it after this long has likely gone to wait for the owner, and
+# may do so for the rest of STALE_TRY: the cell lends its slot for that rest. Most end
+# within tens of milliseconds, without giving their slot up.
+STALE_GRACE = 0.25
 TAKEOVER = Sides("store after the takeover", "store after the stale worker woke")
 # The cell's end against the baseline: the store the stale worker left, not a resumed run's.
 WOKEN = Sides("baseline", "store after the stale worker woke")
@@ -401,7 +405,10 @@ class SigstopWriting(_Pause):
         (released at once, then judged from the store), it ends, or it goes on waiting."""
         landed = gates.checkpoint_gate(k, "landed")
         bound = min(cell.deadline(), time.monotonic() + STALE_TRY)
-        woke = stale.wait(frozenset({landed}), bound)
+        woke = stale.wait(frozenset({landed}), min(bound, time.monotonic() + STALE_GRACE))
+        if woke.kind == "timeout" and time.monotonic() < bound:
+            with cell.lent():
+                woke = stale.wait(frozenset({landed}), bound)
         if woke.kind == "gates":
             cell.fault(f"the stale worker's checkpoint {k} committed")
             stale.release(landed)

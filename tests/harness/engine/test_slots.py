@@ -64,6 +64,32 @@ def test_a_cell_asleep_on_the_clock_lends_its_slot() -> None:
     assert a_out.wait(WAIT), "a stopping campaign did not end the wait"
 
 
+def test_a_cell_waiting_on_a_worker_lends_its_slot_for_the_block_only() -> None:
+    """`lent()`: another cell takes the slot while the block waits; after the block the
+    lender holds it again, and a third cell waits for it."""
+    slots = Slots(1, threading.Event(), lend=True)
+    a_in, a_go, a_after, b_in, c_in = (threading.Event() for _ in range(5))
+    overlap: list[bool] = []
+
+    def a() -> None:
+        with slots.lent():
+            a_in.set()
+            a_go.wait(WAIT)
+        a_after.set()
+        overlap.append(c_in.wait(0.3))  # the slot is a's again: c may not start meanwhile
+
+    done = started(lambda: slots.working(a)())
+    assert a_in.wait(WAIT)
+    started(lambda: slots.working(b_in.set)())
+    assert b_in.wait(WAIT), "the waiting cell kept its slot"
+    a_go.set()
+    assert a_after.wait(WAIT)
+    started(lambda: slots.working(c_in.set)())
+    done.join(WAIT)
+    assert overlap == [False], "a cell started while the lender held its slot again"
+    assert c_in.wait(WAIT)
+
+
 def test_the_sleeper_takes_a_slot_again_before_it_goes_on() -> None:
     stopping = threading.Event()
     slots = Slots(1, stopping, lend=True)
