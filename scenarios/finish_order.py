@@ -56,6 +56,7 @@ _batches: list[_Batch] = []
 _known: list[_Batch] = []  # the baseline's batches, for calls no reply served here
 _chosen: dict[int, tuple[int, ...]] = {}
 _served = 0  # replies with calls served in this process
+_over = False  # the driver has returned: no call's result is awaited in order any more
 
 
 @dataclass
@@ -91,12 +92,24 @@ def choose(number: int, order: tuple[int, ...]) -> None:
 
 
 def reset() -> None:
-    global _served
+    global _served, _over
     with _lock:
         _batches.clear()
         _known.clear()
         _chosen.clear()
         _served = 0
+        _over = False
+
+
+def over() -> None:
+    """The worker's driver has returned or raised: no run reads a result here any more.
+    A call still waiting for one ahead of it goes on at once, as one given up would: a
+    woken worker whose run was taken leaves calls that began and never return (their
+    task cancelled), and its exit waits for every call's thread."""
+    global _over
+    with _lock:
+        _over = True
+        _lock.notify_all()
 
 
 def known(batches: list[list[list[str]]] | tuple[tuple[tuple[str, str], ...], ...]) -> None:
@@ -185,7 +198,9 @@ def _await(slot: Slot, ahead: Callable[[Slot], list[Slot]], held: Callable[[Slot
             spent = time.monotonic() - since
             late, gone = spent > _patience(slot), spent > BEGUN_TIMES * _patience(slot)
             waiting = [
-                s for s in ahead(slot) if not held(s) and ((s.begun and not gone) or not late)
+                s
+                for s in ahead(slot)
+                if not _over and not held(s) and ((s.begun and not gone) or not late)
             ]
             if not waiting:
                 for s in ahead(slot):
@@ -308,6 +323,7 @@ __all__ = [
     "known",
     "must_start_later",
     "must_wait",
+    "over",
     "reset",
     "start",
     "started",

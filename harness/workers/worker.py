@@ -17,7 +17,7 @@ import signal
 import sys
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import asdict, dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -217,16 +217,27 @@ def _run(spec: WorkerSpec, channel: _Channel, work: Path) -> list[RunResult]:
         )
         stack.enter_context(model)
         return asyncio.run(
-            drive(
-                scenario,
-                driver,
-                model,
-                session_id=spec.session_id,
-                resume_at=spec.resume_at,
-                start_at=spec.start_at,
-                on_result=channel.ack,
+            _then_over(
+                drive(
+                    scenario,
+                    driver,
+                    model,
+                    session_id=spec.session_id,
+                    resume_at=spec.resume_at,
+                    start_at=spec.start_at,
+                    on_result=channel.ack,
+                )
             )
         )
+
+
+async def _then_over(driving: Coroutine[Any, Any, list[RunResult]]) -> list[RunResult]:
+    """The driver's outcome, and then no tool call waits for its turn to finish any more
+    (finish_order.over): asyncio.run's exit waits for every call's thread."""
+    try:
+        return await driving
+    finally:
+        finish_order.over()
 
 
 def _writes(channel: _Channel) -> Callable[[str], None]:

@@ -135,3 +135,37 @@ def test_a_call_that_has_begun_is_never_given_up(monkeypatch: pytest.MonkeyPatch
         waiter.join(5)
     a = c.batch.slots[0]
     assert (True, False, True) == (a.abandoned, b.abandoned, c.batch.given_up)
+
+
+def test_once_the_driver_has_returned_no_call_waits_for_its_turn() -> None:
+    """A woken worker whose run was taken: call 0 began and will never return (its task
+    was cancelled), call 1 waits to finish after it. Once the driver is over, call 1 goes
+    on at once, not after BEGUN_TIMES patiences (asyncio.run's exit waits for its thread)."""
+    served(["a", "b"])
+    a = finish_order.begin("fetch", '{"page":"a"}')
+    b = finish_order.begin("fetch", '{"page":"b"}')
+    assert a is not None and b is not None
+    finish_order.started(a)
+    finish_order.started(b)
+    returned = threading.Event()
+    waiter = threading.Thread(target=lambda: (finish_order.wait(b), returned.set()))
+    waiter.start()
+    try:
+        assert not returned.wait(0.3)  # call 0 has begun: waited for
+        finish_order.over()
+        assert returned.wait(finish_order.WAIT), "call 1 still waited after the driver ended"
+    finally:
+        finish_order.over()
+        waiter.join(5)
+    finish_order.reset()  # a worker's next life: ordered again
+    served(["a", "b"])
+    again = [finish_order.begin("fetch", f'{{"page":"{p}"}}') for p in "ab"]
+    assert None not in again
+    returned.clear()
+    waiter = threading.Thread(target=lambda: (finish_order.wait(again[1]), returned.set()))
+    waiter.start()
+    try:
+        assert not returned.wait(0.3)
+    finally:
+        finish_order.over()
+        waiter.join(5)
