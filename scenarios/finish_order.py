@@ -197,10 +197,11 @@ def _await(slot: Slot, ahead: Callable[[Slot], list[Slot]], held: Callable[[Slot
         while True:
             spent = time.monotonic() - since
             late, gone = spent > _patience(slot), spent > BEGUN_TIMES * _patience(slot)
+            # Once the driver is over, nobody reads a result in order any more.
             waiting = [
                 s
-                for s in ahead(slot)
-                if not _over and not held(s) and ((s.begun and not gone) or not late)
+                for s in ([] if _over else ahead(slot))
+                if not held(s) and ((s.begun and not gone) or not late)
             ]
             if not waiting:
                 for s in ahead(slot):

@@ -65,6 +65,17 @@ def as_effects(
     return found
 
 
+def message_batches(session: dict[str, Any] | None) -> list[list[tuple[str, str]]]:
+    """The tool batches the session's messages hold, in order: each assistant turn's
+    calls as (tool, canonical arguments)."""
+    return [
+        [(c["name"], canonical_arguments(c["arguments"])) for c in m["tool_calls"]]
+        for run in (session or {}).get("runs", {}).values()
+        for m in run["messages"]
+        if m["role"] == "assistant" and m["tool_calls"]
+    ]
+
+
 @dataclass(frozen=True)
 class Call:
     tool: str
@@ -171,16 +182,6 @@ class Baseline:
                 run, started = gate.number - 1, self.landed_before(n)
         return run, started
 
-    def _messages_batches(self) -> list[list[tuple[str, str]]]:
-        batches: list[list[tuple[str, str]]] = []
-        for run in (self.session or {}).get("runs", {}).values():
-            for m in run["messages"]:
-                if m["role"] == "assistant" and m["tool_calls"]:
-                    batches.append(
-                        [(c["name"], canonical_arguments(c["arguments"])) for c in m["tool_calls"]]
-                    )
-        return batches
-
     def _batches(self) -> list[Batch]:
         # A segment: the tool calls that started after one model request, before the next.
         segments: list[tuple[int, list[str], int]] = []
@@ -195,7 +196,7 @@ class Baseline:
         seen: Counter[tuple[str, str]] = Counter()
         batches: list[Batch] = []
         for number, (calls, (turn, started, first)) in enumerate(
-            zip(self._messages_batches(), segments, strict=False), start=1
+            zip(message_batches(self.session), segments, strict=False), start=1
         ):
             free = list(started)
             planned: list[Call] = []

@@ -18,7 +18,13 @@ from collections import Counter
 from typing import Any
 
 from killpoint.errors import PointError
-from killpoint.judge.baseline import Baseline, as_effects, durable_results, effects
+from killpoint.judge.baseline import (
+    Baseline,
+    as_effects,
+    durable_results,
+    effects,
+    message_batches,
+)
 from killpoint.judge.contract import acknowledged
 from killpoint.judge.oracle import Sides
 from killpoint.kinds.base import CellContext, Plan, after_checkpoint, boundaries_in_flight
@@ -66,13 +72,7 @@ def unfinished_at(base: Baseline, gate: str, paused: dict[str, Any] | None) -> C
     result), every call of that batch as the baseline ran it: all were dispatched, and
     none has a durable result."""
     batch = base.batch_at(base.position(gate))
-    held = sum(
-        1
-        for run in (paused or {}).get("runs", {}).values()
-        for m in run["messages"]
-        if m["role"] == "assistant" and m["tool_calls"]
-    )
-    if batch is None or held >= batch.number:
+    if batch is None or len(message_batches(paused)) >= batch.number:
         return unfinished_batch(paused)
     return Counter((c.tool, c.arguments) for c in batch.calls)
 

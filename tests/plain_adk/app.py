@@ -104,7 +104,8 @@ def build(db_url: str) -> tuple[Runner, DatabaseSessionService]:
     agent = LlmAgent(name="agent", model=StepModel(), tools=[step])
     app = App(name=APP, root_agent=agent, resumability_config=ResumabilityConfig(is_resumable=True))
     service = DatabaseSessionService(db_url)
-    hold_a_write(service)
+    if knob("WRITE_AT") is not None:
+        hold_a_write(service)
     return Runner(app=app, session_service=service), service
 
 
