@@ -218,6 +218,9 @@ class Engine:
                 except Interrupted:
                     raise
                 except Exception as exc:
+                    if self.stopping.is_set():
+                        # Its worker was killed under it by the interrupt: not a result.
+                        raise Interrupted() from exc
                     # killpoint's own failure (the store server gone, the disk full): the
                     # row's cells say so, and the campaign goes on.
                     base = Baseline(*row)

@@ -220,7 +220,9 @@ class Worker:
                 return self.finished
             left = deadline - time.monotonic()
             # poll() wakes on data or EOF: a dead worker closes its end of the pipe.
-            if left <= 0 or not self.conn.poll(left):
+            if left <= 0 or not self._readable(left):
+                if self.finished is not None:
+                    return self.finished
                 if time.monotonic() >= deadline:
                     return Outcome("timeout", f"the {self.spec.log_name} process gave no answer")
                 continue
@@ -232,8 +234,18 @@ class Worker:
 
     def drain(self) -> None:
         """Read what the worker has sent so far, without waiting for more."""
-        while self.finished is None and self.conn.poll(0):
+        while self.finished is None and self._readable(0):
             self._receive()
+
+    def _readable(self, timeout: float) -> bool:
+        """Whether a message (or the end of the pipe) arrives within `timeout`. An
+        interrupt kills every worker from the main thread, and kill() closes the pipe
+        under whichever thread waits on it: that is how the worker ended, not an error."""
+        try:
+            return self.conn.poll(timeout)
+        except OSError:
+            self.finished = Outcome("died", f"the {self.spec.log_name} process was killed")
+            return False
 
     def _receive(self) -> str | None:
         """One message from the pipe, recorded; the gate's name when it announces one."""

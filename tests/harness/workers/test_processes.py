@@ -85,6 +85,24 @@ def test_a_killed_worker_is_reaped_with_its_real_exit_status(tmp_path: Path) -> 
             w.kill()
 
 
+def test_a_join_after_another_thread_killed_the_worker_reads_how_it_ended(
+    tmp_path: Path,
+) -> None:
+    """Ctrl-C kills every worker from the main thread while a baseline's thread waits on
+    one, or is about to: kill() closes the pipe under that wait, which then says how the
+    worker ended instead of raising (an OSError there made a baseline "killpoint could
+    not run", planned as a row of its own)."""
+    w = Worker(spec(tmp_path, gates=("model:2:received",)), [], time.monotonic())
+    try:
+        assert "gates" == w.wait(frozenset({"model:2:received"}), time.monotonic() + 60).kind
+        w.kill()
+        out = w.join(time.monotonic() + 60)
+    finally:
+        if w.alive:
+            w.kill()
+    assert "died" == out.kind, out.detail
+
+
 def test_waking_a_worker_that_is_already_gone_is_its_outcome_not_an_error(
     tmp_path: Path,
 ) -> None:
