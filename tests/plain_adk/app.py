@@ -12,7 +12,9 @@ the environment, for the tests that need a process to stop where they kill it:
   PLAIN_ADK_FAIL_AT  model turn N: raise (a provider's error) the first time it is asked
   PLAIN_ADK_WRITE_AT model turn N: the first write after it (the append of its reply, past
                      ADK's stale check) prints "at write" and waits for a line on stdin;
-                     its commit prints "written"
+                     once committed it prints "written"
+  PLAIN_ADK_HOLD_NEXT with WRITE_AT: after "written", the process's next statement (the
+                     stale check of its next append) prints "at next" and waits for a line
 
 Run as a child: `python -m tests.plain_adk.app DB_URL start|resume SESSION INVOCATION`
 (prints "ready" once built, then waits for one line on stdin before it runs, so that a test
@@ -42,11 +44,13 @@ from google.adk.runners import Runner  # noqa: E402
 from google.adk.sessions import DatabaseSessionService  # noqa: E402
 from google.genai import types  # noqa: E402
 from sqlalchemy import event  # noqa: E402
+from sqlalchemy.orm import Session as OrmSession  # noqa: E402
 
 APP, USER = "plain", "user"
 STEPS = 3
 ABORT: asyncio.Event | None = None  # the running invocation's abort_signal
 WRITE_ARMED = threading.Event()  # the next write is held (PLAIN_ADK_WRITE_AT)
+NEXT_ARMED = threading.Event()  # the next statement is held (PLAIN_ADK_HOLD_NEXT)
 
 
 def log(line: str) -> None:
@@ -117,17 +121,25 @@ def hold_a_write(service: DatabaseSessionService) -> None:
 
     @event.listens_for(engine, "before_cursor_execute")
     def before(conn: Any, cursor: Any, statement: str, *rest: Any) -> None:
+        if NEXT_ARMED.is_set():
+            NEXT_ARMED.clear()
+            print("at next", flush=True)
+            sys.stdin.readline()
         if WRITE_ARMED.is_set() and statement.lstrip().upper().startswith(("INSERT", "UPDATE")):
             WRITE_ARMED.clear()
             held.set()
             print("at write", flush=True)
             sys.stdin.readline()
 
-    @event.listens_for(engine, "commit")
-    def committed(conn: Any) -> None:
+    # The ORM's after_commit, not the engine's commit event: that one comes before SQLite
+    # has committed, and a test told "written" must find the write in the store.
+    @event.listens_for(OrmSession, "after_commit")
+    def committed(session: Any) -> None:
         if held.is_set():
             held.clear()
             print("written", flush=True)
+            if knob("HOLD_NEXT"):
+                NEXT_ARMED.set()
 
 
 async def run(

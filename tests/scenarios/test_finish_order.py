@@ -114,11 +114,15 @@ def test_a_call_that_never_begins_is_given_up(tmp_path: Path) -> None:
     assert finish_order.WAIT <= time.monotonic() - t0 < finish_order.WAIT + 2
 
 
-def test_a_call_that_has_begun_is_never_given_up(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_call_that_has_begun_is_waited_for_past_the_patience(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Call 2 outlasts its patience while call 0 never begins and call 1 has begun but not
     started (itself still waiting for call 0): call 0 is given up, call 1 is waited for,
-    so call 2 can overtake it neither in starting nor in finishing."""
+    so call 2 can overtake it neither in starting nor in finishing. (A begun call is given
+    up only after BEGUN_TIMES patiences, raised here far past the test's own wait.)"""
     monkeypatch.setattr(finish_order, "WAIT", 0.2)
+    monkeypatch.setattr(finish_order, "BEGUN_TIMES", 100)
     served(["a", "b", "c"])
     b = finish_order.begin("fetch", '{"page":"b"}')
     c = finish_order.begin("fetch", '{"page":"c"}')
