@@ -218,9 +218,6 @@ class Engine:
                 except Interrupted:
                     raise
                 except Exception as exc:
-                    if self.stopping.is_set():
-                        # Its worker was killed under it by the interrupt: not a result.
-                        raise Interrupted() from exc
                     # killpoint's own failure (the store server gone, the disk full): the
                     # row's cells say so, and the campaign goes on.
                     base = Baseline(*row)
@@ -228,6 +225,10 @@ class Engine:
                         f"killpoint could not run the baseline: {type(exc).__name__}: {exc}"
                     )
                     base.problem_kind = "error"
+                if base.problem and self.stopping.is_set():
+                    # Either run cut short by the stop (its worker killed under it, its
+                    # pipe closed): not a result, and the row is not planned.
+                    raise Interrupted()
                 settled = watch.settle([], base.problem or "", exhausted=exhausted)
                 if settled:
                     # A dependency failed under it: not cached, the next cell tries again.

@@ -15,6 +15,8 @@ from killpoint.engine.cell_run import CellRun
 from killpoint.engine.engine import Engine
 from killpoint.engine.options import EngineConfig
 from killpoint.engine.state_copy import Copy
+from killpoint.errors import Interrupted
+from killpoint.judge.baseline import Baseline
 from killpoint.values.cell import Cell, Row
 from killpoint.values.points import CrashPoint
 from killpoint.workers.processes import Worker
@@ -73,3 +75,27 @@ def test_an_exception_in_a_baseline_is_its_rows_error(
     result = engine.run_cell(Cell(*ROW, schedule=(CrashPoint("after-checkpoint", 1),)))
     assert "error" == result.verdict
     assert "RuntimeError: a baseline harness bug" in result.detail
+
+
+@pytest.mark.parametrize("ends", ["raises", "fails"])
+def test_a_baseline_cut_short_by_the_stop_is_no_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ends: str
+) -> None:
+    """The stop kills the baseline's worker under it (in its first run or its second):
+    whether that surfaces as an exception or as a failed run, it is the stop, not a row
+    that killpoint could not run (planned with one cell of its own), and nothing is
+    cached for the row."""
+    engine = Engine(EngineConfig(work_root=tmp_path / "work"))
+
+    def cut_short(row: Row) -> Baseline:
+        engine.stopping.set()
+        if ends == "raises":
+            raise OSError(9, "Bad file descriptor")
+        base = Baseline(*row)
+        base.problem, base.problem_kind = "the baseline run failed (died)", "missed"
+        return base
+
+    monkeypatch.setattr(engine, "_make_baseline", cut_short)
+    with pytest.raises(Interrupted):
+        engine.baseline(ROW)
+    assert ROW not in engine._baselines
