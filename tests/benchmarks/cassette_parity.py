@@ -167,6 +167,10 @@ def measure(args: argparse.Namespace, out: Path) -> tuple[list[Path], list[Path]
     return reports["builtin"], reports["cassette"]
 
 
+def read(paths: list[Path]) -> list[dict[str, Any]]:
+    return [json.loads(p.read_text()) for p in paths]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runtime", default="agno", help="agno, langgraph, ...")
@@ -183,13 +187,13 @@ def main() -> None:
     if args.builtin or args.cassette:
         if not (args.builtin and args.cassette):
             parser.error("give both --builtin REPORT... and --cassette REPORT...")
-        b_paths, c_paths = args.builtin, args.cassette
-    else:
-        out = args.out or Path(tempfile.mkdtemp(prefix="killpoint-parity-"))
-        out.mkdir(parents=True, exist_ok=True)
-        b_paths, c_paths = measure(args, out)
-    builtins = [json.loads(p.read_text()) for p in b_paths]
-    cassettes = [json.loads(p.read_text()) for p in c_paths]
+        builtins, cassettes = read(args.builtin), read(args.cassette)
+    elif args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        builtins, cassettes = (read(p) for p in measure(args, args.out))
+    else:  # the reports are only the means: gone once compared (--out keeps them)
+        with tempfile.TemporaryDirectory(prefix="killpoint-parity-") as tmp:
+            builtins, cassettes = (read(p) for p in measure(args, Path(tmp)))
     print(f"{builtins[0]['runtime']}: {builtins[0]['command']}\n  vs {cassettes[0]['command']}")
     lines, _complete = compare(builtins, cassettes)
     print("\n".join(lines))

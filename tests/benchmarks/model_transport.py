@@ -68,13 +68,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=300)
     args = parser.parse_args(argv)
-    state = Path(tempfile.mkdtemp(prefix="killpoint-bench-transport-"))
-    model = ScriptedModel(research.script, state)
+    with tempfile.TemporaryDirectory(prefix="killpoint-bench-transport-") as state:
+        rows = _cases(ScriptedModel(research.script, Path(state)), args.requests)
+    print(f"requests per case: {args.requests}")
+    width = max(len(r[0]) for r in rows)
+    for name, wall, cpu in rows:
+        print(f"{name + ':':<{width + 1}}  median {wall:6.2f} ms   cpu {cpu:6.2f} ms/request")
+    return 0
+
+
+def _cases(model: ScriptedModel, requests: int) -> list[tuple[str, float, float]]:
+    """Each way of asking the model, measured: (name, median wall ms, CPU ms a request)."""
     messages = _messages(model)
     body = {"model": "m", "messages": messages}
     rows: list[tuple[str, float, float]] = []
     request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions", json=body)
-    rows.append(("the model alone", *measure(lambda: model.handle(request).read(), args.requests)))
+    rows.append(("the model alone", *measure(lambda: model.handle(request).read(), requests)))
     for stream in (False, True):
         label = " streamed" if stream else ""
         sdk = openai.OpenAI(api_key="k", max_retries=0)
@@ -84,13 +93,13 @@ def main(argv: list[str] | None = None) -> int:
             return list(reply) if stream else reply
 
         with model:
-            rows.append((f"mock, openai SDK{label}", *measure(sdk_ask, args.requests)))
+            rows.append((f"mock, openai SDK{label}", *measure(sdk_ask, requests)))
         with ModelServer(model) as server:
             local_sdk = openai.OpenAI(api_key="k", max_retries=0, base_url=f"{server.url}/v1")
             rows.append(
                 (
                     f"local, openai SDK{label}",
-                    *measure(lambda c=local_sdk, s=stream: sdk_ask(c, s), args.requests),
+                    *measure(lambda c=local_sdk, s=stream: sdk_ask(c, s), requests),
                 )
             )
             with httpx.Client(base_url=server.url) as plain:
@@ -103,12 +112,8 @@ def main(argv: list[str] | None = None) -> int:
                     ) as response:
                         return list(response.iter_lines())
 
-                rows.append((f"local, httpx{label}", *measure(plain_ask, args.requests)))
-    print(f"requests per case: {args.requests}")
-    width = max(len(r[0]) for r in rows)
-    for name, wall, cpu in rows:
-        print(f"{name + ':':<{width + 1}}  median {wall:6.2f} ms   cpu {cpu:6.2f} ms/request")
-    return 0
+                rows.append((f"local, httpx{label}", *measure(plain_ask, requests)))
+    return rows
 
 
 if __name__ == "__main__":
