@@ -21,9 +21,10 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
+from killpoint.adapters.protocol import RuntimeAdapter
 from killpoint.adapters.registry import load_adapter
 from killpoint.engine.work_root import default_parent
-from killpoint.scenarios import Ledger, ScriptedModel, drive
+from killpoint.scenarios import Ledger, Scenario, ScriptedModel, drive
 from killpoint.values.scenario_refs import resolve_scenario
 from killpoint.workers.tls import share_tls_context
 
@@ -40,16 +41,21 @@ def run_cpu(runtime: str, scenario: str, mode: str, repeats: int = 5) -> float:
     times = []
     for n in range(repeats + 1):
         with tempfile.TemporaryDirectory(prefix="killpoint-floor-", dir=default_parent()) as tmp:
-            work = Path(tmp)
             t0 = time.process_time()
-            ledger = Ledger(work / "ledger.jsonl", resolved.name)
-            url = f"sqlite:///{work}/floor.db"
-            driver = adapter.driver(resolved, url, mode, ledger, lease_seconds=30.0)
-            with ScriptedModel(resolved.script, work / "model", faults=resolved.faults) as model:
-                asyncio.run(drive(resolved, driver, model, session_id="floor"))
+            one_run(adapter, resolved, mode, Path(tmp))
             if n:
                 times.append(time.process_time() - t0)
     return min(times)
+
+
+def one_run(adapter: RuntimeAdapter, scenario: Scenario, mode: str, work: Path) -> None:
+    """The scenario driven once from start to end, its store and model state in `work`."""
+    ledger = Ledger(work / "ledger.jsonl", scenario.name)
+    driver = adapter.driver(
+        scenario, f"sqlite:///{work}/floor.db", mode, ledger, lease_seconds=30.0
+    )
+    with ScriptedModel(scenario.script, work / "model", faults=scenario.faults) as model:
+        asyncio.run(drive(scenario, driver, model, session_id="floor"))
 
 
 def run_costs(runtime: str, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], float]:
