@@ -387,8 +387,10 @@ def add_parser(sub: Any) -> None:
     # Every option from the table, none with a default here: a value the command line
     # did not give is taken from [tool.killpoint], a rerun's report, or the table.
     for o in table.on(table.CLI):
-        if o.toml == table.BOOL:  # a switch: given, it is on
-            p.add_argument(o.flag, action="store_const", const=True, help=o.described(table.CLI))
+        if o.toml == table.BOOL:  # a switch, and its --no- form to turn off the file's
+            p.add_argument(
+                o.flag, action=argparse.BooleanOptionalAction, help=o.described(table.CLI)
+            )
         else:
             p.add_argument(o.flag, metavar=o.metavar, help=o.described(table.CLI))
     p.set_defaults(func=run)

@@ -134,19 +134,8 @@ def show_stopped(result: CampaignResult, out: Console) -> None:
     if stopped is None:
         return
     plain(out, f"stopped: {stopped.sentence()}")
-    partial = [r for r in stopped.rows if not r.whole]
-    for r in partial[:SHOWN_PARTIAL]:
-        where = f"{r.row[1]}/{r.row[2]}"
-        if not r.planned:
-            plain(out, f"  {where}: its baseline did not finish; no cell planned")
-        else:
-            plain(
-                out,
-                f"  {where}: {r.ran} of {count(r.cells, 'cell')}, "
-                f"{len(r.covered)} of {count(len(r.kinds), 'kind')}",
-            )
-    if len(partial) > SHOWN_PARTIAL:
-        plain(out, f"  and {len(partial) - SHOWN_PARTIAL} more rows (the JSON's `stopped`)")
+    for row in stopped.partial_lines(SHOWN_PARTIAL):
+        plain(out, f"  {row}")
 
 
 def show_unmet(unmet: list[tuple[Accepted, str]], narrowed: str | None, out: Console) -> None:

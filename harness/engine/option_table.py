@@ -325,8 +325,9 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "budget",
         "run cells until this much time has passed (90s, 5m, 1h), then stop and report "
-        "what was covered: cells run of planned, kinds covered per row; the rest not run",
-        read.duration,
+        "what was covered: cells run of planned, kinds covered per row; the rest not run; "
+        "none: no budget",
+        read.budget,
         shown="none: every cell",
         fronts=_fronts(CLI, PROJECT, CHECK),
         why="pytest: each cell is a test item; pytest runs every item it collected",

@@ -133,6 +133,14 @@ def duration(option: str, value: Any) -> float:
     return number
 
 
+def budget(option: str, value: Any) -> float | None:
+    """A time span (duration), or `none`: no budget, every cell (the word that takes back a
+    budget [tool.killpoint] sets)."""
+    if isinstance(value, str) and value.strip().lower() == "none":
+        return None
+    return duration(option, value)
+
+
 def choice(choices: Sequence[str], what: str) -> Reader:
     """One of `choices`; otherwise `what` ("not a keep policy") and the choices."""
 
@@ -307,6 +315,7 @@ __all__ = [
     "Reader",
     "accept",
     "behaviour",
+    "budget",
     "choice",
     "cut",
     "default_workers",

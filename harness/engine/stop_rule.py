@@ -109,6 +109,24 @@ class Stopped:
             f"planned ran in {whole} of {count(len(self.rows), 'row')}"
         )
 
+    def partial_lines(self, limit: int) -> list[str]:
+        """The rows not every kind of whose points ran, a line each, at most `limit` of
+        them and then how many more."""
+        partial = [r for r in self.rows if not r.whole]
+        lines = []
+        for r in partial[:limit]:
+            where = f"{r.row[1]}/{r.row[2]}"
+            if not r.planned:
+                lines.append(f"{where}: its baseline did not finish; no cell planned")
+            else:
+                lines.append(
+                    f"{where}: {r.ran} of {count(r.cells, 'cell')}, "
+                    f"{len(r.covered)} of {count(len(r.kinds), 'kind')}"
+                )
+        if len(partial) > limit:
+            lines.append(f"and {len(partial) - limit} more rows (the JSON's `stopped`)")
+        return lines
+
     def to_json(self) -> dict[str, Any]:
         return {
             "reason": self.reason,

@@ -19,12 +19,13 @@ from killpoint.engine import option_table as table
 from killpoint.engine.option_values import split_list
 from killpoint.errors import UnnamedObject
 from killpoint.plugin.failure_messages import finding_lines
-from killpoint.plugin.keys import MARKER, RESULTS_KEY, SESSION_KEY
+from killpoint.plugin.keys import CHECKS_KEY, MARKER, RESULTS_KEY, SESSION_KEY
 from killpoint.values import shown
 from killpoint.values.sentences import count, plural_of
 
 if TYPE_CHECKING:
     from killpoint.engine.campaign import CampaignConfig
+    from killpoint.engine.stop_rule import Stopped
     from killpoint.values.cell import CellResult
 
 # The keywords check() and run() take beside `runtime` and `scenario`: every option the
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 CHECK_KEYS = tuple(o.name for o in table.on(table.CHECK) if o.name != "runtime")
 # Those that set no campaign field: the fixture's own (`cassette`: killpoint.plugin.cassettes).
 OWN_KEYS = tuple(o.name for o in table.on(table.CHECK) if o.sets is None)
+SHOWN_ROWS = 8  # of a stopped check's rows not wholly covered, named in its message
 
 
 @dataclass
@@ -50,6 +52,9 @@ class CrashResults:
     stale: bool = False  # a baseline found its cassette stale
     seconds: float = 0.0
     work_root: Path | None = None
+    # Set when `fail_fast` or `budget` stopped the check before its plan was done: why,
+    # and what it covered (the cells not run are not in `cells`).
+    stopped: Stopped | None = None
 
     @property
     def unexpected(self) -> list[CellResult]:
@@ -88,7 +93,10 @@ class CrashResults:
 
     def failure_message(self) -> str:
         lines = [str(self), *(f"  {line}" for line in self.recorded)]
-        if not self.cells and not self.problems:
+        if self.stopped is not None:
+            lines.append(f"  stopped: {self.stopped.sentence()}")
+            lines += [f"    {line}" for line in self.stopped.partial_lines(SHOWN_ROWS)]
+        if not self.cells and not self.problems and self.stopped is None:
             if self.skipped:
                 lines.append("  no cells ran; skipped:")
                 lines += [f"    {why}" for why in dict.fromkeys(self.skipped)]
@@ -182,13 +190,17 @@ class Crash:
             stale=any(b.problem_kind == "cassette-stale" for b in outcome.baselines),
             seconds=outcome.seconds,
             work_root=config.work_root if config.keep != "none" else None,
+            stopped=outcome.stopped,
         )
         node = self.request.node
         node.stash.setdefault(RESULTS_KEY, []).extend(results.cells)
+        stopped = None if results.stopped is None else results.stopped.sentence()
+        node.stash.setdefault(CHECKS_KEY, []).append({"seed": results.seed, "stopped": stopped})
         node.user_properties += [
             ("killpoint_cells", len(results.cells)),
             ("killpoint_unexpected", len(results.unexpected)),
             ("killpoint_seed", results.seed),
+            *([("killpoint_stopped", stopped)] if stopped else []),
         ]
         node.user_properties += [
             (f"killpoint {c.id}", f"{c.verdict}; replay: {c.replay}") for c in results.unexpected

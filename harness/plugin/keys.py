@@ -40,15 +40,20 @@ class SessionState(Protocol):
 MARKER = "killpoint"  # configures a test's crash.check; never used to select
 MATRIX = "killpoint"  # the node id of the matrix collector; items are "killpoint::CELL"
 REPORT_ATTR = "killpoint"  # the report attribute carrying the cells' results (JSON)
+CHECKS_ATTR = "killpoint_checks"  # and the one carrying each crash.check's seed and stop
 MATRIX_MARKER = "crash_matrix"  # carried by every matrix cell: `-m crash_matrix` selects them
 CASSETTES_MARKER = "crash_cassettes"  # a folder of cassettes: one item per cassette
 CASSETTE_FIXTURE = "crash_cassette"  # the cassette a crash_cassettes item checks
 RESULTS_KEY: pytest.StashKey[list[CellResult]] = pytest.StashKey()
+# Per crash.check in a test: {"seed": int, "stopped": the stop's sentence or None}.
+CHECKS_KEY: pytest.StashKey[list[dict[str, Any]]] = pytest.StashKey()
 SESSION_KEY: pytest.StashKey[SessionState] = pytest.StashKey()
 
 __all__ = [
     "CASSETTES_MARKER",
     "CASSETTE_FIXTURE",
+    "CHECKS_ATTR",
+    "CHECKS_KEY",
     "MARKER",
     "MATRIX",
     "MATRIX_MARKER",

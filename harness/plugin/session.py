@@ -19,7 +19,7 @@ import pytest
 from killpoint.engine.matrix_plan import MatrixPlan, lost_cell, make_plan
 from killpoint.plugin import settings as plugin_settings
 from killpoint.plugin.items import matrix_items
-from killpoint.plugin.keys import MATRIX, REPORT_ATTR, RESULTS_KEY
+from killpoint.plugin.keys import CHECKS_ATTR, CHECKS_KEY, MATRIX, REPORT_ATTR, RESULTS_KEY
 from killpoint.plugin.settings import Settings
 from killpoint.plugin.worker_databases import create_database, drop_database, worker_database_name
 from killpoint.values import sentences
@@ -46,6 +46,9 @@ def warm_forkserver(runtime: str) -> None:
         modules = ()  # reported where the runtime is used
     context(modules)
     forkserver.ensure_running()
+
+
+SHOWN_TESTS = 3  # tests named per seed in the summary
 
 
 class KillpointSession:
@@ -75,6 +78,8 @@ class KillpointSession:
         # Each cell as it arrives, packed (cell_log): the controller of a long matrix
         # would otherwise hold every whole result until the report.
         self.results: dict[tuple[str, str], Packed] = {}
+        # Each crash.check's seed and, if it stopped early, why: (test id, {seed, stopped}).
+        self.checks: list[tuple[str, dict[str, Any]]] = []
         self.t0 = time.monotonic()
         self.written: list[str] = []
         self.not_written: list[str] = []
@@ -225,6 +230,9 @@ class KillpointSession:
         results = item.stash.get(RESULTS_KEY, None)
         if call.when == "call" and results:
             setattr(report, REPORT_ATTR, json.dumps([r.to_json() for r in results]))
+        checks = item.stash.get(CHECKS_KEY, None)
+        if call.when == "call" and checks:
+            setattr(report, CHECKS_ATTR, json.dumps(checks))
         return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -234,6 +242,9 @@ class KillpointSession:
         from killpoint.engine.cell_log import pack
         from killpoint.values.cell import CellResult
 
+        checks = getattr(report, CHECKS_ATTR, None)
+        if checks:
+            self.checks += [(report.nodeid, check) for check in json.loads(checks)]
         data = getattr(report, REPORT_ATTR, None)
         if data:
             for entry in json.loads(data):
@@ -370,8 +381,11 @@ class KillpointSession:
             + (f" in {count(figures['groups'], 'group')}" if figures["unexpected"] else "")
             + (f", {figures['accepted']} accepted" if figures["accepted"] else "")
             + (f", {figures['low']} of low severity only" if figures.get("low") else "")
-            + f", {count(figures['expected_losses'], 'expected loss')}; seed {self.seed}"
+            + f", {count(figures['expected_losses'], 'expected loss')}; {self._seeds()}"
         )
+        for nodeid, check in self.checks:
+            if check["stopped"]:
+                terminalreporter.write_line(f"stopped: {nodeid}: {check['stopped']}")
         failing = [g for g in result.groups() if g.failing]
         for n, g in enumerate(failing[:20], start=1):
             terminalreporter.write_line(
@@ -392,6 +406,24 @@ class KillpointSession:
             terminalreporter.write_line(f"killpoint: could not write {line}")
         if self.written:
             terminalreporter.write_line(f"written: {', '.join(self.written)}")
+
+    def _seeds(self) -> str:
+        """The seed the cells ran with; each test's when its crash.check chose another."""
+        seeds = {self.seed} if self.settings.matrix else set()
+        seeds |= {check["seed"] for _, check in self.checks}
+        if len(seeds) <= 1:
+            return f"seed {next(iter(seeds), self.seed)}"
+        tests: dict[int, list[str]] = {s: [] for s in sorted(seeds)}
+        if self.settings.matrix:
+            tests[self.seed].append("the matrix")
+        for nodeid, check in self.checks:
+            tests[check["seed"]].append(nodeid)
+        return "seeds: " + "; ".join(
+            f"{seed} ({', '.join(names[:SHOWN_TESTS])}"
+            + (f" and {len(names) - SHOWN_TESTS} more" if len(names) > SHOWN_TESTS else "")
+            + ")"
+            for seed, names in tests.items()
+        )
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         kill_workers()

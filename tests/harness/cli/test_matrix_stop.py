@@ -23,15 +23,18 @@ BROKEN = "tests.harness.broken_runtimes:early_checkpoint"
 pytestmark = pytest.mark.slow
 
 
-def matrix(tmp: Path, *options: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
-    """`killpoint matrix OPTIONS` in the repository (the test runtimes import from there),
+def matrix(
+    tmp: Path, *options: str, cwd: Path = REPO
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """`killpoint matrix OPTIONS` in `cwd` (the test runtimes import from the repository),
     and the JSON report it wrote."""
     json_path = tmp / "m.json"
     done = subprocess.run(
         [sys.executable, "-m", "killpoint.cli.main", "matrix", "--workers", "2",
          "--json", str(json_path), "--report", str(tmp / "m.html"), "--keep", "none",
          *options],
-        cwd=REPO, capture_output=True, text=True, timeout=600,
+        cwd=cwd, capture_output=True, text=True, timeout=600,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
     )  # fmt: skip
     assert json_path.exists(), done.stderr
     return done, json.loads(json_path.read_text())
@@ -78,6 +81,29 @@ def test_a_budget_stops_the_campaign_says_what_it_covered_and_exits_0(tmp_path: 
     for r in rows:
         assert set(r["covered"]) <= set(r["kinds"])
     assert "stopped: it stopped at its time budget (15.0 s)" in done.stdout
+
+
+def test_the_command_line_takes_back_the_files_fail_fast_and_budget(tmp_path: Path) -> None:
+    """[tool.killpoint] asks to stop at the first unexpected cell and after a second;
+    `--no-fail-fast --budget none` runs every cell all the same, as the command line wins."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        '[tool.killpoint]\nfail-fast = true\nbudget = "1s"\n', encoding="utf-8"
+    )
+    options = ("--runtime", BROKEN, "--scenarios", "research", "--modes", "tool-batch",
+               "--points", "after-checkpoint,mid-batch")  # fmt: skip
+    done, document = matrix(tmp_path / "a", *options, cwd=project)
+    # The file's settings hold: stopped by one or the other (5: before any cell ran).
+    assert done.returncode in (1, 5), done.stderr
+    assert document["stopped"] is not None
+    done, document = matrix(
+        tmp_path / "b", *options, "--no-fail-fast", "--budget", "none", cwd=project
+    )
+    assert 1 == done.returncode, done.stderr
+    assert document.get("stopped") is None
+    assert document["summary"]["cells"] == document["summary"]["planned"] > 1
+    assert document["summary"]["unexpected"] > 1
 
 
 def test_ctrl_c_interrupts_a_campaign_with_a_budget(tmp_path: Path) -> None:

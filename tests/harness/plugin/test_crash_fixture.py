@@ -10,11 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from killpoint.engine.stop_rule import BUDGET, RowCoverage, Stopped
 from killpoint.plugin.crash_fixture import CrashResults
 from killpoint.values.cell import CellResult
 from killpoint.values.findings import Finding
 
 pytest_plugins = ["pytester"]
+
+REPO = Path(__file__).resolve().parents[3]
 
 ROW = "shop.agents:build/shop.scenarios:REFUND/tool-batch/sqlite"
 OK = CellResult(
@@ -118,6 +121,43 @@ def test_no_cells_lists_every_skip() -> None:
     ] == results(skipped=skipped).failure_message().splitlines()
 
 
+def stopped(reason: str, *rows: RowCoverage) -> Stopped:
+    return Stopped(reason, seconds=1.2, budget=1.0 if reason == BUDGET else None, rows=list(rows))
+
+
+ROW_KEY = ("shop.agents:build", "shop.scenarios:REFUND", "tool-batch", "sqlite")
+
+
+def test_a_check_stopped_early_says_why_and_what_it_covered() -> None:
+    """Cells ran and none was unexpected: the check passes, as `killpoint matrix --budget`
+    exits 0, and its message (the results' text in a failing test) says it stopped."""
+    found = results(
+        OK,
+        stopped=stopped(
+            BUDGET,
+            RowCoverage(ROW_KEY, ("after-checkpoint", "mid-batch"), ("after-checkpoint",), 4, 1),
+        ),
+    )
+    assert found.ok
+    lines = found.failure_message().splitlines()
+    assert (
+        "  stopped: it stopped at its time budget (1.0 s): 1 of 4 cells ran; every kind of point "
+        "planned ran in 0 of 1 row"
+    ) in lines
+    assert "    shop.scenarios:REFUND/tool-batch: 1 of 4 cells, 1 of 2 kinds" in lines
+
+
+def test_a_check_stopped_before_any_cell_names_the_stop_not_the_selection() -> None:
+    found = results(stopped=stopped(BUDGET, RowCoverage(ROW_KEY, (), (), 0, 0, planned=False)))
+    assert not found.ok
+    message = found.failure_message()
+    assert "stopped: it stopped at its time budget (1.0 s): 0 of 0 cells ran" in message
+    assert (
+        "shop.scenarios:REFUND/tool-batch: its baseline did not finish; no cell planned" in message
+    )
+    assert "the selection planned nothing" not in message
+
+
 def test_a_finding_without_a_crash_fails_the_check_and_is_listed() -> None:
     """A row whose uninterrupted run breaks the contract fails crash.check even when every
     cell is expected, and the message names it."""
@@ -158,3 +198,32 @@ def test_crash_check_runs_fast_unless_told_and_reads_the_ini(pytester: pytest.Py
     )
     result = pytester.runpytest_subprocess("-p", "no:randomly", timeout=240)
     result.assert_outcomes(passed=2)
+
+
+@pytest.mark.slow
+def test_the_summary_names_each_checks_own_seed_and_its_stop(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A crash.check with a seed of its own and one stopped at its first unexpected cell:
+    the session's summary gives the seed each test's cells ran with, not the session's
+    alone, and says which check stopped and what it covered."""
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    pytester.makepyfile(
+        test_own="""
+        def test_own_seed(crash):
+            crash.check(scenario="research", modes="tool-batch", points="after-checkpoint:1", seed=5)
+
+        def test_stops(crash):
+            found = crash.run("tests.harness.broken_runtimes:no_truncate", scenario="research",
+                              modes="tool-batch", fail_fast=True, seed=7)
+            assert found.stopped is not None and found.unexpected
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--crash-seed=9", timeout=240)
+    result.assert_outcomes(passed=2)
+    text = "\n".join(result.outlines)
+    assert "; seeds: 5 (test_own.py::test_own_seed); 7 (test_own.py::test_stops)" in text, text
+    assert "seed 9" not in text, text
+    assert (
+        "stopped: test_own.py::test_stops: it stopped at its first unexpected cell (--fail-fast)"
+    ) in text, text
