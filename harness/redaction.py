@@ -35,9 +35,18 @@ _QUERY_PASSWORD = re.compile(
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PWD|CREDENTIAL|AUTH)", re.IGNORECASE)
 _NOT_SECRET_NAME = re.compile(r"^(PWD|OLDPWD|XAUTHORITY|SSH_AUTH_SOCK|KEYTIMEOUT)$")
 
+# Text is often cut before it is masked (a finding's preview of a tool's arguments, a
+# report's shortened line), and a cut through a secret leaves a piece no whole-secret match
+# finds. A piece this long of a secret's start just before a cut mark, or of its end just
+# after one, is masked; at the text's very start or end, where no mark says it was cut, a
+# longer piece is needed (ordinary words share a short start with a secret).
+CUT_MARKS = re.compile(r"…|\.\.\.")
+PIECE_AT_MARK = MIN_SECRET
+PIECE_AT_EDGE = 12
+
 _registered: set[str] = set()
 _lock = threading.Lock()
-_cache: dict[tuple[frozenset[str], frozenset[str]], re.Pattern[str] | None] = {}
+_cache: dict[tuple[frozenset[str], frozenset[str]], _Secrets] = {}
 
 
 def remember(secret: str | None) -> None:
@@ -90,34 +99,86 @@ def forms(secret: str) -> set[str]:
     return found
 
 
-def _pattern(extra: Iterable[str] = ()) -> re.Pattern[str] | None:
+class _Secrets:
+    """The known secrets in every form: one pattern for them whole, and an index of their
+    pieces (every PIECE_AT_MARK-long run of characters, and where in which form it is)
+    for the pieces a cut left."""
+
+    def __init__(self, every: set[str]) -> None:
+        self.pattern = (
+            re.compile("|".join(re.escape(s) for s in sorted(every, key=len, reverse=True)))
+            if every
+            else None
+        )
+        self.runs: dict[str, list[tuple[str, int]]] = {}
+        for form in every:
+            for at in range(len(form) - PIECE_AT_MARK + 1):
+                self.runs.setdefault(form[at : at + PIECE_AT_MARK], []).append((form, at))
+
+    def start_before(self, text: str, end: int, least: int) -> int | None:
+        """Where the longest piece of a secret's start that ends at `end` begins."""
+        best = None
+        for form, at in self.runs.get(text[max(0, end - PIECE_AT_MARK) : end], ()):
+            size = at + PIECE_AT_MARK  # the piece is form[:size]
+            if least <= size <= end and size < len(form) and text[end - size : end] == form[:size]:
+                best = min(best, end - size) if best is not None else end - size
+        return best
+
+    def end_after(self, text: str, start: int, least: int) -> int | None:
+        """Where the longest piece of a secret's end that begins at `start` ends."""
+        best = None
+        for form, at in self.runs.get(text[start : start + PIECE_AT_MARK], ()):
+            size = len(form) - at  # the piece is form[at:]
+            if size >= least and at > 0 and text[start : start + size] == form[at:]:
+                best = max(best or 0, start + size)
+        return best
+
+    def cut_pieces(self, text: str) -> str:
+        spans: list[tuple[int, int]] = []
+        for mark in CUT_MARKS.finditer(text) if ("…" in text or "..." in text) else ():
+            begin = self.start_before(text, mark.start(), PIECE_AT_MARK)
+            if begin is not None:
+                spans.append((begin, mark.start()))
+            end = self.end_after(text, mark.end(), PIECE_AT_MARK)
+            if end is not None:
+                spans.append((mark.end(), end))
+        begin = self.start_before(text, len(text), PIECE_AT_EDGE)
+        if begin is not None:
+            spans.append((begin, len(text)))
+        end = self.end_after(text, 0, PIECE_AT_EDGE)
+        if end is not None:
+            spans.append((0, end))
+        for begin, end in sorted(spans, reverse=True):
+            text = text[:begin] + MASK + text[end:]
+        return text
+
+
+def _secrets(extra: Iterable[str] = ()) -> _Secrets:
     key = (frozenset(_registered | set(extra)), frozenset(environment_secrets()))
-    found = _cache.get(key, False)
-    if found is not False:
-        return found  # type: ignore[return-value]
-    every = {form for s in key[0] | key[1] for form in forms(s) if len(form) >= MIN_SECRET}
-    pattern = (
-        re.compile("|".join(re.escape(s) for s in sorted(every, key=len, reverse=True)))
-        if every
-        else None
+    found = _cache.get(key)
+    if found is not None:
+        return found
+    found = _Secrets(
+        {form for s in key[0] | key[1] for form in forms(s) if len(form) >= MIN_SECRET}
     )
     if len(_cache) > 32:
         _cache.clear()
-    _cache[key] = pattern
-    return pattern
+    _cache[key] = found
+    return found
 
 
 def masker(extra: Iterable[str] = ()) -> Callable[[str], str]:
     """A function that masks text with the secrets known now (cheap to call many times)."""
-    pattern = _pattern(extra)
+    secrets = _secrets(extra)
 
     def mask(text: str) -> str:
         if "://" in text:
             text = _URL_PASSWORD.sub(lambda m: m.group("head") + MASK, text)
         if "=" in text:
             text = _QUERY_PASSWORD.sub(lambda m: m.group("head") + MASK, text)
-        if pattern is not None:
-            text = pattern.sub(MASK, text)
+        if secrets.pattern is not None:
+            text = secrets.pattern.sub(MASK, text)
+            text = secrets.cut_pieces(text)
         return text
 
     return mask

@@ -151,3 +151,32 @@ def test_environment_values_with_secret_names_are_masked(monkeypatch: pytest.Mon
     text = redact(" ".join(f"value-of-{n.lower()}" for n in ("OPENAI_API_KEY", "GITHUB_TOKEN",
                   "MY_SECRET_THING", "DB_PASSWORD")) + " not-a-secret-value")  # fmt: skip
     assert "*** *** *** *** not-a-secret-value" == text
+
+
+def test_a_secret_cut_short_before_it_was_masked_is_masked_up_to_the_cut(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A finding previews a tool's arguments and a report shortens its lines before any
+    output masks them: a long key cut through leaves a piece no whole-key match finds, and
+    that piece is masked wherever a cut mark ends or begins it."""
+    from killpoint.redaction import redact
+    from killpoint.report.text import clip_head, cut
+    from killpoint.values.sentences import value
+
+    key = "sk-proj-" + "Qx7vL2mN9pR4tY6wZ1bC3dF5gH8jK0sA" * 5  # 168 characters, as project keys
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    call = f'charge({{"customer":"{key}","amount_cents":1999}})'
+    for text in (
+        cut(call, 90),  # ends "…"
+        value(call, 70),  # a repr, ending "..."
+        clip_head(f"the key {key}", 40),  # "… (N chars)" after the piece
+        f"[120 characters cut] …{key[-30:]}, then more",  # a piece of its end after a mark
+        json.dumps({"args": call})[:100],  # cut with no mark at all, at the text's end
+    ):
+        masked = redact(text)
+        assert "***" in masked, (text, masked)
+        # No run of the key's characters longer than its constant prefix survives.
+        assert not any(key[i : i + 9] in masked for i in range(len(key) - 9)), masked
+    # Ordinary text that only ends the way a key begins, or is cut, is left alone.
+    assert "sk-pro: see the notes..." == redact("sk-pro: see the notes...")
+    assert "wait... then sk-proj-x" == redact("wait... then sk-proj-x")
