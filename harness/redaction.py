@@ -184,6 +184,25 @@ def masker(extra: Iterable[str] = ()) -> Callable[[str], str]:
     return mask
 
 
+def replacer(secrets: Iterable[str], mask: str) -> Callable[[str], str]:
+    """Every form of `secrets` and of the environment's secrets replaced by `mask`, and
+    nothing else: what a cassette holds instead of a secret, so that a replay that sees the
+    secret again reads the same text the recording wrote."""
+    every = sorted(
+        {f for s in {*secrets, *environment_secrets()} if len(s) >= MIN_SECRET for f in forms(s)},
+        key=len,
+        reverse=True,
+    )
+
+    def replace(text: str) -> str:
+        for secret in every:
+            if secret in text:
+                text = text.replace(secret, mask)
+        return text
+
+    return replace
+
+
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
     """`text` with URL passwords and every known secret masked."""
     return masker(secrets)(text)

@@ -30,7 +30,7 @@ from killpoint.adapters.protocol import RuntimeAdapter
 from killpoint.adapters.registry import load_adapter
 from killpoint.errors import KillpointError, RecordError
 from killpoint.judge.expectations import final_answer, made_calls
-from killpoint.redaction import MIN_SECRET, environment_secrets, forms
+from killpoint.redaction import redact_tree, replacer
 from killpoint.scenarios import Expected, Ledger, RunResult, Scenario, drive
 from killpoint.scenarios import cassette as cassettes
 from killpoint.scenarios.cassette.recorder import ANTHROPIC_URL, OPENAI_URL, Recorder, Upstream
@@ -151,26 +151,10 @@ def upstream_of(plan: Plan, env: dict[str, str] | None = None) -> Upstream:
 
 
 def masker(secrets: Sequence[str]) -> Any:
-    """Every form of every secret (the credentials seen, the environment's) replaced."""
-    every = sorted(
-        {f for s in {*secrets, *environment_secrets()} if len(s) >= MIN_SECRET for f in forms(s)},
-        key=len,
-        reverse=True,
-    )
-
-    def mask(value: Any) -> Any:
-        if isinstance(value, str):
-            for secret in every:
-                if secret in value:
-                    value = value.replace(secret, MASK)
-            return value
-        if isinstance(value, dict):
-            return {mask(k): mask(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [mask(v) for v in value]
-        return value
-
-    return mask
+    """Every form of every secret (the credentials seen, the environment's) replaced, in
+    every string of a JSON value, keys too."""
+    replace = replacer(secrets, MASK)
+    return lambda value: redact_tree(value, replace)
 
 
 def record(plan: Plan) -> Recording:

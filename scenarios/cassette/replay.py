@@ -20,12 +20,15 @@ from typing import Any
 
 import httpx
 
+from killpoint.redaction import redact_tree, replacer
+
 from ..conversation import Conversation
 from ..script import Reply
 from ..sse import Chunks
 from ..wire import Parsed, WireFormat
 from .file import Cassette, Interaction
 from .history import History, nearest, normalised
+from .redact import REDACTED
 from .replies import Said
 
 UNRECORDED_LOG = "unrecorded.log"
@@ -51,6 +54,9 @@ class Replayer:
                 self._by_items.setdefault(i.history.items, []).append(i)
         self._histories = [i.history for i in cassette.interactions]
         self._asked: Counter[str] = Counter()
+        # The recording wrote REDACTED for every secret of its environment; a request
+        # that carries one again (a tool's result, a prompt) is read the same way.
+        self._secrets = replacer((), REDACTED)
 
     def __repr__(self) -> str:
         return f"Replayer({self.source or self.cassette.name!r})"
@@ -69,6 +75,9 @@ class Replayer:
         """The request's history, read after the cassette's redactions (as it was read
         when recorded)."""
         redacted, changed = self.cassette.redactions.body(body)
+        masked = redact_tree(redacted, self._secrets)
+        if masked != redacted:
+            redacted, changed = masked, True
         if changed:
             parsed = wire.parse(redacted, load)
         return History.of(wire.name, redacted, parsed.conversation, parsed.items)

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from killpoint.scenarios import ScriptedModel
-from killpoint.scenarios.cassette import Replayer, load, unrecorded
+from killpoint.scenarios.cassette import Replayer, dump, load, unrecorded
 from killpoint.scenarios.cassette.history import History
 from killpoint.scenarios.model import regenerated_turns
 from killpoint.scenarios.model_server import ModelServer
@@ -180,3 +180,25 @@ def test_a_chained_conversation_replays_in_a_fresh_model(tmp_path: Path) -> None
         reply = httpx.post(f"{server.url}{PATHS[RESPONSES]}", json=chained)
     assert 200 == reply.status_code, reply.text
     assert "fetch_detail" == reply.json()["output"][0]["name"]
+
+
+@pytest.mark.parametrize("wire", FORMATS)
+def test_a_secret_the_conversation_carries_replays_as_the_recording_wrote_it(
+    tmp_path: Path, wire: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An environment variable named like a secret whose value the conversation carries
+    (here a word of the user's request): the recording writes it masked, and a replay that
+    sees it again, with the variable still set, reads the request the same way and gets
+    the recorded replies instead of a miss."""
+    from killpoint.recording.record import masker
+
+    monkeypatch.setenv("SHOP_SERVICE_TOKEN", "consistency")
+    cassette, live = recorded(tmp_path, wire, stream=False)
+    written = tmp_path / "masked.json"
+    dump(masker([])(cassette.to_json()), written)  # as `killpoint record` writes it
+    assert "consistency" not in written.read_text()  # the recording holds no secret
+    model = ScriptedModel(Replayer(load(written)), tmp_path / "replay")
+    with ModelServer(model) as server:
+        replayed = converse(server.url, wire, stream=False)
+    assert [e.status for e in live] == [e.status for e in replayed]
+    assert [] == unrecorded(tmp_path / "replay")
