@@ -412,9 +412,26 @@ def _outcome(f: Facts) -> str:
     )
 
 
+AHEAD = 24  # characters shown before the first that differs, when two lines share more
+
+
+def _from_the_difference(asked: str, recorded: str) -> tuple[str, str]:
+    """Both lines from a little before where they first differ: cut from their start, as
+    value() cuts, a long shared start would leave only it to see."""
+    same = next(
+        (i for i, (a, b) in enumerate(zip(asked, recorded, strict=False)) if a != b),
+        min(len(asked), len(recorded)),
+    )
+    if same <= AHEAD:
+        return asked, recorded
+    return "…" + asked[same - AHEAD :], "…" + recorded[same - AHEAD :]
+
+
 def _departure(f: Facts) -> str:
     """Where a history asked departs from the nearest recorded one."""
     asked, recorded = f.get("asked"), f.get("recorded")
+    if isinstance(asked, str) and isinstance(recorded, str):
+        asked, recorded = _from_the_difference(asked, recorded)
     if recorded is None:
         return f"the request reads {value(asked)}, and the recording has no more there"
     if asked is None:

@@ -154,3 +154,20 @@ def test_a_stale_write_names_its_field_once() -> None:
         "in the store after the takeover, 1470 in the store after the stale worker woke (and "
         "5 more differences)"
     )
+
+
+def test_a_stale_cassette_shows_the_lines_where_they_differ() -> None:
+    """Two history lines that share a long start (a tool's arguments, say) are shown from
+    a little before the first character that differs, not both cut before it."""
+    start = 'output call-1: {"query": "Research crash consistency of agent runtimes.", "'
+    facts = {
+        "turn": 2,
+        "line": 3,
+        "asked": start + 'region": "eu"}',
+        "recorded": start + 'region": "us"}',
+    }
+    sentence = say("cassette-stale", facts)
+    assert '"eu"}' in sentence and '"us"}' in sentence, sentence
+    assert problems(sentence) == [], sentence
+    short = {**facts, "asked": "user: hello", "recorded": "user: help"}
+    assert "'user: hello'" in say("cassette-stale", short)  # a short line whole
