@@ -1,33 +1,26 @@
 """A report diff (killpoint.report.diff) in words: lines for a terminal, Markdown for a
 pull-request comment. Run content (a sentence, a cell id) is redacted and made inert:
-in Markdown it sits in code spans or has its markup characters escaped, so a scenario's
-text cannot format, link or mention anything in the comment."""
+in Markdown it sits in code spans or is escaped, by the same two functions as the step
+summary's (report.github.code and .markdown), so a scenario's text cannot format, link or
+mention anything in the comment."""
 
 from __future__ import annotations
 
-import re
-
 from killpoint.redaction import redact
 from killpoint.report.diff import CellChange, GroupChange, ReportDiff
+from killpoint.report.github import code
+from killpoint.report.github import markdown as escaped
 from killpoint.report.text import cut, visible
 from killpoint.values.sentences import count
 
 SHOWN = 20  # cells or groups listed per kind of change; the rest are counted
 
 
-def _code(text: str) -> str:
-    """A Markdown code span that no backtick in `text` can close."""
-    # A `|` would end a table's cell even in a code span (GitHub's tables read `\|`).
-    text = visible(redact(text)).replace("\n", " ").replace("|", "\\|")
-    fence = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
-
-
 def _prose(text: str) -> str:
-    """Text with Markdown's and HTML's markup characters escaped."""
-    text = cut(visible(redact(text)).replace("\n", " "), 200)
-    return re.sub(r"([\\`*_{}\[\]()<>#+!|~@&-])", r"\\\1", text)
+    """Run content as escaped Markdown, cut to a table's cell."""
+    # Masked and made one line before the cut, so the cut cannot split a secret the mask
+    # would no longer find; escaped after it, so the cut cannot split an escape.
+    return escaped(cut(visible(redact(text)), 200))
 
 
 def counts(diff: ReportDiff) -> str:
@@ -98,7 +91,7 @@ def markdown(diff: ReportDiff) -> str:
         else "**killpoint: no new failing group**"
     )
     out = [f"{status} — {_prose(counts(diff))}", ""]
-    out.append(f"Head {_code(diff.head)} against base {_code(diff.base)}.")
+    out.append(f"Head {code(diff.head)} against base {code(diff.base)}.")
     for name, title in SECTIONS:
         groups: list[GroupChange] = getattr(diff, name)
         if not groups:
@@ -107,7 +100,7 @@ def markdown(diff: ReportDiff) -> str:
         out.append("| --- | --- | ---: | ---: | --- |")
         for g in groups[:SHOWN]:
             out.append(
-                f"| {_code(g.heading)} | {_prose(g.verdict)} | {g.base} | {g.head} | "
+                f"| {code(g.heading, cell=True)} | {_prose(g.verdict)} | {g.base} | {g.head} | "
                 f"{_prose(g.example)} |"
             )
         if len(groups) > SHOWN:
@@ -117,7 +110,7 @@ def markdown(diff: ReportDiff) -> str:
         if not cells:
             continue
         out += ["", f"<details><summary>{title}: {len(cells)}</summary>", ""]
-        out += [f"- {_code(c.id)}: {_prose(_verdicts(c))}" for c in cells[:SHOWN]]
+        out += [f"- {code(c.id)}: {_prose(_verdicts(c))}" for c in cells[:SHOWN]]
         if len(cells) > SHOWN:
             out.append(f"- … and {len(cells) - SHOWN} more")
         out += ["", "</details>"]

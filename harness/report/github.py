@@ -5,9 +5,11 @@ the log. `killpoint matrix`, `merge` and `report` write them the same way (the c
 ending appends and prints them under GitHub Actions).
 
 Run content reaches both (a scenario's name, a finding's sentence), so every piece is
-masked (killpoint.redaction), made visible, and escaped for where it goes: Markdown
-punctuation and HTML in the summary; in a workflow command, `%`, `\\r` and `\\n` in the
-message, and `:` and `,` too in a property (GitHub's rules, as @actions/core applies them).
+masked (killpoint.redaction), made visible, and escaped for where it goes: in Markdown
+(the summary here, `killpoint diff`'s comment in report.diff_text) by `markdown` (prose)
+and `code` (a code span), the one pair of Markdown escapes killpoint has; in a workflow
+command, `%`, `\\r` and `\\n` in the message, and `:` and `,` too in a property (GitHub's
+rules, as @actions/core applies them).
 """
 
 from __future__ import annotations
@@ -25,6 +27,13 @@ from killpoint.values.shown import LEGACY_COMMAND, visible
 
 ANNOTATIONS = 10  # GitHub shows ten error annotations per step; the rest are counted
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|~])")
+# GitHub makes a link of `scheme://...`, of `www.` and of `name@host` (GFM's autolinks),
+# and a mention of `@name`, in plain text, backslash escapes or not: both read the text
+# once its escapes are resolved (`https://evil\.example` is still a link). A WORD JOINER
+# (U+2060: no width, no break) after the `:` of `://`, between `www` and its `.` and after
+# every `@` breaks each pattern and reads the same.
+WORD_JOINER = "\u2060"
+_AUTOLINK = re.compile(r"(?<=:)(?=//)|(?<=www)(?=\.)|(?<=@)", re.IGNORECASE)
 
 
 def under_actions(environ: Mapping[str, str]) -> bool:
@@ -36,19 +45,31 @@ def _clean(text: object) -> str:
 
 
 def markdown(text: object) -> str:
-    """Text shown as itself in GitHub's Markdown: HTML special characters as entities,
-    Markdown punctuation escaped, one line."""
-    plain = " ".join(_clean(text).split())
+    """Run content shown as itself in GitHub's Markdown, one line that cannot format, link
+    or mention: HTML special characters as entities, Markdown punctuation escaped (a `|`
+    too, so it cannot end a table's cell), autolinks and mentions broken (WORD_JOINER)."""
+    plain = _AUTOLINK.sub(WORD_JOINER, " ".join(_clean(text).split()))
     plain = plain.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _MARKDOWN.sub(r"\\\1", plain)
 
 
-def code(text: object) -> str:
-    """A command in the summary: <code> with its text escaped (a backtick inside cannot
-    end it, as it would end a Markdown code span)."""
+def code(text: object, *, cell: bool = False) -> str:
+    """Run content shown as code (a command, a path, a cell's id): a backtick code span,
+    whose text GitHub shows as it is (no emphasis, link, autolink, mention or HTML, unlike
+    text in a `<code>` tag, which is still Markdown), fenced by more backticks than any run
+    of them inside, so none can end it. `cell`: it stands in a table's cell, where a `|`
+    ends the cell even inside a span and is escaped (GitHub's tables read `\\|`; outside a
+    table the backslash would show)."""
     plain = " ".join(_clean(text).split())
-    plain = plain.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return f"<code>{plain.replace('|', '&#124;')}</code>"
+    if cell:
+        plain = plain.replace("|", "\\|")
+    if not plain:
+        return "` `"  # two backticks alone are no span: they would show as text
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", plain)), default=0) + 1)
+    # A span's first or last backtick of its text would join the fence: a space each side,
+    # which GitHub strips.
+    pad = " " if plain.startswith("`") or plain.endswith("`") else ""
+    return f"{fence}{pad}{plain}{pad}{fence}"
 
 
 def escape_data(text: str) -> str:

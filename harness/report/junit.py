@@ -10,13 +10,16 @@ An unexpected cell is a <failure> carrying its findings and its replay command; 
 unexpected findings are all of low severity passes, its severity in its properties (it
 fails a run only under `--fail-on low`); an accepted one is <skipped type="accepted">
 with the reason (pytest reports the plugin's accepted cells as xfail, which its JUnit
-writes the same way). Every text is masked (killpoint.redaction) and made visible
-(report.text): XML 1.0 cannot even carry most control characters, and ElementTree escapes
-the rest.
+writes the same way). Every text and every attribute's value is masked
+(killpoint.redaction) and made visible (report.text, and the two noncharacters XML 1.0
+also refuses): XML 1.0 cannot even carry most control characters, and ElementTree
+escapes the rest. `render` makes sure of it once, over the whole tree, for any value a
+case was given (a verdict read from a report's JSON is anything).
 """
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -28,8 +31,26 @@ from killpoint.values.findings import fails, open_severity
 SUITE = "killpoint"
 
 
+# What XML 1.0 refuses that `visible` lets through (it escapes C0, C1 and surrogates).
+_NONCHARACTERS = re.compile("[\ufffe\uffff]")
+
+
 def _safe(text: Any) -> str:
-    return visible(redact(str(text)))
+    shown = visible(redact(str(text)))
+    if _NONCHARACTERS.search(shown):
+        shown = _NONCHARACTERS.sub(lambda m: f"<U+{ord(m.group()):04X}>", shown)
+    return shown
+
+
+def _made_safe(root: ET.Element) -> None:
+    """Every attribute's value and every text in the tree masked and made visible: the one
+    place nothing a document holds can reach the file raw, whichever field it came by
+    (`_safe` twice changes nothing)."""
+    for element in root.iter():
+        for key, value in list(element.attrib.items()):
+            element.set(key, _safe(value))
+        if element.text is not None:
+            element.text = _safe(element.text)
 
 
 def classname(runtime: str, scenario: str, mode: str) -> str:
@@ -151,6 +172,7 @@ def render(document: Mapping[str, Any]) -> str:
     suite.set("errors", "0")
     suite.set("skipped", str(counts["skipped"]))
     suite.set("time", f"{as_float(summary.get('seconds')):.3f}")
+    _made_safe(root)
     ET.indent(root)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 

@@ -19,10 +19,11 @@ from rich.table import Table
 
 from killpoint.redaction import redact
 from killpoint.report.planned import count_not_run, not_run, read_planned
-from killpoint.report.text import cut, visible
+from killpoint.report.text import cut
 from killpoint.values.durations import duration
 from killpoint.values.sentences import count
 from killpoint.values.shown import line
+from killpoint.values.shown import lines as shown_lines
 
 SHOWN_GROUPS = 30
 SHOWN_DETAILS = 6  # a cause's groups listed under it; the rest are counted
@@ -309,13 +310,20 @@ def lines(document: Mapping[str, Any], *, quiet: bool = False) -> list[Line]:
 
 
 def render(document: Mapping[str, Any]) -> str:
-    """The terminal's summary as plain text (no colour), lines whole."""
+    """The terminal's summary as plain text (no colour), lines whole: each line as the
+    terminal prints it (killpoint.cli.output.plain: masked, one line, no workflow command),
+    and the whole written once more through killpoint.values.shown, line by line, so that
+    no line of the file, the table's included, can command a CI step that shows it."""
     buffer = StringIO()
-    console = Console(file=buffer, width=200, no_color=True, color_system=None, soft_wrap=True)
+    console = Console(
+        file=buffer, width=200, no_color=True, color_system=None, soft_wrap=True, emoji=False
+    )
     console.print(table(document))
     for text, _ in lines(document):
-        console.print(visible(redact(text)), markup=False, highlight=False)
-    return buffer.getvalue()
+        console.print(line(redact(text)), markup=False, highlight=False)
+    # The one place the file's text passes: whatever a line above (or a renderer's wrap)
+    # holds, no line of it starts a workflow command or carries a control character.
+    return shown_lines(buffer.getvalue())
 
 
 __all__ = [

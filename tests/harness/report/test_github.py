@@ -3,6 +3,7 @@ GitHub's rules, the step summary's Markdown escaped and masked, at most ten anno
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from killpoint.engine.campaign import CampaignResult
@@ -32,6 +33,14 @@ def group(n: int = 1, example: str = "ended otherwise") -> dict[str, Any]:
     ).to_json()
 
 
+def autolinks(text: str) -> list[str]:
+    """What GitHub would link or mention in Markdown text outside code spans: a URL
+    scheme's `://`, a `www.`, an `@` before a name or a host (escapes resolved first, as
+    GitHub resolves them before it links)."""
+    plain = re.sub(r"(`+).*?\1", "", text).replace("\\", "")
+    return re.findall(r"://|www\.|@\w", plain, flags=re.IGNORECASE)
+
+
 class TestWorkflowCommands:
     def test_data_and_properties_escaped_as_github_reads_them(self) -> None:
         """%, CR and LF in the message; also : and , in a property."""
@@ -56,7 +65,7 @@ class TestWorkflowCommands:
 class TestStepSummary:
     def test_markdown_and_html_in_run_content_shown_as_text(self) -> None:
         """A sentence with HTML, a table pipe and Markdown emphasis: escaped; a replay
-        command with a backtick stays inside its <code>; the secret is masked."""
+        command shown in a code span; the secret is masked."""
         remember(SECRET)
         hostile = group(example=f"<img src=x onerror=alert(1)> | **{SECRET}** `x`")
         result = CampaignResult(CampaignConfig(), 9, CellLog([cell("mid-model:1")]))
@@ -64,11 +73,33 @@ class TestStepSummary:
         text = github.step_summary(document, ["/r/m.json"])
         assert "<img" not in text and SECRET not in text
         assert "&lt;img src=x onerror=alert\\(1\\)&gt; \\| \\*\\*" in text
-        assert (
-            "<code>killpoint replay reference/research/tool-batch/sqlite/mid-model:1</code>" in text
-        )
+        assert "`killpoint replay reference/research/tool-batch/sqlite/mid-model:1`" in text
         assert "| research | tool\\-batch | 1 | 1 | 0 |" in text
-        assert "Reports: <code>/r/m.json</code>" in text
+        assert "Reports: `/r/m.json`" in text
+
+    def test_run_content_cannot_link_or_mention(self) -> None:
+        """GitHub links `https://`, `www.` and `a@b.example` in text even with its dots
+        escaped, and mentions `@name`: each broken by a WORD JOINER, the text kept."""
+        link = "Log in at https://evil.example/login or WWW.evil.example, a@b.example @all"
+        result = CampaignResult(CampaignConfig(), 9, CellLog([cell("mid-model:1")]))
+        document = {**to_document(result), "groups": [group(example=link)], "runtime": link}
+        text = github.summary_markdown(document)
+        assert not autolinks(text), text
+        joined = github.WORD_JOINER
+        assert f"https:{joined}//evil\\.example/login or WWW{joined}\\.evil" in text
+        assert f"a@{joined}b\\.example @{joined}all" in text
+
+    def test_code_is_a_span_no_markdown_inside_can_escape(self) -> None:
+        """Text in a `<code>` tag is still Markdown (`*md*` would be emphasis, `[l](...)` a
+        link): a replay command is a backtick code span instead, fenced longer than any
+        backtick run in it."""
+        result = CampaignResult(CampaignConfig(), 9, CellLog([cell("mid-model:1")]))
+        hostile = group()
+        hostile["replay"] = "*md* [l](http://e) <b>x</b> ``y`"
+        text = github.step_summary({**to_document(result), "groups": [hostile]}, ["a`b"])
+        assert "replay: ``` *md* [l](http://e) <b>x</b> ``y` ```" in text
+        assert "Reports: ``a`b``" in text
+        assert "<code>" not in text
 
     def test_only_under_github_actions(self) -> None:
         """GITHUB_ACTIONS=true, as the runner sets it; another CI gets neither."""

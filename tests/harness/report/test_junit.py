@@ -14,6 +14,7 @@ from killpoint.report.document import to_document
 from killpoint.report.junit import render
 from killpoint.values.cell import CellResult
 from killpoint.values.findings import Finding
+from tests.harness.runner_commands import HOSTILE, controls
 
 SECRET = "hunter2-very-secret"
 
@@ -115,3 +116,30 @@ class TestContent:
         failure = ET.fromstring(text).find("testsuite/testcase/failure")
         assert failure is not None and failure.text is not None
         assert "\\x1b[31mred\\x00 <b>&" in failure.text
+
+    def test_every_attribute_is_xml_whatever_the_report_holds(self) -> None:
+        """`killpoint report v.json --junit v.xml` on a crafted report: a verdict (the
+        failure's `type`), a store, a point and a row-level group's verdict holding an
+        escape sequence, a bell and XML's noncharacters. The file parses, carries no control
+        character, and shows them escaped."""
+        hostile = "duplicated\x1b[2J\x07\ufffe"
+        document = to_document(
+            CampaignResult(
+                CampaignConfig(),
+                1,
+                CellLog([cell("mid-model:1", Finding("status-differs", "x", path="runs"))]),
+            )
+        )
+        document["cells"][0].update(verdict=hostile, store=HOSTILE)
+        document["without_crash"] = [
+            {"key": "k", "kind": "run-lost", "verdict": hostile, "rows": ["r/s/m/sqlite"]}
+        ]
+        document["skipped"] = [{"runtime": "r", "scenario": "s", "mode": "m", "point": HOSTILE}]
+        text = render(document)
+        assert controls(text) == [] and "\ufffe" not in text
+        suite = ET.fromstring(text).find("testsuite")
+        assert suite is not None
+        types = [f.get("type") for f in suite.iter("failure")]
+        assert types == ["duplicated\\x1b[2J\\x07<U+FFFE>"] * 2
+        names = [c.get("name", "") for c in suite.iter("testcase")]
+        assert any("hunter2" in n and "\\x1b]0;title\\x07" in n for n in names), names

@@ -21,6 +21,7 @@ from killpoint.report import terminal
 from killpoint.report.document import to_document
 from killpoint.values.cell import CellResult
 from killpoint.values.findings import Finding
+from tests.harness.runner_commands import HOSTILE, MARKERS, commands, controls
 
 
 def result_cell(scenario: str, mode: str, point: str, findings: list[Finding]) -> CellResult:
@@ -171,3 +172,19 @@ def test_the_figures_line_has_one_time_format_counted_nouns_and_the_bound() -> N
         "1 cell, 1 unexpected from 1 cause, 1 expected loss, 1 duplicate (1 beyond the bound), "
         "12 min 24 s (0.5 cells/s)"
     )
+
+
+def test_no_line_of_the_text_file_commands_a_runner_whatever_the_report_holds() -> None:
+    """`killpoint report R.json --text T.txt` on a crafted report: a cause's name, its
+    groups' keys and a planned row's scenario and mode holding newlines, workflow commands
+    and escape sequences. No line of the file is a command or carries a control character,
+    and the hostile text is there (escaped), so the fields were tried."""
+    document = to_document(interrupted_result())
+    document["causes"][0]["name"] = HOSTILE
+    document["causes"][0]["groups"][0]["key"] = HOSTILE
+    document["planned_cells"][2] = {**document["planned_cells"][2], "scenario": HOSTILE}
+    document["planned_cells"][1] = {**document["planned_cells"][1], "mode": HOSTILE}
+    text = terminal.render(document)
+    assert [] == commands(text), text
+    assert [] == controls(text), text
+    assert all(marker in text for marker in MARKERS), text
