@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -272,29 +273,97 @@ def from_json(data: Any) -> Cassette:
 
 _cache: dict[tuple[str, int, int], Cassette] = {}
 
+MIB = 1024 * 1024
+# A recorded cassette is kilobytes to a few MiB; the bound is the one a corpus file has,
+# as a corpus state names its cassette and is read as data like every other file in it.
+CASSETTE_BYTES = 64 * MIB
+_RECORD = "record one with `killpoint record --out PATH`"
+_GIVE = "give the JSON file `killpoint record --out PATH` wrote"
+
+
+def _shown(where: Path) -> str:
+    return repr(str(where))
+
+
+def _open(where: Path) -> int:
+    """A descriptor for `where`. O_NONBLOCK: opening a FIFO with no writer would wait
+    forever, and the descriptor is checked to be a regular file before a byte is read."""
+    try:
+        return os.open(where, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise CassetteError(
+            f"cassette {_shown(where)} cannot be read ({exc.strerror or exc}); {_RECORD}"
+        ) from None
+
+
+def _checked(where: Path, fd: int) -> os.stat_result:
+    """The descriptor's stat, once it is known to be a regular file within CASSETTE_BYTES:
+    a device (/dev/zero), a pipe or a folder never ends, never starts or is no file."""
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        raise CassetteError(
+            f"cassette {_shown(where)} is not a regular file (a folder, a device, a pipe or "
+            f"a socket); {_GIVE}"
+        )
+    if st.st_size > CASSETTE_BYTES:
+        raise _too_big(where)
+    return st
+
+
+def _too_big(where: Path) -> CassetteError:
+    return CassetteError(
+        f"cassette {_shown(where)} is larger than {CASSETTE_BYTES // MIB} MiB, the most a "
+        f"cassette may hold; {_GIVE}"
+    )
+
+
+def _read(where: Path, fd: int) -> bytes:
+    """At most CASSETTE_BYTES of the file: one that grew past them since fstat is refused."""
+    try:
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(CASSETTE_BYTES + 1)
+    except OSError as exc:
+        raise CassetteError(
+            f"cassette {_shown(where)} cannot be read ({exc.strerror or exc}); {_RECORD}"
+        ) from None
+    if len(data) > CASSETTE_BYTES:
+        raise _too_big(where)
+    return data
+
+
+def _parsed(where: Path, data: bytes) -> Any:
+    """The JSON in `data`; the errors name a position, never the text found there."""
+    try:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        problem = f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+    except ValueError as exc:
+        problem = f"not JSON: {exc}"
+    except RecursionError:
+        # The parser nests a frame per level; 100,000 levels run out of stack, and no
+        # cassette `killpoint record` writes nests more than a few.
+        problem = "JSON nested too deep to read"
+    raise CassetteError(f"cassette {_shown(where)} is {problem}; {_GIVE}")
+
 
 def load(path: str | os.PathLike[str]) -> Cassette:
     """The cassette at `path` (cached while the file is unchanged); CassetteError says
-    what is wrong with it and how to fix it."""
+    what is wrong with it and how to fix it. The file is read as bounded data: a regular
+    file of at most CASSETTE_BYTES, whoever named it (a corpus state, `--scenarios`)."""
     where = Path(path)
+    fd = _open(where)
     try:
-        stat = where.stat()
-    except OSError as exc:
-        raise CassetteError(
-            f"cassette {str(where)!r} cannot be read ({exc.strerror or exc}); record one with "
-            "`killpoint record --out PATH`"
-        ) from None
-    key = (str(where.resolve()), stat.st_mtime_ns, stat.st_size)
-    if key in _cache:
-        return _cache[key]
-    try:
-        data = json.loads(where.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise CassetteError(f"cassette {str(where)!r} is not JSON: {exc}") from None
+        st = _checked(where, fd)
+        key = (str(where.resolve()), st.st_mtime_ns, st.st_size)
+        if key in _cache:
+            return _cache[key]
+        data = _parsed(where, _read(where, fd))
+    finally:
+        os.close(fd)
     try:
         cassette = from_json(data)
     except CassetteError as exc:
-        raise CassetteError(f"cassette {str(where)!r}: {exc}") from None
+        raise CassetteError(f"cassette {_shown(where)}: {exc}") from None
     if len(_cache) >= 16:
         _cache.clear()
     _cache[key] = cassette

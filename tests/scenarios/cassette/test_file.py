@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -67,3 +70,70 @@ def test_a_write_replaces_the_file_whole(tmp_path: Path) -> None:
     dump(cassette, path)
     assert ["c.json"] == [p.name for p in path.parent.iterdir()]
     assert cassette.to_json() == load(path).to_json()
+
+
+# A child that loads one path under a memory ceiling and prints what load() said: a load
+# that reads /dev/zero without end or waits on a FIFO fails the test instead of taking
+# the machine or the run with it.
+_LOAD_IN_CHILD = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (1 << 31, 1 << 31))
+from killpoint.scenarios.cassette import CassetteError, load
+try:
+    load(sys.argv[1])
+except CassetteError as exc:
+    print(exc)
+"""
+
+
+def _refusal_in_child(path: Path) -> str:
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _LOAD_IN_CHILD, str(path)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"loading {path} did not return within 30 s")
+    assert 0 == done.returncode, done.stderr[-2000:]
+    return done.stdout.strip()
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo"])
+def test_a_device_or_a_pipe_is_refused_unread(tmp_path: Path, kind: str) -> None:
+    """/dev/zero never ends and a FIFO with no writer never starts: both are refused as no
+    regular file, at once, with the fix."""
+    path = Path("/dev/zero")
+    if kind == "fifo":
+        path = tmp_path / "cassette.json"
+        os.mkfifo(path)
+    message = _refusal_in_child(path)
+    assert f"cassette {str(path)!r} is not a regular file" in message
+    assert "`killpoint record --out PATH`" in message
+
+
+def test_a_folder_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(CassetteError, match=r"is not a regular file .*`killpoint record"):
+        load(tmp_path)
+
+
+def test_a_cassette_over_the_bound_is_refused_unread(tmp_path: Path) -> None:
+    """64 MiB and a byte: refused by its size, before any of it is read (a sparse file:
+    nothing is written to disk)."""
+    path = tmp_path / "big.json"
+    with path.open("wb") as f:
+        f.truncate(64 * 1024 * 1024 + 1)
+    with pytest.raises(CassetteError, match=r"big\.json' is larger than 64 MiB"):
+        load(path)
+
+
+def test_a_cassette_nested_too_deep_is_refused(tmp_path: Path) -> None:
+    """The JSON parser recurses per level: 100,000 levels are a CassetteError, not a
+    RecursionError, and the message quotes none of the file."""
+    path = tmp_path / "deep.json"
+    path.write_text('{"killpoint_cassette": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(CassetteError, match=r"deep\.json' is JSON nested too deep") as info:
+        load(path)
+    assert "[[" not in str(info.value)
