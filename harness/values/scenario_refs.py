@@ -91,12 +91,13 @@ def cassette_scenario(path: str) -> Scenario:
         if key in _made:
             return _made[key]
         cassette = cassettes.load(path)
-    except (OSError, cassettes.CassetteError) as exc:
-        text = exc.strerror if isinstance(exc, OSError) else str(exc)
+    except OSError as exc:
         raise ScenarioRefError(
-            f"killpoint: scenario {ref!r}: {text}; record one with "
+            f"killpoint: scenario {ref!r}: {exc.strerror}; record one with "
             f"`killpoint record --runtime RUNTIME --out {path}`"
         ) from None
+    except cassettes.CassetteError as exc:  # it says what to do already
+        raise ScenarioRefError(f"killpoint: scenario {ref!r}: {exc}") from None
     base = resolve_scenario(cassette.scenario) if cassette.scenario else None
     expected = tuple(Expected(o.status, o.content, o.calls) for o in cassette.outcomes)
     recorded = cassette.recorded.get("runtime")
