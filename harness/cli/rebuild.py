@@ -3,7 +3,9 @@ them (killed, or its disk full at the end), rebuilt from the journal it left bes
 JSON.
 
 The JSON goes where the campaign meant it to go (beside the journal), the HTML beside it
-or to `-o`. A journal whose campaign still runs (it holds the JSON's lock) is refused.
+or to `-o`. A journal whose campaign still runs (it holds the JSON's lock) is refused, and
+so is one that names itself as the JSON or the HTML, or a JSON (an HTML not given with
+`-o`) that is an existing file other than a killpoint matrix report.
 """
 
 from __future__ import annotations
@@ -13,6 +15,50 @@ from pathlib import Path
 
 from killpoint.cli import output as cli_output
 from killpoint.values.sentences import count
+
+# What a file killpoint may replace looks like (the start of it, read with a bound):
+# a matrix report's JSON names its schema at the top; its HTML names killpoint as the
+# generator in its head.
+JSON_REPORT = "json"
+HTML_REPORT = "html"
+HTML_GENERATOR = b'<meta name="generator" content="killpoint killpoint.matrix/'
+HTML_HEAD_BYTES = 4096
+
+
+def not_a_report(target: Path, kind: str) -> str | None:
+    """Why the existing file at `target` is not one a rebuild may replace, or None (it
+    does not exist, or it is a killpoint matrix report: the campaign was about to replace
+    it with its own). The rule is the file's own shape: a report of any campaign may be
+    replaced (as the campaign itself would have), anything else is someone else's."""
+    import os
+    import stat
+
+    from killpoint.errors import InputError
+    from killpoint.report.document import READABLE
+    from killpoint.values.input_files import load_json
+
+    try:
+        mode = os.stat(target).st_mode  # a symlink: what it names is what gets written
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot be looked at ({exc.strerror or exc})"
+    if not stat.S_ISREG(mode):
+        return "exists and is not a regular file"  # never read: a FIFO would block
+    if kind == HTML_REPORT:
+        try:
+            with open(target, "rb") as f:
+                head = f.read(HTML_HEAD_BYTES)
+        except OSError as exc:
+            return f"cannot be read ({exc.strerror or exc})"
+        return None if HTML_GENERATOR in head else "exists and is not a killpoint HTML report"
+    try:
+        document = load_json(target)
+    except InputError:
+        document = None
+    if isinstance(document, dict) and document.get("schema") in READABLE:
+        return None
+    return "exists and is not a killpoint matrix report"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -30,9 +76,40 @@ def run(args: argparse.Namespace) -> int:
         name = path.name.removesuffix(".jsonl").removesuffix(".journal") + ".json"
     json_path = path.parent / name
     html_path = Path(args.output) if args.output else json_path.with_suffix(".html")
+    # The JSON's name comes from the journal, a file anyone may have edited: it may only
+    # name a new file, or a report the campaign would have replaced itself; never the
+    # journal (written over, then removed as "rebuilt": the reports lost, exit 0), and
+    # never a file of someone else's.
+    if same_file(json_path, path):
+        return cli_output.usage_error(
+            f"killpoint: {str(path)!r} names itself as the JSON to rebuild ('json': {name!r} "
+            "in its first line); set that to the name of a new file"
+        )
+    if args.output is None and same_file(path, html_path):
+        return cli_output.usage_error(
+            f"killpoint: the HTML beside the JSON {name!r} would be the journal "
+            f"{str(path)!r} itself; give -o to choose where the HTML goes"
+        )
     if same_file(json_path, html_path) or same_file(path, html_path):
         return cli_output.usage_error(
             f"killpoint: -o {str(html_path)!r} is the journal or its JSON; give another path"
+            if args.output is not None
+            else f"killpoint: the HTML beside the JSON {name!r} would be the JSON itself; "
+            "give -o to choose where the HTML goes"
+        )
+    foreign = not_a_report(json_path, JSON_REPORT)
+    if foreign is not None:
+        return cli_output.usage_error(
+            f"killpoint: {str(json_path)!r}, where the journal's first line puts the JSON, "
+            f"{foreign}; move it away, or set 'json' in the journal's first line to the "
+            "name of a new file"
+        )
+    # An HTML path given with -o is the user's own choice, as `killpoint matrix --report`.
+    foreign = None if args.output is not None else not_a_report(html_path, HTML_REPORT)
+    if foreign is not None:
+        return cli_output.usage_error(
+            f"killpoint: {str(html_path)!r}, where the HTML goes beside the JSON, {foreign}; "
+            "give -o to choose where the HTML goes, or move it away"
         )
     target = Target(json_path)
     try:

@@ -139,12 +139,52 @@ def _load(path: Path, what: str) -> Any:
         raise CorpusError(f"killpoint: {str(path)!r} is not JSON ({exc})") from None
 
 
-def _field(data: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
-    value = data.get(key)
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+# What each JSON type is called in a refusal (what the field must be).
+_MUST = {
+    str: "a string",
+    int: "a whole number",
+    bool: "true or false",
+    dict: "an object",
+    list: "a list",
+}
+_VERSION = re.compile(r"[A-Za-z0-9.+!_-]{1,64}")  # a killpoint version, as a refusal quotes it
+
+
+def _seen(value: Any) -> str:
+    """A field's value as a refusal shows it: one line, bounded (a crafted manifest may
+    hold a megabyte in a field)."""
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:77]}..."
+
+
+def _field(
+    data: Mapping[str, Any],
+    key: str,
+    kind: type,
+    where: str,
+    must: str | None = None,
+    default: Any = ...,
+) -> Any:
+    """`data[key]`, checked to be a `kind` (a bool is no number), else the one-line
+    refusal naming the field and what it must be; `default` when absent, if given."""
+    must = must or _MUST.get(kind, kind.__name__)
+    if key not in data:
+        if default is not ...:
+            return default
+        raise CorpusError(f"killpoint: {where}: field {key!r} is missing; it must be {must}")
+    value = data[key]
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+        raise CorpusError(f"killpoint: {where}: field {key!r} is {_seen(value)}; it must be {must}")
+    return value
+
+
+def _strings(data: Mapping[str, Any], key: str, where: str, must: str) -> list[str]:
+    """A field that must be a list of strings."""
+    value = _field(data, key, list, where, must)
+    if not all(isinstance(x, str) for x in value):
+        bad = next(x for x in value if not isinstance(x, str))
         raise CorpusError(
-            f"killpoint: {where}: field {key!r} is {value!r}; expected "
-            f"{getattr(kind, '__name__', kind)}"
+            f"killpoint: {where}: field {key!r} holds {_seen(bad)}; it must be {must}"
         )
     return value
 
@@ -167,33 +207,47 @@ def read_manifest(folder: Path) -> Manifest:
     if not isinstance(data, dict):
         raise CorpusError(f"killpoint: {where} holds {type(data).__name__}, not an object")
     schema = data.get("schema")
-    if schema != SCHEMA:
-        made = (data.get("versions") or {}).get("killpoint", "an unknown killpoint")
+    if type(schema) is not int or schema != SCHEMA:  # true == 1 and 1.0 == 1 in Python
+        # Named by the killpoint that made it, if the manifest says so in a shape any
+        # schema would have; read before the rest, which an older schema may shape otherwise.
+        given = data.get("versions")
+        made = given.get("killpoint") if isinstance(given, dict) else None
+        by = (
+            f"killpoint {made}"
+            if isinstance(made, str) and _VERSION.fullmatch(made)
+            else "an unknown killpoint"
+        )
         raise CorpusError(
-            f"killpoint: corpus {str(folder)!r} has schema {schema!r} (made by killpoint "
-            f"{made}); this killpoint reads schema {SCHEMA}: record it again with "
+            f"killpoint: corpus {str(folder)!r} has schema {_seen(schema)} (made by {by}); "
+            f"this killpoint reads schema {SCHEMA}: record it again with "
             "`killpoint corpus record`"
         )
     v = _field(data, "versions", dict, where)
-    libs = _field(v, "libraries", dict, f"{where}: versions")
+    at = f"{where}: versions"
+    libs = _field(v, "libraries", dict, at, "an object of distribution names to versions")
+    for name, version in libs.items():
+        if not isinstance(version, str):
+            raise CorpusError(
+                f"killpoint: {at}: library {_seen(name)} has version {_seen(version)}; "
+                "it must be a string"
+            )
     versions = Versions(
-        killpoint=_field(v, "killpoint", str, f"{where}: versions"),
-        python=_field(v, "python", str, f"{where}: versions"),
-        runtime=_field(v, "runtime", str, f"{where}: versions"),
-        libraries={str(k): str(x) for k, x in libs.items()},
+        killpoint=_field(v, "killpoint", str, at),
+        python=_field(v, "python", str, at),
+        runtime=_field(v, "runtime", str, at),
+        libraries=dict(libs),
     )
-    store = _field(data, "store", str, where)
+    store = _field(data, "store", str, where, f"one of {', '.join(map(repr, STORES))}")
     if store not in STORES:
         raise CorpusError(f"killpoint: {where}: store {store!r} is not one this killpoint restores")
-    states = _field(data, "states", list, where)
-    if not all(isinstance(s, str) for s in states):
-        raise CorpusError(f"killpoint: {where}: every entry of 'states' must be a string")
+    states = _strings(data, "states", where, "a list of state ids")
+    created = _field(data, "created", str, where, "a string (UTC time)", default="")
     for n, sid in enumerate(states):
         _state_id(sid, f"{where}: states[{n}]")
     if len(set(states)) != len(states):
         twice = next(s for s in states if states.count(s) > 1)
         raise CorpusError(f"killpoint: {where}: state {twice!r} is listed twice")
-    return Manifest(SCHEMA, versions, store, tuple(states), str(data.get("created", "")))
+    return Manifest(SCHEMA, versions, store, tuple(states), created)
 
 
 def read_state(folder: Path) -> StateInfo:
@@ -207,17 +261,17 @@ def read_state(folder: Path) -> StateInfo:
     values: dict[str, Any] = {k: _field(data, k, str, where) for k in strings}
     values.update({k: _field(data, k, int, where) for k in ints})
     _state_id(values["id"], f"{where}: field 'id'")
-    calls = data.get("tool_calls", [])
-    if not isinstance(calls, list) or not all(isinstance(c, str) for c in calls):
-        raise CorpusError(f"killpoint: {where}: 'tool_calls' must be a list of strings")
+    calls = (
+        _strings(data, "tool_calls", where, "a list of tool names") if "tool_calls" in data else []
+    )
     if ".." in Path(values["baseline"]).parts or Path(values["baseline"]).is_absolute():
         raise CorpusError(f"killpoint: {where}: baseline {values['baseline']!r} leaves the corpus")
     return StateInfo(
         **values,
-        recorded_verdict=str(data.get("recorded_verdict", "")),
-        recorded_expected=bool(data.get("recorded_expected", True)),
+        recorded_verdict=_field(data, "recorded_verdict", str, where, default=""),
+        recorded_expected=_field(data, "recorded_expected", bool, where, default=True),
         tool_calls=tuple(calls),
-        bytes=int(data.get("bytes", 0)) if isinstance(data.get("bytes", 0), int) else 0,
+        bytes=_field(data, "bytes", int, where, default=0),
     )
 
 

@@ -8,15 +8,45 @@ backend, never the string.
 
 from __future__ import annotations
 
+import re
+
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from killpoint.errors import StoreError, StoreUnavailable
 from killpoint.redaction import remember_url
 from killpoint.stores.backend import StoreBackend
+from killpoint.stores.urls import clean_authority, shown
 
 # The kinds of store a cell id names (a pytest node id's STORE part).
 STORE_KINDS = ("sqlite", "postgresql")
+
+
+# The shapes a store option may take, for messages that cannot show the value given.
+# (The password's shape is apart from the URL's: the output masking would hide it in one.)
+EXPECTED = (
+    "'sqlite' or 'postgresql+psycopg://USER@HOST:PORT/DB' (with a password: USER:PASSWORD@HOST)"
+)
+ENCODE_AT = "percent-encode an '@' in the user or password as %40"
+
+
+def _unparsed(why: str) -> StoreError:
+    """The refusal of a store option that does not parse. It never quotes the option: what
+    does not parse cannot be told apart into password and the rest, so any part of it shown
+    may be the password (and the masking of passwords relies on the same parse)."""
+    return StoreError(
+        f"killpoint: the store is not a URL killpoint can read ({why}); give {EXPECTED}"
+    )
+
+
+def _why_unparsed(option: str) -> str:
+    """What is wrong with an option make_url refuses, told without quoting any of it."""
+    scheme, sep, _ = option.partition("://")
+    if not sep:
+        return "it has no '://' after its scheme"
+    if not re.fullmatch(r"[\w+]+", scheme):
+        return "its scheme is not a driver name such as 'postgresql+psycopg'"
+    return "its parts cannot be told apart"
 
 
 def store_kind(option: str) -> str:
@@ -27,24 +57,22 @@ def store_kind(option: str) -> str:
     try:
         url = make_url(option)
     except ArgumentError:
-        raise StoreError(
-            f"killpoint: store {option!r} is neither 'sqlite' nor a database URL; give 'sqlite' "
-            "or 'postgresql+psycopg://user@host:port/dbname'"
-        ) from None
-    except ValueError as exc:  # a port that is no number: an IPv6 host without its brackets
-        raise StoreError(
-            f"killpoint: store {option!r} is not a valid URL ({exc}); write an IPv6 host in "
-            "brackets, e.g. 'postgresql+psycopg://user@[::1]:5432/dbname'"
-        ) from None
+        raise _unparsed(_why_unparsed(option)) from None
+    except ValueError:  # a port that is no number: an IPv6 host without its brackets, or an '@'
+        # The exception quotes the "port", which may be part of the password: not shown.
+        hints = ["its port is not a number", "write an IPv6 host in brackets, e.g. '[::1]:5432'"]
+        if option.count("@") > 1:
+            hints.append(ENCODE_AT)
+        raise _unparsed("; ".join(hints)) from None
     backend = url.get_backend_name()
     if backend == "sqlite":
         raise StoreError(
-            f"killpoint: store {option!r}: give 'sqlite' (each cell gets a file of its own), "
-            "not a SQLite URL"
+            f"killpoint: store {shown(option)!r}: give 'sqlite' (each cell gets a file of its "
+            "own), not a SQLite URL"
         )
     if backend != "postgresql":
         raise StoreError(
-            f"killpoint: store {option!r} uses {backend!r}; give 'sqlite' or a "
+            f"killpoint: store {shown(option)!r} uses {backend!r}; give 'sqlite' or a "
             "'postgresql+psycopg://...' URL"
         )
     return "postgresql"
@@ -66,24 +94,16 @@ def kind_of_url(url: str) -> str:
     return "postgresql" if make_url(url).get_backend_name() == "postgresql" else "sqlite"
 
 
-def shown(option: str) -> str:
-    """A store option or URL without its password (as is when it cannot be parsed)."""
-    if option == "sqlite":
-        return option
-    try:
-        return make_url(option).render_as_string(hide_password=True)
-    except Exception:
-        return "<a store URL that cannot be parsed>"
-
-
 # Until every caller asks for a backend by name.
 
 __all__ = [
+    "EXPECTED",
     "STORE_KINDS",
     "StoreBackend",
     "StoreError",
     "StoreUnavailable",
     "backend_for",
+    "clean_authority",
     "kind_of_url",
     "shown",
     "store_kind",

@@ -20,6 +20,8 @@ from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError, SQLAlch
 from sqlalchemy.pool import NullPool
 
 from killpoint.errors import StoreError, StoreLeftover, StoreUnavailable
+from killpoint.stores.urls import clean_authority
+from killpoint.stores.urls import shown as shown_url
 
 PREFIX = "kp_"  # every schema killpoint makes, and the only ones it drops
 # A command that restarts the campaign's server (store-restart): killpoint cannot restart
@@ -98,11 +100,27 @@ class PostgresStores:
 
     def __init__(self, option: str) -> None:
         self.url = make_url(option).set(drivername="postgresql+psycopg")
+        # Decided once, from the option as given: with a second '@' in its authority the
+        # parsed "host" holds the end of the password, so neither the URL's rendering nor a
+        # driver message (which names the host) may be shown as is.
+        self._clean = clean_authority(option)
+        self._shown = shown_url(self.url.render_as_string(hide_password=False))
         self._restarts: dict[str, str] = {}  # server life -> the store URL that restarted it
         self._lock = threading.Lock()
 
     def shown(self) -> str:
-        return self.url.render_as_string(hide_password=True)
+        return self._shown
+
+    def reason(self, exc: BaseException) -> str:
+        """The driver's reason, unless the URL's host is not what the user meant: then the
+        driver's words (failed to resolve host 'REST-OF-PASSWORD@HOST') would print part of
+        the password, and what is wrong is the URL."""
+        if self._clean:
+            return reason(exc)
+        return (
+            "the URL has more than one '@' before its host, so its user, password and host "
+            "cannot be told apart; percent-encode an '@' in the user or password as %40"
+        )
 
     def check(self) -> None:
         engine = create_engine(self.url, connect_args=BOUNDED)
@@ -110,10 +128,9 @@ class PostgresStores:
             with engine.connect() as conn:
                 conn.execute(text("SELECT 1"))
         except SQLAlchemyError as exc:
-            reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
             raise StoreError(
-                f"killpoint: cannot reach the store {self.shown()}: {reason}; start the server "
-                "or fix --store"
+                f"killpoint: cannot reach the store {self.shown()}: {self.reason(exc)}; start "
+                "the server or fix --store"
             ) from None
         finally:
             engine.dispose()
@@ -127,7 +144,7 @@ class PostgresStores:
         except SQLAlchemyError as exc:
             if lost_connection(exc):
                 raise StoreUnavailable(
-                    f"the store server {self.shown()} is unavailable: {reason(exc)}"
+                    f"the store server {self.shown()} is unavailable: {self.reason(exc)}"
                 ) from None
             raise
         finally:
@@ -145,7 +162,7 @@ class PostgresStores:
                 return str(conn.execute(text("SELECT pg_postmaster_start_time()")).scalar())
         except SQLAlchemyError as exc:
             raise StoreUnavailable(
-                f"the store server {self.shown()} is unavailable: {reason(exc)}"
+                f"the store server {self.shown()} is unavailable: {self.reason(exc)}"
             ) from None
         finally:
             engine.dispose()
@@ -173,7 +190,7 @@ class PostgresStores:
             with engine.connect() as conn:
                 setting = str(conn.execute(text("SHOW synchronous_commit")).scalar())
         except SQLAlchemyError as exc:
-            return f"the store server {self.shown()} is unavailable: {reason(exc)}"
+            return f"the store server {self.shown()} is unavailable: {self.reason(exc)}"
         finally:
             engine.dispose()
         if setting == "off":
@@ -222,7 +239,7 @@ class PostgresStores:
                 f"schema {schema}",
                 f"{self.shown()} (database {self.url.database})",
                 f'DROP SCHEMA IF EXISTS "{schema}" CASCADE;',
-                reason(exc),
+                self.reason(exc),
             ) from None
         finally:
             engine.dispose()

@@ -111,3 +111,75 @@ def test_the_next_campaign_rebuilds_a_journal_left_behind(
     said = capsys.readouterr().err
     assert f"pid {pid} ended without writing its reports" in said
     assert str(rebuilt) in said
+
+
+def naming(path: Path, json_name: str, *, rename: str | None = None) -> Path:
+    """The journal at `path` with its first line's JSON name set to `json_name` (a journal
+    anyone could have edited), moved to `rename` beside it if given."""
+    first, rest = path.read_text().split("\n", 1)
+    line = json.loads(first)
+    line["json"] = json_name
+    target = path.with_name(rename) if rename else path
+    path.unlink()
+    target.write_text(json.dumps(line) + "\n" + rest)
+    return target
+
+
+class TestWhereTheJournalSaysTheJsonGoes:
+    """The JSON's name comes from the journal's first line: the rebuild writes only a new
+    file or a killpoint report there, never the journal or someone else's file."""
+
+    def test_an_existing_file_that_is_no_report_is_left_alone(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        path = naming(journal_of(tmp_path, result_of(2), end=False), "victim.txt")
+        (tmp_path / "victim.txt").write_text("precious\n")
+        assert 2 == main(["report", "--from-journal", str(path)])
+        assert "precious\n" == (tmp_path / "victim.txt").read_text()
+        assert not (tmp_path / "victim.html").exists()
+        assert path.exists()
+        err = capsys.readouterr().err.strip().splitlines()
+        assert 1 == len(err), err
+        assert "victim.txt" in err[0] and "is not a killpoint matrix report" in err[0]
+
+    def test_the_journal_itself_is_not_written_over(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        path = naming(journal_of(tmp_path, result_of(2), end=False), "m.journal.jsonl")
+        before = path.read_text()
+        assert 2 == main(["report", "--from-journal", str(path)])
+        assert before == path.read_text()
+        assert "names itself as the JSON" in capsys.readouterr().err
+        assert 2 == main(["report", "--from-journal", str(path), "-o", str(tmp_path / "x.html")])
+        assert before == path.read_text()
+
+    def test_the_journal_as_the_html_beside_the_json_takes_o(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        journal = journal_of(tmp_path, result_of(2), end=False)
+        path = naming(journal, "twin.json", rename="twin.html")
+        before = path.read_text()
+        assert 2 == main(["report", "--from-journal", str(path)])
+        assert before == path.read_text() and not (tmp_path / "twin.json").exists()
+        assert "give -o" in capsys.readouterr().err
+        assert 0 == main(["report", "--from-journal", str(path), "-o", str(tmp_path / "o.html")])
+        assert 2 == len(json.loads((tmp_path / "twin.json").read_text())["cells"])
+        assert (tmp_path / "o.html").read_text().rstrip().endswith("</html>")
+
+    def test_an_existing_html_that_is_no_report_takes_o(self, tmp_path: Path) -> None:
+        path = journal_of(tmp_path, result_of(2), end=False)
+        (tmp_path / "m.html").write_text("<html>mine</html>\n")
+        assert 2 == main(["report", "--from-journal", str(path)])
+        assert "<html>mine</html>\n" == (tmp_path / "m.html").read_text()
+        assert not (tmp_path / "m.json").exists()
+        assert 0 == main(["report", "--from-journal", str(path), "-o", str(tmp_path / "o.html")])
+        assert "<html>mine</html>\n" == (tmp_path / "m.html").read_text()
+
+    def test_a_report_there_is_replaced_as_the_campaign_would_have(self, tmp_path: Path) -> None:
+        """The usual case: the killed campaign was about to replace its last report."""
+        path = journal_of(tmp_path, result_of(2), end=False)
+        assert 0 == main(["report", "--from-journal", str(path)])
+        path = journal_of(tmp_path, result_of(3), end=False)
+        assert 0 == main(["report", "--from-journal", str(path)])
+        assert 3 == len(json.loads((tmp_path / "m.json").read_text())["cells"])
+        assert not path.exists()

@@ -137,3 +137,91 @@ class TestStateIds:
         (tmp_path / "c" / mf.MANIFEST).symlink_to("/etc/passwd")
         with pytest.raises(mf.CorpusError, match="symbolic link"):
             mf.read_manifest(tmp_path / "c")
+
+
+class TestFieldsOfTheWrongShape:
+    """Every field is checked to be of its type where it is read: a manifest of the wrong
+    shape gets the one-line refusal naming the field, never an AttributeError."""
+
+    @pytest.mark.parametrize(
+        ("changes", "named"),
+        [
+            ({"versions": ["x"]}, "field 'versions' is ['x']; it must be an object"),
+            ({"versions": "0.1.0"}, "field 'versions' is '0.1.0'; it must be an object"),
+            ({"versions": {"killpoint": "0.1.0"}}, "field 'libraries' is missing"),
+            (
+                {"versions": {"killpoint": 1, "python": "3", "runtime": "r", "libraries": {}}},
+                "versions: field 'killpoint' is 1; it must be a string",
+            ),
+            (
+                {"versions": {"killpoint": "1", "python": "3", "runtime": "r", "libraries": []}},
+                "field 'libraries' is []; it must be an object",
+            ),
+            (
+                {"versions": {"killpoint": "1", "python": "3", "runtime": "r", "libraries": {"a": 2}}},
+                "library 'a' has version 2; it must be a string",
+            ),
+            ({"store": ["sqlite"]}, "field 'store' is ['sqlite']; it must be one of 'sqlite'"),
+            ({"states": {"a/b/c": 1}}, "field 'states' is {'a/b/c': 1}; it must be a list"),
+            ({"states": [1]}, "field 'states' holds 1; it must be a list of state ids"),
+            ({"created": 5}, "field 'created' is 5; it must be a string"),
+            ({"states": "x" * 500}, "field 'states' is 'xxx"),
+        ],
+    )  # fmt: skip
+    def test_is_refused_in_one_line_naming_the_field(
+        self, tmp_path: Path, changes: dict[str, Any], named: str
+    ) -> None:
+        folder = write_manifest(tmp_path / "c", **changes)
+        with pytest.raises(mf.CorpusError) as caught:
+            mf.read_manifest(folder)
+        text = str(caught.value)
+        assert named in text
+        assert "\n" not in text and len(text) < 300  # a value too long to quote is cut
+
+    @pytest.mark.parametrize(
+        "versions", [["x"], "0.1.0", {"killpoint": ["x"]}, {"killpoint": "1\n::error::x"}]
+    )
+    def test_another_schema_with_versions_of_the_wrong_shape(
+        self, tmp_path: Path, versions: Any
+    ) -> None:
+        """The schema is checked first, and what made the corpus is named only when the
+        manifest says so as a plain version."""
+        folder = write_manifest(tmp_path / "c", schema=2, versions=versions)
+        with pytest.raises(mf.CorpusError) as caught:
+            mf.read_manifest(folder)
+        assert "has schema 2 (made by an unknown killpoint)" in str(caught.value)
+        assert "\n" not in str(caught.value)
+
+    @pytest.mark.parametrize("schema", [True, 1.0])
+    def test_a_schema_that_only_compares_equal_is_refused(
+        self, tmp_path: Path, schema: Any
+    ) -> None:
+        folder = write_manifest(tmp_path / "c", schema=schema)
+        with pytest.raises(mf.CorpusError, match=f"has schema {schema!r} "):
+            mf.read_manifest(folder)
+
+    @pytest.mark.parametrize(
+        ("field", "value", "named"),
+        [
+            ("run_index", "0", "field 'run_index' is '0'; it must be a whole number"),
+            ("checkpoints", True, "field 'checkpoints' is True; it must be a whole number"),
+            ("tool_calls", "search", "field 'tool_calls' is 'search'; it must be a list"),
+            ("tool_calls", [{"name": "x"}], "field 'tool_calls' holds {'name': 'x'}"),
+            ("recorded_verdict", ["ok"], "field 'recorded_verdict' is ['ok']; it must be a string"),
+            ("recorded_expected", "no", "field 'recorded_expected' is 'no'; it must be true or false"),
+            ("bytes", "x", "field 'bytes' is 'x'; it must be a whole number"),
+        ],
+    )  # fmt: skip
+    def test_a_state_field_of_the_wrong_type(
+        self, tmp_path: Path, field: str, value: Any, named: str
+    ) -> None:
+        info = mf.StateInfo(
+            id="a/b/c", scenario="research", scenario_name="research", scenario_version="1",
+            mode="tool-batch", point="after-checkpoint:1", run_index=0, run_started_at=0,
+            checkpoints=1, baseline="b.json",
+        )  # fmt: skip
+        data = {**info.to_json(), field: value}
+        (tmp_path / mf.STATE).write_text(json.dumps(data))
+        with pytest.raises(mf.CorpusError) as caught:
+            mf.read_state(tmp_path)
+        assert named in str(caught.value)
