@@ -51,7 +51,7 @@ from killpoint.stores import backend_for, per_url, store_kind
 from killpoint.stores.outage import FULL_BELOW, Watch
 from killpoint.stores.sampling import Sampler
 from killpoint.values.cell import Cell, CellResult, Row
-from killpoint.values.findings import Finding
+from killpoint.values.findings import NO_CRASH, Finding
 from killpoint.values.modes import find
 from killpoint.values.normal_form import exclude
 from killpoint.values.points import CrashPoint
@@ -400,6 +400,7 @@ class Engine:
                 "; ".join(p.sentence for p in problems)
             )
             base.problem_kind = "acknowledged-lost"
+            base.problem_facts = dict(problems[0].facts or {})
             return
         found = contract.without_crash(
             resolve_scenario(scenario),
@@ -474,7 +475,14 @@ class Engine:
             if watch.cause is not None:
                 pass  # the store server is down: settled below, nothing to run
             elif base.problem:
-                run.add(Finding(base.problem_kind, base.problem, expected=base.outage))
+                # No crash was made: the row could not be planned, and this cell carries
+                # the baseline's problem into the reports (NO_CRASH: no point is blamed).
+                run.event(
+                    "plan: no crash: the row's uninterrupted run failed, so none of its "
+                    "cells was planned; this cell carries that failure"
+                )
+                facts = {**(base.problem_facts or {}), NO_CRASH: True}
+                run.add(Finding(base.problem_kind, base.problem, expected=base.outage, facts=facts))
             elif base.nondeterministic:
                 run.add(Finding("nondeterministic", base.nondeterministic))
             else:

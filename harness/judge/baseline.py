@@ -105,6 +105,9 @@ class Baseline:
     results: list[dict[str, Any]] = field(default_factory=list)
     problem: str | None = None  # the baseline itself failed
     problem_kind: str = "missed"  # the finding it makes: "hung", "acknowledged-lost", "error"
+    # What the problem's sentence was made from, when a check found it (Finding.facts):
+    # the cell that carries the problem into a report says what its evidence says.
+    problem_facts: dict[str, Any] | None = None
     nondeterministic: str | None = None  # two baselines differ: where
     seconds: float = 0.0
     per_call: bool = False  # the mode makes each tool result durable on its own

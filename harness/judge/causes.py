@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from killpoint.judge.groups import Group, group_findings
-from killpoint.values.findings import KINDS, RANK, SEVERITIES, SYMPTOMS, fails
+from killpoint.values.findings import KINDS, NO_CRASH, RANK, SEVERITIES, SYMPTOMS, fails
 from killpoint.values.sentences import count, listed, verb
 
 TOGETHER = 0.75  # Jaccard similarity of two groups' cells that makes them one cluster
@@ -353,7 +353,13 @@ def _cause(members: list[Group], consequences: list[Group], by_id: Mapping[str, 
     )
 
 
+WITHOUT_CRASH = "no crash"  # the point "kind" of a cell that carries a failed baseline
+
+
 def _point_kind(cell: Any) -> str:
+    found = list(cell.findings or ())
+    if found and all((f.get("facts") or {}).get(NO_CRASH) for f in found):
+        return WITHOUT_CRASH
     schedule = list(cell.schedule or [""])
     return str(schedule[0]).split(":", 1)[0]
 
@@ -364,6 +370,9 @@ def _point_kind(cell: Any) -> str:
 def _where(points: Counter[str]) -> str:
     """Where a cause shows, by crash-point kind."""
     kinds = [k for k, _ in points.most_common() if k]
+    if kinds == [WITHOUT_CRASH]:
+        return ", each in a row's uninterrupted run, without a crash"
+    kinds = [k for k in kinds if k != WITHOUT_CRASH]
     if not kinds:
         return ""
     if len(kinds) == 1:
@@ -530,7 +539,13 @@ def explain(head: Group, members: Sequence[Group], cells: Sequence[Any]) -> str:
     if made is not None:
         return made(Evidence(cells, points, frozenset(g.key for g in members)))
     meaning = KINDS[head.kind].meaning if head.kind in KINDS else head.kind
-    others = [g.kind for g in members if g is not head]
+    # A member of the head's own kind is named by its tool ("effect-duplicated (send_sms)"):
+    # by its kind alone it would read as the head beside itself.
+    others = [
+        f"{g.kind} ({g.tool})" if g.kind == head.kind and g.tool else g.kind
+        for g in members
+        if g is not head
+    ]
     with_ = f", with {listed(dict.fromkeys(others), 3)} in the same cells" if others else ""
     return (
         f"{meaning[0].upper()}{meaning[1:]} in {count(len(cells), 'cell')}{with_}{_where(points)}"

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from killpoint.redaction import redact
-from killpoint.report.text import cut
+from killpoint.report.text import causes_heading, cut
 from killpoint.values.durations import duration
 from killpoint.values.findings import SEVERITIES
 from killpoint.values.sentences import count
@@ -208,7 +208,7 @@ def summary_markdown(document: Mapping[str, Any], threshold: str | None = None) 
         out.append(f"| {markdown(scenario)} | {markdown(mode)} | {n} | {ok} | {bad} |")
     causes = [c for c in document.get("causes") or [] if isinstance(c, Mapping)]
     if causes:
-        out += ["", f"### {count(len(causes), 'cause')}", ""]
+        out += ["", f"### {causes_heading(causes)}", ""]
         for n, c in enumerate(causes, start=1):
             state = (
                 f"accepted: {markdown(cut(str(c['accepted'])))}"

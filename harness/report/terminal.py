@@ -19,7 +19,7 @@ from rich.table import Table
 
 from killpoint.redaction import redact
 from killpoint.report.planned import count_not_run, not_run, read_planned
-from killpoint.report.text import cut
+from killpoint.report.text import causes_heading, cut
 from killpoint.values.durations import duration
 from killpoint.values.sentences import count
 from killpoint.values.shown import line
@@ -144,7 +144,7 @@ def cause_lines(document: Mapping[str, Any]) -> list[Line]:
     causes = [c for c in document.get("causes") or [] if isinstance(c, Mapping)]
     if not causes:
         return []
-    lines: list[Line] = [(f"causes: {count(len(causes), 'cause')}, most impact first", None)]
+    lines: list[Line] = [(f"causes: {causes_heading(causes)}, most impact first", None)]
     for n, c in enumerate(causes, start=1):
         if c.get("accepted"):
             state, style = f"accepted ({cut(str(c['accepted']), 120)})", None

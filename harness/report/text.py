@@ -4,8 +4,10 @@ line. Shared by the HTML report, the terminal and the pytest plugin's summary.""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from killpoint.values.sentences import count
 from killpoint.values.shown import visible
 
 TEXT = 240  # characters of a one-line sentence before it is cut, with an ellipsis
@@ -47,3 +49,12 @@ def cut(text: str, limit: int = TEXT) -> str:
     """One line of at most `limit` characters; a cut one ends with an ellipsis."""
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def causes_heading(causes: Sequence[Mapping[str, Any]]) -> str:
+    """ "5 causes", and how many of them fail the campaign when not all do: the figures line
+    counts only those ("23 unexpected from 4 causes"), and the two must not read as a
+    contradiction."""
+    failing = sum(1 for c in causes if c.get("failing_cells") and not c.get("accepted"))
+    heading = count(len(causes), "cause")
+    return heading if failing == len(causes) else f"{heading} ({failing} failing the campaign)"

@@ -216,6 +216,12 @@ SYMPTOMS = frozenset(
 )
 
 
+# A fact of a finding the uninterrupted run made, carried into a report by the one cell of
+# a row that could not be planned (its baseline failed): that cell made no crash, and no
+# crash point may be named as where its finding shows.
+NO_CRASH = "no_crash"
+
+
 @dataclass(frozen=True)
 class Finding:
     """One problem a cell found (or, for `effect-repeated`, one allowed repeat counted)."""
@@ -390,6 +396,7 @@ __all__ = [
     "HARMS",
     "HARM_OF",
     "KINDS",
+    "NO_CRASH",
     "RANK",
     "SYMPTOMS",
     "VERDICTS",

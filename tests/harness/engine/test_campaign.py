@@ -236,3 +236,23 @@ def test_only_a_campaign_of_many_cells_asks_for_huge_pages(
     monkeypatch.setattr(campaign.Campaign, "_baseline", lambda self, *args: None)
     subject.run()
     assert bool(asked) is asks
+
+
+def test_a_row_whose_baseline_failed_is_carried_by_a_cell_that_says_it_made_no_crash(
+    tmp_path: Path,
+) -> None:
+    """A runtime whose uninterrupted run returns COMPLETED for a run its store keeps
+    RUNNING: the row is not planned, and its one cell says it made no crash and carries
+    the baseline's evidence (the status the store holds), for the report's cause."""
+    from killpoint.values.findings import NO_CRASH
+
+    config = CampaignConfig.from_options(
+        runtime="tests.harness.broken_runtimes:silent_final_write", scenarios="research",
+        modes="tool-batch", points="after-checkpoint", keep="none",
+        work_root=str(tmp_path / "work"),
+    )  # fmt: skip
+    (cell,) = Campaign(config).run().cells
+    assert cell.timeline[0].text.startswith("plan: no crash"), cell.timeline
+    (found,) = cell.findings
+    assert "acknowledged-lost" == found["kind"]
+    assert {"stored": "RUNNING", NO_CRASH: True}.items() <= found["facts"].items()

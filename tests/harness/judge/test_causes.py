@@ -11,7 +11,7 @@ from typing import Any
 from killpoint.judge.causes import find_causes
 from killpoint.judge.groups import Accepted, apply_accepted, group_findings
 from killpoint.values.cell import CellResult
-from killpoint.values.findings import Finding, verdict_of
+from killpoint.values.findings import NO_CRASH, Finding, verdict_of
 
 
 def finding(kind: str, path: str, **fields: Any) -> Finding:
@@ -175,3 +175,20 @@ class TestHistoryRules:
             d.group.key for d in causes[0].details
         }
         assert "low" == causes[1].severity
+
+
+def test_a_failed_baseline_is_said_without_a_crash_and_from_its_evidence() -> None:
+    """A row whose uninterrupted run returned COMPLETED for a run its store holds RUNNING:
+    the one cell that carries it was planned at a stand-in point and made no crash. The
+    cause says so, and says what the store holds, not that the run is missing."""
+    facts = {"run_id": "r1", "status": "COMPLETED", "stored": "RUNNING", NO_CRASH: True}
+    found = Finding("acknowledged-lost", "the baseline acknowledged ...", facts=facts)
+    cells = [agno_cell(scenario, "mid-model:1", found) for scenario in ("research", "cancel")]
+    (cause,) = find_causes(cells)
+    assert "the store holds another status" in cause.sentence, cause.sentence
+    assert "without a crash" in cause.sentence and "mid-model" not in cause.sentence
+    # The same finding from a crash is placed at its points, as before.
+    crashed = {k: v for k, v in facts.items() if k != NO_CRASH}
+    found = Finding("acknowledged-lost", "run r1 returned COMPLETED", facts=crashed)
+    (cause,) = find_causes([agno_cell("research", "mid-model:2", found)])
+    assert "all at mid-model points" in cause.sentence, cause.sentence

@@ -188,3 +188,14 @@ def test_no_line_of_the_text_file_commands_a_runner_whatever_the_report_holds() 
     assert [] == commands(text), text
     assert [] == controls(text), text
     assert all(marker in text for marker in MARKERS), text
+
+
+def test_the_causes_heading_says_how_many_fail_when_not_all_do() -> None:
+    """The figures line counts the causes that fail the campaign ("from 4 causes"); the list
+    under it holds a low-severity one too, and its heading says so instead of a fifth."""
+    from killpoint.report.text import causes_heading
+
+    failing = {"failing_cells": 3}
+    low = {"failing_cells": 0, "severity": "low"}
+    assert "5 causes (4 failing the campaign)" == causes_heading([failing] * 4 + [low])
+    assert "2 causes" == causes_heading([failing, failing])
