@@ -409,20 +409,16 @@ class KillpointSession:
 
     def _seeds(self) -> str:
         """The seed the cells ran with; each test's when its crash.check chose another."""
-        seeds = {self.seed} if self.settings.matrix else set()
-        seeds |= {check["seed"] for _, check in self.checks}
-        if len(seeds) <= 1:
-            return f"seed {next(iter(seeds), self.seed)}"
-        tests: dict[int, list[str]] = {s: [] for s in sorted(seeds)}
-        if self.settings.matrix:
-            tests[self.seed].append("the matrix")
+        tests: dict[int, list[str]] = {self.seed: ["the matrix"]} if self.settings.matrix else {}
         for nodeid, check in self.checks:
-            tests[check["seed"]].append(nodeid)
+            tests.setdefault(check["seed"], []).append(nodeid)
+        if len(tests) <= 1:
+            return f"seed {next(iter(tests), self.seed)}"
         return "seeds: " + "; ".join(
             f"{seed} ({', '.join(names[:SHOWN_TESTS])}"
             + (f" and {len(names) - SHOWN_TESTS} more" if len(names) > SHOWN_TESTS else "")
             + ")"
-            for seed, names in tests.items()
+            for seed, names in sorted(tests.items())
         )
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:

@@ -19,7 +19,7 @@ from rich.table import Table
 
 from killpoint.redaction import redact
 from killpoint.report.planned import count_not_run, not_run, read_planned
-from killpoint.report.text import causes_heading, cut
+from killpoint.report.text import causes_heading, cut, failing_causes
 from killpoint.values.durations import duration
 from killpoint.values.sentences import count
 from killpoint.values.shown import line
@@ -108,14 +108,13 @@ def figures_line(document: Mapping[str, Any]) -> str:
     the time taken."""
     f = document.get("summary") or {}
     causes = [c for c in document.get("causes") or [] if isinstance(c, Mapping)]
-    failing_causes = sum(1 for c in causes if c.get("failing_cells") and not c.get("accepted"))
     unexpected = int(f.get("unexpected") or 0)
     dups = int(f.get("duplicates") or 0)
     beyond = f.get("duplicates_beyond_bound")
     where = ""
     if unexpected:
         where = (
-            f" from {count(failing_causes, 'cause')}"
+            f" from {count(failing_causes(causes), 'cause')}"
             if causes
             else f" in {count(int(f.get('groups') or 0), 'group')}"
         )

@@ -51,10 +51,15 @@ def cut(text: str, limit: int = TEXT) -> str:
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
+def failing_causes(causes: Sequence[Mapping[str, Any]]) -> int:
+    """How many of a report's causes fail the campaign (cells failing, not accepted)."""
+    return sum(1 for c in causes if c.get("failing_cells") and not c.get("accepted"))
+
+
 def causes_heading(causes: Sequence[Mapping[str, Any]]) -> str:
     """ "5 causes", and how many of them fail the campaign when not all do: the figures line
     counts only those ("23 unexpected from 4 causes"), and the two must not read as a
     contradiction."""
-    failing = sum(1 for c in causes if c.get("failing_cells") and not c.get("accepted"))
+    failing = failing_causes(causes)
     heading = count(len(causes), "cause")
     return heading if failing == len(causes) else f"{heading} ({failing} failing the campaign)"
