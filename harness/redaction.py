@@ -184,15 +184,21 @@ def masker(extra: Iterable[str] = ()) -> Callable[[str], str]:
     return mask
 
 
-def replacer(secrets: Iterable[str], mask: str) -> Callable[[str], str]:
-    """Every form of `secrets` and of the environment's secrets replaced by `mask`, and
-    nothing else: what a cassette holds instead of a secret, so that a replay that sees the
-    secret again reads the same text the recording wrote."""
-    every = sorted(
+def secret_forms(secrets: Iterable[str] = ()) -> list[str]:
+    """Every form of `secrets` and of the environment's secrets, longest first (so that a
+    secret inside a longer one is not replaced first)."""
+    return sorted(
         {f for s in {*secrets, *environment_secrets()} if len(s) >= MIN_SECRET for f in forms(s)},
         key=len,
         reverse=True,
     )
+
+
+def replacer(secrets: Iterable[str], mask: str) -> Callable[[str], str]:
+    """Every form of `secrets` and of the environment's secrets replaced by `mask`, and
+    nothing else: what a cassette holds instead of a secret, so that a replay that sees the
+    secret again reads the same text the recording wrote."""
+    every = secret_forms(secrets)
 
     def replace(text: str) -> str:
         for secret in every:
@@ -301,5 +307,6 @@ __all__ = [
     "redact_tree",
     "remember",
     "remember_url",
+    "secret_forms",
     "secret_name",
 ]

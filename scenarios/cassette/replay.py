@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 
-from killpoint.redaction import redact_tree, replacer
+from killpoint.redaction import redact_tree, replacer, secret_forms
 
 from ..conversation import Conversation
 from ..script import Reply
@@ -56,7 +56,8 @@ class Replayer:
         self._asked: Counter[str] = Counter()
         # The recording wrote REDACTED for every secret of its environment; a request
         # that carries one again (a tool's result, a prompt) is read the same way.
-        self._secrets = replacer((), REDACTED)
+        # None when the environment holds none: no copy of every request's body for nothing.
+        self._secrets = replacer((), REDACTED) if secret_forms() else None
 
     def __repr__(self) -> str:
         return f"Replayer({self.source or self.cassette.name!r})"
@@ -75,9 +76,10 @@ class Replayer:
         """The request's history, read after the cassette's redactions (as it was read
         when recorded)."""
         redacted, changed = self.cassette.redactions.body(body)
-        masked = redact_tree(redacted, self._secrets)
-        if masked != redacted:
-            redacted, changed = masked, True
+        if self._secrets is not None:
+            masked = redact_tree(redacted, self._secrets)
+            if masked != redacted:
+                redacted, changed = masked, True
         if changed:
             parsed = wire.parse(redacted, load)
         return History.of(wire.name, redacted, parsed.conversation, parsed.items)
