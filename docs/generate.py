@@ -269,6 +269,8 @@ FIELDS: dict[str, dict[str, str]] = {
         "nondeterministic": "how its two runs differed, if they did",
         "writes_lag": "the mode's writes lag the run",
         "trace_note": "a note on the trace the points were planned from",
+        "not_planned": "`true`: it failed, so the row's crash cells were not planned; its one cell carries the failure without a crash",
+        "cells_not_planned": "for a row not planned: the crash cells it would have had, `null` when its run did not reach its end",
     },
     "SKIPPED": {
         "runtime": "the row's runtime",

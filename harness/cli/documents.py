@@ -1,5 +1,6 @@
-"""A report document written by a command that is not a campaign (`merge`, `search`): its
-JSON and HTML paths checked before anything is done, then written whole, HTML last."""
+"""A report document written by a command that is not a campaign (`merge`, `search`,
+`report`): its JSON and HTML paths checked before anything is done, then written whole,
+HTML last; the other formats' paths checked, and the report a diff is drawn against."""
 
 from __future__ import annotations
 
@@ -22,21 +23,39 @@ def targets(json_path: Path, html_path: Path | None) -> list[Target]:
 
 def output_targets(asked: dict[str, str], taken: list[Path]) -> dict[str, Target]:
     """The targets of the other formats asked for ({format: path}), checked, none of them
-    a path another output is written to; TargetError otherwise."""
+    a path another output is written to; TargetError, naming the option, otherwise."""
     from killpoint.report.renderers import RENDERERS
 
     found: dict[str, Target] = {}
     for name, path in asked.items():
         target = Target(Path(path))
+        option = RENDERERS[name].option
         if any(same_file(target.path, t) for t in taken):
             raise TargetError(
-                f"{RENDERERS[name].option} names {path!r}, a path another report is written "
+                f"{option} names {path!r}, a path another report is written "
                 "to; give it a path of its own"
             )
-        target.check()
+        try:
+            target.check()
+        except TargetError as exc:  # which of the paths given it is, and the fix it names
+            raise TargetError(f"{option}: {exc}") from None
         taken = [*taken, target.path]
         found[name] = target
     return found
+
+
+def diff_base(path: str | None, document: dict[str, Any], head_name: str) -> dict[str, Any] | None:
+    """The earlier report `--diff-base` names, read and compared with `document` (so that
+    one that cannot be compared is refused before anything is written); None without one.
+    ReportError or DiffError, naming the file, otherwise."""
+    if not path:
+        return None
+    from killpoint.report.diff import compare
+    from killpoint.report.document import read_json
+
+    base = read_json(Path(path))
+    compare(base, document, base_name=path, head_name=head_name)
+    return base
 
 
 def write_all(
@@ -60,4 +79,4 @@ def write_all(
     return [str(t.path.absolute()) for t in found]
 
 
-__all__ = ["output_targets", "targets", "write_all"]
+__all__ = ["diff_base", "output_targets", "targets", "write_all"]

@@ -129,7 +129,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     output of a saved report (killpoint.report.renderers), rendered from its document. The
     HTML is written when -o is given or no other format is asked for."""
     from killpoint.cli import ending
-    from killpoint.cli.documents import output_targets
+    from killpoint.cli.documents import diff_base, output_targets
     from killpoint.errors import ReportError, TargetError
     from killpoint.report.document import read_json
     from killpoint.report.html import render_report
@@ -156,13 +156,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
             f"killpoint: -o {str(out)!r} is the report's own JSON; give another path"
         )
     from killpoint.errors import DiffError
-    from killpoint.report.diff import compare
 
     try:
         document = read_json(source)
-        base = read_json(Path(args.diff_base)) if args.diff_base else None
-        if base is not None:
-            compare(base, document, base_name=args.diff_base, head_name=str(source))
+        base = diff_base(args.diff_base, document, str(source))
     except (ReportError, DiffError) as exc:
         return cli_output.usage_error(str(exc))
     target = Target(out)
@@ -272,7 +269,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--from-journal",
         metavar="JOURNAL",
         help="rebuild the JSON (beside the journal) and the HTML of a campaign that did not "
-        "write them, from the .journal.jsonl it left",
+        "write them, from the .journal.jsonl it left; with the formats below and "
+        "--diff-base as for a saved JSON",
     )
     p.add_argument(
         "--diff-base",

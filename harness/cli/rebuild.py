@@ -3,9 +3,13 @@ them (killed, or its disk full at the end), rebuilt from the journal it left bes
 JSON.
 
 The JSON goes where the campaign meant it to go (beside the journal), the HTML beside it
-or to `-o`. A journal whose campaign still runs (it holds the JSON's lock) is refused, and
-so is one that names itself as the JSON or the HTML, or a JSON (an HTML not given with
-`-o`) that is an existing file other than a killpoint matrix report.
+or to `-o`, and the other formats asked for (`--junit`, `--markdown`, `--text`,
+`--annotations`) where they say, as `killpoint report` writes them from a saved JSON (its
+`--diff-base` too). A journal whose campaign still runs (it holds the JSON's lock) is
+refused, and so is one that names itself as the JSON or the HTML, or a JSON (an HTML not
+given with `-o`) that is an existing file other than a killpoint matrix report; so is
+another format's path that is one of those files or cannot be written. A refusal writes
+nothing.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import argparse
 from pathlib import Path
 
 from killpoint.cli import output as cli_output
+from killpoint.cli.exit_codes import EXIT_NOT_WRITTEN
 from killpoint.values.sentences import count
 
 # What a file killpoint may replace looks like (the start of it, read with a bound):
@@ -62,8 +67,11 @@ def not_a_report(target: Path, kind: str) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from killpoint.errors import ReportError, TargetError
+    from killpoint.cli import ending
+    from killpoint.cli.documents import diff_base, output_targets
+    from killpoint.errors import DiffError, ReportError, TargetError
     from killpoint.report.journal import read_journal, write_rebuilt
+    from killpoint.report.renderers import asked
     from killpoint.report.targets import Target, same_file
 
     path = Path(args.from_journal)
@@ -111,6 +119,15 @@ def run(args: argparse.Namespace) -> int:
             f"killpoint: {str(html_path)!r}, where the HTML goes beside the JSON, {foreign}; "
             "give -o to choose where the HTML goes, or move it away"
         )
+    # What `killpoint report` checks before it writes a saved JSON's outputs, checked here
+    # the same way and as early: a refusal leaves no report half-written.
+    try:
+        others = output_targets(asked(args), [path, json_path, html_path])
+        base = diff_base(args.diff_base, left.document, str(path))
+    except TargetError as exc:
+        return cli_output.usage_error(f"killpoint: {exc}")
+    except (ReportError, DiffError) as exc:
+        return cli_output.usage_error(str(exc))
     target = Target(json_path)
     try:
         target.check()
@@ -119,8 +136,12 @@ def run(args: argparse.Namespace) -> int:
         return cli_output.usage_error(
             f"killpoint: {exc} (its journal {str(path)!r} is still being written)"
         )
+    written = [str(json_path.absolute()), str(html_path.absolute())]
     try:
-        write_rebuilt(left, json_path, html_path)
+        write_rebuilt(left, json_path, html_path, base, args.diff_base or "")
+        # The JSON is whole: a format that fails from here on is said and goes to a
+        # fallback, as `killpoint report` does, and the JSON renders it again.
+        missed = ending.write_outputs(left.document, others, written, cli_output.stderr())
     except OSError as exc:
         return cli_output.usage_error(
             f"killpoint: cannot write the rebuilt reports: {exc.strerror or exc}"
@@ -135,8 +156,8 @@ def run(args: argparse.Namespace) -> int:
         f"rebuilt {count(left.cells, 'cell')} of a campaign that {state} before writing its reports "
         f"(the journal is removed)",
     )
-    cli_output.plain(out, f"written: {json_path.absolute()}, {html_path.absolute()}")
-    return 0
+    cli_output.plain(out, f"written: {', '.join(written)}")
+    return EXIT_NOT_WRITTEN if missed else 0
 
 
 __all__ = ["run"]

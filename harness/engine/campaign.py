@@ -37,6 +37,11 @@ from killpoint.workers.processes import kill_all, use_huge_pages
 
 # The reference runtime's modes come first in reports, in this order; others by name.
 MODES = ("runs", "tool-batch", "tool")
+# The baseline failures that still ran the scenario to its end (it acknowledged what its
+# store does not hold; its mode breaks what it declares): its trace offers every point a
+# working row's would, so the crash cells its row would have had can be counted. Any other
+# failure cut the run short, and a count from its trace would be too low to tell.
+WHOLE_RUN_PROBLEMS = frozenset({"acknowledged-lost", "mode-broken"})
 # A campaign whose floor on cells (at_least_cells) is this or more has its forkserver's
 # heap on huge pages: about 0.2 s of CPU as the forkserver starts, some 3 ms less for each
 # worker it forks (1.5 a cell), so it pays from about 40 cells on; the floor counts one
@@ -69,6 +74,11 @@ class CampaignResult:
     # order; None: the campaign stopped before the row's cells were planned (its baseline
     # had not finished). What the reports tell "not run" from "not applicable" by.
     plan: dict[Row, list[str] | None] = field(default_factory=dict)
+
+    # The rows whose baseline failed, so that their crash cells were not planned (one cell
+    # each carries the failure instead), and how many crash cells each would have had: None
+    # when its baseline did not run far enough to say (killpoint.report.planned.NotPlanned).
+    not_planned: dict[Row, int | None] = field(default_factory=dict)
 
     # Stopped before its plan was done (--fail-fast, --budget): why, and what it covered.
     stopped: Stopped | None = None
@@ -180,6 +190,8 @@ class Campaign:
         self.point_skips: list[Skipped] = []  # explicit points a row's baseline lacks
         # Points of kinds that cannot run here (no FUSE for power loss): one per row and kind.
         self.skipped_points: list[Skipped] = []
+        # Rows whose baseline failed: the crash cells each would have had (CampaignResult's).
+        self.not_planned: dict[Row, int | None] = {}
 
     def at_least_cells(self, rows: list[Row]) -> int:
         """A floor on the cells `rows` will plan, known before any baseline: one per row and
@@ -225,14 +237,47 @@ class Campaign:
             skip = self.skip_kinds(base, [p.kind for c in only for p in c.schedule])
             return [c for c in only if not any(p.kind in skip for p in c.schedule)]
         selection = self.config.points
-        chosen, sample, explicit = selection.kinds, selection.sample, list(selection.explicit)
+        chosen, explicit = selection.kinds, list(selection.explicit)
         skip = self.skip_kinds(base, [*chosen, *(p.kind for p in explicit)])
         chosen = tuple(k for k in chosen if k not in skip)
         explicit = [p for p in explicit if p.kind not in skip]
         if base.problem or base.nondeterministic:
-            # The row cannot be planned; one cell carries its failure into the matrix.
+            # The row cannot be planned; one cell carries its failure into the matrix, and
+            # the reports say which cells it stands for.
+            self.not_planned[row] = self._would_plan(base, chosen, explicit)
             return [Cell(*row, schedule=Schedule((explicit or [kinds.stand_in()])[:1]))]
-        offered = [p for p in explicit if self._offered(base, p)]
+        return [
+            Cell(*row, schedule=Schedule(s))
+            for s in self._schedules(base, chosen, explicit, self.point_skips)
+        ]
+
+    def _would_plan(
+        self, base: Baseline, chosen: tuple[str, ...], explicit: list[CrashPoint]
+    ) -> int | None:
+        """How many crash cells the row of a failed baseline would have had (all shards'),
+        when its run reached its end; None otherwise (its trace offers fewer points)."""
+        whole = base.problem is None or base.problem_kind in WHOLE_RUN_PROBLEMS
+        if not whole or not base.trace:
+            return None
+        try:
+            # Its points' skips are not the campaign's: none of them is planned.
+            return len(self._schedules(base, chosen, explicit, []))
+        except PointError:
+            return None
+
+    def _schedules(
+        self,
+        base: Baseline,
+        chosen: tuple[str, ...],
+        explicit: list[CrashPoint],
+        skips: list[Skipped],
+    ) -> list[tuple[CrashPoint, ...]]:
+        """The schedules of the row's crash cells; an explicit point its baseline lacks is
+        added to `skips` with the reason."""
+        row = base.row
+        selection = self.config.points
+        sample = selection.sample
+        offered = [p for p in explicit if self._offered(base, p, skips)]
         # A kind that keeps a few of a long row's points keeps them from the seed.
         seeded = f"{self.seed}/{'/'.join(row)}"
         points = offered + kinds.sample(kinds.points_of(base, chosen), seeded, selection.named)
@@ -249,21 +294,21 @@ class Campaign:
                 except PointError:
                     continue
                 schedules += [(p, kinds.boundary(j)) for j in range(held + 1, base.checkpoints)]
-        return [Cell(*row, schedule=Schedule(s)) for s in schedules]
+        return schedules
 
     def _traced(self, base: Baseline, cell: Cell) -> bool:
         """Whether the cell resumes from a traced worker's copy (`--kills fast`)."""
         return self.config.kills == "fast" and copyable(cell, base)
 
-    def _offered(self, base: Baseline, point: CrashPoint) -> bool:
+    def _offered(self, base: Baseline, point: CrashPoint, skips: list[Skipped]) -> bool:
         """Whether the row's baseline has an explicit point (`lock-held:2` of a row with one
-        checkpoint does not): a point it lacks is skipped with the reason, not run as a
-        `missed` cell."""
+        checkpoint does not): a point it lacks is skipped with the reason (into `skips`),
+        not run as a `missed` cell."""
         try:
             kinds.plan(base, point)
         except PointError as exc:
             why = str(exc).removeprefix("killpoint: ")
-            self.point_skips.append(
+            skips.append(
                 Skipped(
                     base.runtime,
                     base.scenario,
@@ -378,6 +423,7 @@ class Campaign:
         result.plan = dict.fromkeys(rows)
         books.rows = rows
         books.skips = (self.point_skips, self.skipped_points)  # filled as rows are planned
+        books.not_planned = self.not_planned  # so is this
         for n, row in enumerate(rows):
             key = self.order.baseline_key(n)
             # Run here when no thread can be started: every cell of the row needs it.
@@ -513,6 +559,8 @@ class Books:
         self.rows: list[Row] = []  # the rows planned, in the plan's order
         # Lists of points the rows skip, filled in as their baselines are done.
         self.skips: tuple[list[Skipped], ...] = ()
+        # The rows whose baseline failed, filled in as well (Campaign.not_planned).
+        self.not_planned: dict[Row, int | None] = {}
         self.baselines: list[Future[Baseline]] = []
         self.announced = False  # every baseline is done, and the plan was said
         self._planned: dict[int, tuple[Baseline, list[Cell]]] = {}  # by the row's place
@@ -545,6 +593,8 @@ class Books:
         result.baselines = [planned[n][0] for n in done]
         for n in done:
             result.plan[rows[n]] = [str(c.schedule) for c in planned[n][1]]
+            if rows[n] in self.not_planned:
+                result.not_planned[rows[n]] = self.not_planned[rows[n]]
         result.planned = sum(len(planned[n][1]) for n in done)
         place = {row[:3]: n for n, row in enumerate(rows)}
         # Stable: a row's own skips stay in the order its thread found them.

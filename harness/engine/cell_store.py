@@ -13,6 +13,7 @@ from killpoint.adapters.blame import charged, checked
 from killpoint.engine.polling import poll
 from killpoint.judge import contract
 from killpoint.judge.baseline import durable_results, effects
+from killpoint.judge.terminal_early import terminal_early
 from killpoint.kinds.base import Plan
 from killpoint.scenarios import history
 from killpoint.scenarios import ledger as ledger_mod
@@ -105,9 +106,25 @@ class StoreReading(CellBase):
         held = self.progress()
         session = self.read()
         self.observe(when, session)
+        self.held_to_end(held, session)
         if self.store_at_crash is None:
             self.store_at_crash = summary(session, held)
         return held, session
+
+    def held_to_end(self, held: int, session: dict[str, Any] | None) -> None:
+        """A run the store holds COMPLETED or CANCELLED must be over at this point of the
+        uninterrupted run (killpoint.judge.terminal_early); said once per run."""
+        runs = (session or {}).get("runs", {}).values()
+        if not any(run.get("status") in contract.TERMINAL for run in runs):
+            return  # the common case, judged without resolving the scenario (a cassette's file)
+        schedule = self.cell.schedule
+        point = str(schedule[len(schedule) - len(self.rest) - 1])  # the crash just made
+        said = {f.path for f in self.findings if f.kind == "terminal-early"}
+        cancel_turn = resolve_scenario(self.cell.scenario).cancel_at_turn
+        for finding in terminal_early(self.base, session, held, point, cancel_turn):
+            if finding.path not in said:
+                self.add(finding)
+                self.fault(f"store: {finding.sentence}")
 
     def observe(self, when: str, session: dict[str, Any] | None) -> None:
         """A reading of the store: a run once durably COMPLETED or CANCELLED must stay so."""

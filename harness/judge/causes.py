@@ -50,6 +50,7 @@ TELLING = (
     "state-not-once",
     "ended-run-continued",
     "status-regressed",
+    "terminal-early",
     "store-invariant",
     "checkpoint-count",
     "acknowledged-lost",
@@ -516,6 +517,18 @@ def _acknowledged(e: Evidence) -> str:
     )
 
 
+def _terminal_early(e: Evidence) -> str:
+    found = e.findings("terminal-early")
+    n = len({c.id for c, _ in found})
+    statuses = Counter(str(f.get("actual_value") or "") for _, f in found)
+    held = " or ".join(s for s, _ in statuses.most_common() if s)
+    return (
+        f"A run is stored as over before its end: in {count(n, 'cell')} the store already "
+        f"held it {held or 'terminal'} at the crash, where the uninterrupted run still went "
+        f"on to ask the model, so nothing resumed it{_where(e.points)}"
+    )
+
+
 EXPLAIN = {
     "tool-executions-lost": _executions_lost,
     "cancel-ignored": _cancel_ignored,
@@ -523,6 +536,7 @@ EXPLAIN = {
     "two-drivers": _two_drivers,
     "usage-differs": _usage,
     "acknowledged-lost": _acknowledged,
+    "terminal-early": _terminal_early,
 }
 
 

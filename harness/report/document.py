@@ -18,7 +18,7 @@ from killpoint.engine.options import CampaignConfig
 from killpoint.errors import ReportError
 from killpoint.judge.causes import find_causes
 from killpoint.judge.groups import NO_LONGER, NOT_EXERCISED, Accepted, group_findings, met_by
-from killpoint.report.planned import planned_json
+from killpoint.report.planned import not_planned_json, planned_json
 from killpoint.report.redact import redact, redact_argv, redact_tree
 from killpoint.report.targets import Target, fallback_path, write_atomically
 from killpoint.report.text import FIELD_LIMIT
@@ -140,6 +140,7 @@ def plan(result: CampaignResult, store: str) -> dict[str, Any]:
                 "writes_lag": b.writes_lag,
                 "trace_note": b.trace_note,
                 "findings": b.findings,
+                **not_planned_json(result.not_planned, b.row),
             }
             for b in result.baselines
         ],

@@ -26,6 +26,7 @@ from killpoint.values.sentences import count
 from killpoint.values.shown import LEGACY_COMMAND, visible
 
 ANNOTATIONS = 10  # GitHub shows ten error annotations per step; the rest are counted
+SHOWN_NOT_PLANNED = 8  # rows whose baseline failed, named in the summary; the rest counted
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|~])")
 # GitHub makes a link of `scheme://...`, of `www.` and of `name@host` (GFM's autolinks),
 # and a mention of `@name`, in plain text, backslash escapes or not: both read the text
@@ -184,8 +185,13 @@ def _fails(cell: Mapping[str, Any]) -> bool:
 
 
 def summary_markdown(document: Mapping[str, Any], threshold: str | None = None) -> str:
-    """The campaign in Markdown: the figures, the rows, the causes, the failing groups."""
+    """The campaign in Markdown: the figures, the rows (and those whose crash cells were
+    not planned, their baseline having failed), the causes, the failing groups."""
+    from killpoint.report.planned import not_planned_lines, read_not_planned
+
     figures = document.get("summary") or {}
+    unplanned = {n.row[1:3]: n for n in read_not_planned(document)}
+    extra = " not run |" if unplanned else ""  # as the terminal's table names it
     low = figures.get("low") or 0
     beyond = figures.get("duplicates_beyond_bound")
     dups = count(int(figures.get("duplicates") or 0), "duplicate")
@@ -201,11 +207,18 @@ def summary_markdown(document: Mapping[str, Any], threshold: str | None = None) 
         f"{duration(float(figures.get('seconds') or 0))}, seed {markdown(document.get('seed'))}"
         + (" (interrupted)" if document.get("interrupted") else ""),
         "",
-        "| scenario | mode | cells | ok | unexpected |",
-        "| --- | --- | ---: | ---: | ---: |",
+        "| scenario | mode | cells | ok | unexpected |" + extra,
+        "| --- | --- | ---: | ---: | ---: |" + (" ---: |" if unplanned else ""),
     ]
     for (scenario, mode), (n, ok, bad) in _rows(document).items():
-        out.append(f"| {markdown(scenario)} | {markdown(mode)} | {n} | {ok} | {bad} |")
+        row = f"| {markdown(scenario)} | {markdown(mode)} | {n} | {ok} | {bad} |"
+        if unplanned:
+            np = unplanned.get((scenario, mode))
+            row += f" {markdown(np.short()) if np is not None else ''} |"
+        out.append(row)
+    said = not_planned_lines(list(unplanned.values()), SHOWN_NOT_PLANNED)
+    if said:
+        out += ["", markdown(said[0]), "", *(f"- {markdown(t.strip())}" for t in said[1:])]
     causes = [c for c in document.get("causes") or [] if isinstance(c, Mapping)]
     if causes:
         out += ["", f"### {causes_heading(causes)}", ""]

@@ -136,6 +136,9 @@ def _rows_view(document: Mapping[str, Any], m: Matrix) -> dict[str, Any]:
             for r in ordered
             if not r.count and not r.skipped and (r.unplanned or r.not_run or plan is None)
         ],
+        # Rows whose baseline failed: their crash cells were not planned (one cell each
+        # carries the failure); the banner names them.
+        "not_planned": [r for r in ordered if r.not_planned],
         "has_plan": plan is not None,
         "not_run": sum(r.not_run for r in ordered),
         "unplanned": sum(1 for r in ordered if r.unplanned and not r.count),

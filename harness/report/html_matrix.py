@@ -16,7 +16,7 @@ from typing import Any
 from killpoint import kinds
 from killpoint.errors import PointError
 from killpoint.report.html_cells import Strings, cell_data, describe
-from killpoint.report.planned import ROW_FIELDS, read_planned
+from killpoint.report.planned import ROW_FIELDS, read_not_planned, read_planned
 from killpoint.report.text import clip_head, visible
 from killpoint.values.findings import RANK, deciding_data, fails, open_severity
 from killpoint.values.findings import VERDICTS as VERDICT_LIST
@@ -70,6 +70,8 @@ class Row:
     skipped: str | None = None
     not_run: int = 0  # planned cells without a result
     unplanned: bool = False  # planned row whose cells were never planned: the campaign stopped
+    # Its baseline failed: which crash cells were not planned, and why (NotPlanned).
+    not_planned: str = ""
     unexpected: int = 0  # unexpected and not accepted: what fails the campaign
     accepted: int = 0
     count: int = 0
@@ -286,6 +288,10 @@ def build_matrix(document: Mapping[str, Any], strings: Strings) -> Matrix:
             if row.cells[slot] is None:
                 row.cells[slot] = {"state": "nr", "schedule": visible(text)}
                 row.not_run += 1
+    for n in read_not_planned(document):  # drawn with the one cell that carries its failure
+        rows(dict(zip(ROW_FIELDS, n.row, strict=True))).not_planned = visible(
+            f"its baseline failed, so {n.what()}: {n.why}"
+        )
     for item in document.get("skipped") or []:  # a skipped row names no store: the campaign's
         rows({"store": document.get("store", ""), **item}).skipped = visible(
             item.get("reason", "") or "skipped"

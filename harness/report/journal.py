@@ -200,12 +200,20 @@ def recovered_paths(json_path: Path, pid: int | None) -> tuple[Path, Path]:
     return json_path.with_name(f"{name}.{tag}.json"), json_path.with_name(f"{name}.{tag}.html")
 
 
-def write_rebuilt(left: LeftBehind, json_path: Path, html_path: Path) -> None:
-    """The JSON, then the HTML, each whole or not at all."""
+def write_rebuilt(
+    left: LeftBehind,
+    json_path: Path,
+    html_path: Path,
+    diff_base: dict[str, Any] | None = None,
+    diff_base_name: str = "",
+) -> None:
+    """The JSON, then the HTML (with what changed against `diff_base`, when given), each
+    whole or not at all."""
     from killpoint.report.html import render_report
 
+    page = render_report(left.document, diff_base=diff_base, diff_base_name=diff_base_name)
     write_atomically(json_path, dumps(left.document))
-    write_atomically(html_path, redact(render_report(left.document)))
+    write_atomically(html_path, redact(page))
 
 
 def _parse(raw: bytes) -> Any:

@@ -3,8 +3,10 @@ document (so `killpoint matrix --junit`, `killpoint merge --junit` and `killpoin
 --junit` write the same file for the same campaign): one test case per cell, classname
 `killpoint.RUNTIME/SCENARIO/MODE` and name `STORE/SCHEDULE`, so that a CI's test view
 groups the cells by row; one more per row that breaks the contract without a crash
-(`STORE/without-crash`), and per row or point skipped (a row whose baseline failed is
-already a failing cell of its own).
+(`STORE/without-crash`), and per row or point skipped. A row whose baseline failed had
+its crash cells not planned: its one cell, which carries the failure without a crash, is
+that row's `STORE/without-crash` case (as the pytest plugin names it), saying which cells
+were not planned, and stands for the row's other findings of its uninterrupted run.
 
 An unexpected cell is a <failure> carrying its findings and its replay command; one whose
 unexpected findings are all of low severity passes, its severity in its properties (it
@@ -25,6 +27,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from killpoint.redaction import redact
+from killpoint.report.planned import ROW_FIELDS, NotPlanned, Row, read_not_planned
 from killpoint.report.text import as_float, cut, visible
 from killpoint.values.findings import fails, open_severity
 
@@ -73,19 +76,28 @@ def _case(suite: ET.Element, cls: str, name: str, seconds: float = 0.0) -> ET.El
     )
 
 
-def _cell(suite: ET.Element, cell: Mapping[str, Any], seed: Any) -> str:
+def _row_of(item: Mapping[str, Any]) -> Row:
+    runtime, scenario, mode, store = (str(item.get(k)) for k in ROW_FIELDS)
+    return runtime, scenario, mode, store
+
+
+def _cell(
+    suite: ET.Element, cell: Mapping[str, Any], seed: Any, not_planned: NotPlanned | None = None
+) -> str:
     """The case of one cell (as the document holds it); its outcome: passed, failed or
-    skipped."""
+    skipped. `not_planned`: the cell carries the failure of its row's baseline (no crash)."""
     findings = [f for f in cell.get("findings") or [] if isinstance(f, Mapping)]
     expected = bool(cell.get("expected"))
     severity = None if expected else open_severity(findings) or "high"
     verdict = str(cell.get("verdict", ""))
+    schedule = "+".join(str(p) for p in cell.get("schedule") or [])
     case = _case(
         suite,
         classname(str(cell.get("runtime")), str(cell.get("scenario")), str(cell.get("mode"))),
-        f"{cell.get('store')}/{'+'.join(str(p) for p in cell.get('schedule') or [])}",
+        f"{cell.get('store')}/{'without-crash' if not_planned is not None else schedule}",
         as_float(cell.get("seconds")),
     )
+    said = () if not_planned is None else (("not_planned", not_planned.what()),)
     ET.SubElement(case, "properties").extend(
         ET.Element("property", name=k, value=_safe(v))
         for k, v in (
@@ -95,6 +107,7 @@ def _cell(suite: ET.Element, cell: Mapping[str, Any], seed: Any) -> str:
             *([("severity", severity)] if severity else []),
             ("seed", seed),
             ("replay", cell.get("replay", "")),
+            *said,
         )
     )
     if cell.get("accepted") and not expected:
@@ -106,6 +119,8 @@ def _cell(suite: ET.Element, cell: Mapping[str, Any], seed: Any) -> str:
     if expected or not fails(severity):
         return "passed"
     body = [f"{cell.get('id')}: {verdict} (unexpected)", *_lines(findings)]
+    if not_planned is not None:
+        body[:0] = [f"happens without a crash: the baseline failed, so {not_planned.what()}"]
     body += [f"replay: {cell.get('replay', '')}", f"seed: {seed}"]
     if cell.get("kept"):
         body.append(f"kept: {cell['kept']}")
@@ -124,9 +139,10 @@ def render(document: Mapping[str, Any]) -> str:
     suite = ET.SubElement(root, "testsuite", name=SUITE)
     counts = {"passed": 0, "failed": 0, "skipped": 0}
     seed = document.get("seed")
+    unplanned = {n.row: n for n in read_not_planned(document)}
     for cell in document.get("cells") or []:
         if isinstance(cell, Mapping):
-            counts[_cell(suite, cell, seed)] += 1
+            counts[_cell(suite, cell, seed, unplanned.get(_row_of(cell)))] += 1
     for group in document.get("without_crash") or []:
         if not isinstance(group, Mapping) or group.get("verdict") == "ok":
             continue
@@ -142,6 +158,8 @@ def render(document: Mapping[str, Any]) -> str:
             # The scenario may hold slashes (a cassette's path); nothing else does.
             runtime, _, rest = str(row).partition("/")
             scenario, mode, store = [*rest.rsplit("/", 2), "", "", ""][:3]
+            if (runtime, scenario, mode, store) in unplanned:
+                continue  # its one cell is the row's case already (a name once per row)
             case = _case(suite, classname(runtime, scenario, mode), f"{store}/without-crash")
             if group.get("accepted"):
                 ET.SubElement(case, "skipped", type="accepted", message=_safe(group["accepted"]))

@@ -14,6 +14,14 @@ per row with the schedules of its cells (about 25 bytes a cell):
 
 `schedules` null: the campaign stopped before that row's cells were planned. A report
 written before the plan was kept has no `planned_cells`; it reads as it always did.
+
+A row whose baseline failed has one cell planned, which carries the failure without a
+crash; its crash cells were not planned. Its baseline says so (`baselines[]`, which a merge
+of shards keeps, as it does not keep the plan), with how many crash cells the row would
+have had when its run reached its end:
+
+    {"scenario": "research", ..., "problem": "...", "not_planned": true,
+     "cells_not_planned": 14}
 """
 
 from __future__ import annotations
@@ -22,7 +30,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from killpoint.report.text import cut
 from killpoint.values.cell import Row
+from killpoint.values.sentences import count, verb
 
 ROW_FIELDS = ("runtime", "scenario", "mode", "store")
 
@@ -98,12 +108,80 @@ def count_not_run(missing: Iterable[NotRun]) -> tuple[int, int]:
     return cells, rows
 
 
+@dataclass(frozen=True)
+class NotPlanned:
+    """A row whose baseline failed (`why`): its crash cells were not planned, and `cells`
+    says how many it would have had (None: not known, its run stopped short)."""
+
+    row: Row
+    why: str
+    cells: int | None
+
+    def what(self) -> str:
+        """Which cells were not planned: the count its run offered (what a campaign plans
+        from; a runtime that ends differently once fixed may offer more), or its points."""
+        if self.cells is None:
+            return "its points were not planned"
+        n = self.cells
+        return f"the {count(n, 'crash cell')} its run offered {verb(n, 'was', 'were')} not planned"
+
+    def short(self) -> str:
+        """For a table's cell: how many, or that the whole row was not planned."""
+        return "not planned" if self.cells is None else f"{self.cells} not planned"
+
+    def line(self) -> str:
+        return (
+            f"{self.row[1]}/{self.row[2]}: its baseline failed, so {self.what()}: {cut(self.why)}"
+        )
+
+
+def not_planned_json(not_planned: Mapping[Row, int | None], row: Row) -> dict[str, Any]:
+    """What a baseline's entry says of its row's crash cells (CampaignResult.not_planned):
+    nothing for a row that was planned."""
+    if row not in not_planned:
+        return {}
+    return {"not_planned": True, "cells_not_planned": not_planned[row]}
+
+
+def read_not_planned(document: Mapping[str, Any]) -> list[NotPlanned]:
+    """The rows a document's baselines say were not planned, in its baselines' order."""
+    found = []
+    for base in document.get("baselines") or []:
+        if not isinstance(base, Mapping) or base.get("not_planned") is not True:
+            continue
+        row: Row = tuple(str(base.get(k, "")) for k in ROW_FIELDS)  # type: ignore[assignment]
+        why = base.get("problem") or base.get("nondeterministic") or "no reason kept"
+        cells = base.get("cells_not_planned")
+        found.append(NotPlanned(row, str(why), cells if isinstance(cells, int) else None))
+    return found
+
+
+def not_planned_lines(found: Sequence[NotPlanned], limit: int) -> list[str]:
+    """The rows not planned, a heading and a line each, at most `limit` of them and then
+    how many more (as Stopped.partial_lines names the rows a stop cut short)."""
+    if not found:
+        return []
+    whose = verb(len(found), "its", "each row's")
+    lines = [
+        f"not planned: {count(len(found), 'row')} whose baseline failed; "
+        f"{whose} one cell carries the failure, without a crash"
+    ]
+    lines += [f"  {n.line()}" for n in found[:limit]]
+    if len(found) > limit:
+        lines.append(f"  and {count(len(found) - limit, 'more row')} (the JSON's `baselines`)")
+    return lines
+
+
 __all__ = [
     "ROW_FIELDS",
+    "NotPlanned",
     "NotRun",
     "Row",
     "count_not_run",
+    "not_planned_json",
+    "not_planned_lines",
     "not_run",
     "planned_json",
+    "read_not_planned",
     "read_planned",
 ]

@@ -166,6 +166,8 @@ BASELINE: dict[str, Spec] = {
     "nondeterministic": OPTIONAL_TEXT,
     "writes_lag": FLAG,
     "trace_note": OPTIONAL_TEXT,
+    "not_planned": FLAG,
+    "cells_not_planned": (int, type(None)),
 }
 SKIPPED: dict[str, Spec] = {
     "runtime": TEXT,

@@ -18,7 +18,15 @@ from rich.markup import escape
 from rich.table import Table
 
 from killpoint.redaction import redact
-from killpoint.report.planned import count_not_run, not_run, read_planned
+from killpoint.report.planned import (
+    NotPlanned,
+    NotRun,
+    count_not_run,
+    not_planned_lines,
+    not_run,
+    read_not_planned,
+    read_planned,
+)
 from killpoint.report.text import causes_heading, cut, failing_causes
 from killpoint.values.durations import duration
 from killpoint.values.sentences import count
@@ -27,6 +35,7 @@ from killpoint.values.shown import lines as shown_lines
 
 SHOWN_GROUPS = 30
 SHOWN_DETAILS = 6  # a cause's groups listed under it; the rest are counted
+SHOWN_NOT_PLANNED = 8  # rows whose baseline failed, named one by one; the rest are counted
 
 Line = tuple[str, str | None]  # text, style
 
@@ -49,7 +58,8 @@ def _low(cell: Mapping[str, Any]) -> bool:
 
 def table(document: Mapping[str, Any]) -> Table:
     """One line per row: its cells, ok, expected losses, unexpected, low, duplicates, and
-    the cells planned that never ran (a column only when there are some)."""
+    the cells that never ran, planned or not planned since the row's baseline failed (a
+    column only when there are some)."""
     cells = _cells(document)
     plan = read_planned(document) or {}
     missing = not_run(
@@ -68,9 +78,11 @@ def table(document: Mapping[str, Any]) -> Table:
         ),
     )
     unrun = {m.row[1:3]: m for m in missing}
+    unplanned = {n.row[1:3]: n for n in read_not_planned(document)}
     low = any(_low(c) for c in cells)
     names = ["scenario", "mode", "cells", "ok", "lost (expected)", "unexpected"]
-    names += [*(["low only"] if low else []), "dups", *(["not run"] if missing else [])]
+    names += [*(["low only"] if low else []), "dups"]
+    names += ["not run"] if missing or unplanned else []
     out = Table(title="crash matrix", show_lines=False)
     for name in names:
         out.add_column(name, justify="left" if name in ("scenario", "mode") else "right")
@@ -84,8 +96,8 @@ def table(document: Mapping[str, Any]) -> Table:
         r[4] += _low(c)
         r[5] += int(c.get("duplicates") or 0)
     for (scenario, mode), r in rows.items():
-        m = unrun.get((scenario, mode))
-        left = [] if not missing else ["" if m is None else not_run_text(m)]
+        m, n = unrun.get((scenario, mode)), unplanned.get((scenario, mode))
+        left = [not_run_text(m, n)] if missing or unplanned else []
         figures = [*r[:4], *([r[4]] if low else []), r[5]]
         out.add_row(
             escape(line(redact(scenario))),
@@ -97,9 +109,11 @@ def table(document: Mapping[str, Any]) -> Table:
     return out
 
 
-def not_run_text(m: Any) -> str:
-    """A row's cells that never ran, for its column: a count, or why there is none."""
-    return "whole row" if m.schedules is None else str(len(m.schedules))
+def not_run_text(m: NotRun | None, n: NotPlanned | None = None) -> str:
+    """A row's cells that never ran, for its column: a count of those planned, or why there
+    is none; and those not planned, its baseline having failed."""
+    planned = "" if m is None else "whole row" if m.schedules is None else str(len(m.schedules))
+    return ", ".join(t for t in (planned, "" if n is None else n.short()) if t)
 
 
 def figures_line(document: Mapping[str, Any]) -> str:
@@ -244,7 +258,8 @@ def without_crash_lines(document: Mapping[str, Any]) -> list[Line]:
 
 
 def preamble_lines(document: Mapping[str, Any]) -> list[Line]:
-    """What the table cannot say: cells planned and never run, skipped rows, notes."""
+    """What the table cannot say: cells planned and never run, rows not planned (their
+    baseline failed) and why, skipped rows."""
     cells = _cells(document)
     plan = read_planned(document)
     lines: list[Line] = []
@@ -277,6 +292,7 @@ def preamble_lines(document: Mapping[str, Any]) -> list[Line]:
             if started:
                 text += f"; never started: {', '.join('/'.join(m.row[1:3]) for m in started)}"
             lines.append((text, None))
+    lines += [(t, None) for t in not_planned_lines(read_not_planned(document), SHOWN_NOT_PLANNED)]
     for s in document.get("skipped") or []:
         if isinstance(s, Mapping):
             lines.append(

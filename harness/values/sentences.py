@@ -136,6 +136,15 @@ def _status_regressed(f: Facts) -> str:
     return f"run {f['run_id']} was durably {f['status']}; {f['when']} the store says {f['now']}"
 
 
+def _terminal_early(f: Facts) -> str:
+    return (
+        f"run {f['run']} was already {f['status']} in the store at {f['point']}, with "
+        f"{count(f['held'], 'checkpoint')} landed; the uninterrupted run was not over there: "
+        f"it went on to ask for model {numbers('turn', list(f['turns']))} and ended at "
+        f"checkpoint {f['ended_at']}"
+    )
+
+
 def _cancel(f: Facts) -> str:
     beyond = list(f["beyond"])
     later = f"model {numbers('turn', beyond)} {verb(len(beyond), 'was', 'were')} requested"
@@ -471,6 +480,7 @@ TEMPLATES: dict[str, Callable[[Facts], str]] = {
     "acknowledged-lost": _acknowledged_lost,
     "stale-acknowledged": _stale_acknowledged,
     "status-regressed": _status_regressed,
+    "terminal-early": _terminal_early,
     "cancel-ignored": _cancel,
     "cancel-late": _cancel,
     "confirmation-dropped": _confirmation_dropped,

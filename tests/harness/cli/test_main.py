@@ -116,6 +116,29 @@ class TestMatrix:
         assert 0 == replay.returncode, replay.stdout + replay.stderr
         assert "reproduced" == replay.stdout.splitlines()[-1]
 
+    def test_a_row_whose_baseline_failed_says_which_cells_were_not_planned_and_why(
+        self, tmp_path: Path
+    ) -> None:
+        """The summary, and the text and Markdown files, name the row whose baseline failed,
+        the crash cells its one cell stands for, and the baseline's failure (before, a user
+        saw one cell at a point never asked for, and no reason)."""
+        from tests.harness.failed_baseline import PROBLEM, RUNTIME
+
+        result = killpoint(
+            "matrix", "--runtime", RUNTIME, "--scenarios", "research", "--modes", "tool-batch",
+            "--points", "after-checkpoint", "--json", str(tmp_path / "m.json"),
+            "--report", str(tmp_path / "m.html"), "--text", str(tmp_path / "m.txt"),
+            "--markdown", str(tmp_path / "m.md"),
+        )  # fmt: skip
+        assert 1 == result.returncode, result.stderr
+        said = (
+            "research/tool-batch: its baseline failed, so the 3 crash cells its run offered "
+            f"were not planned: {PROBLEM}"
+        )
+        assert said in result.stdout
+        assert said in (tmp_path / "m.txt").read_text()
+        assert "3 not planned" in (tmp_path / "m.md").read_text()
+
     def test_cells_live_in_the_work_dir_and_an_unused_default_one_is_removed(
         self, tmp_path: Path
     ) -> None:

@@ -18,8 +18,11 @@ import pytest
 from killpoint.cli import matrix as cli_matrix
 from killpoint.cli.main import main
 from killpoint.cli.output import console
-from killpoint.report.journal import journal_path, read_journal
+from killpoint.engine.campaign import Campaign
+from killpoint.report.document import head
+from killpoint.report.journal import Journal, journal_path, read_journal
 from killpoint.report.targets import Target
+from tests.harness import failed_baseline
 from tests.harness.cli.test_signals import campaign, short_tmp  # noqa: F401  (a fixture)
 from tests.harness.report.test_journal import journal_of, result_of
 from tests.harness.ticking_campaign import cell_lines
@@ -183,3 +186,115 @@ class TestWhereTheJournalSaysTheJsonGoes:
         assert 0 == main(["report", "--from-journal", str(path)])
         assert 3 == len(json.loads((tmp_path / "m.json").read_text())["cells"])
         assert not path.exists()
+
+
+# -- the other formats: what `killpoint report` writes from a saved JSON -------------------
+
+FORMATS = {"--junit": "r.xml", "--markdown": "r.md", "--text": "r.txt", "--annotations": "r.ann"}
+
+
+@pytest.fixture(scope="module")
+def left_journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The journal of a real campaign that ended without writing its reports (as one
+    killed while writing them leaves it): a row whose baseline failed, so that every
+    format has something to say of it."""
+    folder = tmp_path_factory.mktemp("left")
+    json_path = folder / "m.json"
+    config = failed_baseline.config(folder / "work")
+    camp = Campaign(config)
+    top = head(config, camp.seed, camp.accepted, ["killpoint", "matrix"])
+    journal = Journal(journal_path(json_path), json_path, top)
+    journal.ended(camp.run(recorder=journal))
+    journal.close()
+    return journal.path
+
+
+def copied(journal: Path, folder: Path) -> Path:
+    """The journal, beside where its JSON goes in `folder` (each test rebuilds its own)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    copy = folder / journal.name
+    copy.write_bytes(journal.read_bytes())
+    return copy
+
+
+def test_every_format_asked_is_written_as_report_writes_it_from_the_json(
+    left_journal: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--junit, --markdown, --text and --annotations with --from-journal: each file is
+    what `killpoint report` writes from the rebuilt JSON, byte for byte, and each is in the
+    `written:` line."""
+    path = copied(left_journal, tmp_path / "rebuilt")
+    asked = [arg for option, name in FORMATS.items() for arg in (option, str(tmp_path / name))]
+    assert 0 == main(["report", "--from-journal", str(path), *asked])
+    written = capsys.readouterr().out.strip().splitlines()[-1]
+    json_path, html_path = path.parent / "m.json", path.parent / "m.html"
+    paths = [json_path, html_path, *(tmp_path / name for name in FORMATS.values())]
+    assert f"written: {', '.join(str(p) for p in paths)}" == written
+    assert not path.exists()
+    again = tmp_path / "from-json"
+    again.mkdir()
+    saved = [arg for option, name in FORMATS.items() for arg in (option, str(again / name))]
+    assert 0 == main(["report", str(json_path), *saved])
+    for name in FORMATS.values():
+        assert (again / name).read_text() == (tmp_path / name).read_text(), name
+    # What the formats say of the row whose baseline failed came through the journal.
+    assert "not planned: 1 row whose baseline failed" in (tmp_path / "r.txt").read_text()
+    assert 'name="sqlite/without-crash"' in (tmp_path / "r.xml").read_text()
+    assert "::error " in (tmp_path / "r.ann").read_text()
+
+
+@pytest.mark.parametrize(
+    ("option", "where", "said"),
+    [
+        ("--junit", "m.journal.jsonl", "a path another report is written to"),
+        ("--text", "m.json", "a path another report is written to"),
+        ("--markdown", "m.html", "a path another report is written to"),
+        ("--annotations", "a-folder", "is a folder; give a file path"),
+    ],
+)
+def test_a_format_that_cannot_be_written_there_refuses_the_rebuild_before_anything(
+    left_journal: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    option: str,
+    where: str,
+    said: str,
+) -> None:
+    """One line naming the option and the fix, exit 2, and nothing written: no JSON, no
+    HTML, not the format asked with a good path; the journal is left as it was."""
+    path = copied(left_journal, tmp_path)
+    (tmp_path / "a-folder").mkdir()
+    before = path.read_bytes()
+    good = tmp_path / "good.xml" if option != "--junit" else tmp_path / "good.md"
+    other = "--markdown" if option == "--junit" else "--junit"
+    code = main(
+        ["report", "--from-journal", str(path), other, str(good), option, str(tmp_path / where)]
+    )
+    assert 2 == code
+    err = capsys.readouterr().err.strip().splitlines()
+    assert 1 == len(err), err
+    assert option in err[0] and said in err[0], err
+    assert before == path.read_bytes()
+    assert not (tmp_path / "m.json").exists() and not (tmp_path / "m.html").exists()
+    assert not good.exists()
+
+
+def test_a_diff_base_is_drawn_in_the_rebuilt_html_or_refused_before_anything(
+    left_journal: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--diff-base as for a saved JSON: the page says what changed against it; a base of
+    another runtime cannot be compared, and nothing is written."""
+    base = tmp_path / "base"
+    assert 0 == main(["report", "--from-journal", str(copied(left_journal, base))])
+    path = copied(left_journal, tmp_path / "head")
+    assert 0 == main(["report", "--from-journal", str(path), "--diff-base", str(base / "m.json")])
+    assert 'id="diff"' in (path.parent / "m.html").read_text()
+    other = json.loads((base / "m.json").read_text())
+    other["runtime"] = "reference"
+    (base / "other.json").write_text(json.dumps(other))
+    path = copied(left_journal, tmp_path / "refused")
+    capsys.readouterr()
+    code = main(["report", "--from-journal", str(path), "--diff-base", str(base / "other.json")])
+    assert 2 == code
+    assert "compare two reports of one runtime" in capsys.readouterr().err
+    assert path.exists() and not (path.parent / "m.json").exists()

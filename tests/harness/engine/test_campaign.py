@@ -256,3 +256,23 @@ def test_a_row_whose_baseline_failed_is_carried_by_a_cell_that_says_it_made_no_c
     (found,) = cell.findings
     assert "acknowledged-lost" == found["kind"]
     assert {"stored": "RUNNING", NO_CRASH: True}.items() <= found["facts"].items()
+
+
+def test_a_row_whose_baseline_failed_keeps_the_crash_cells_it_did_not_plan(
+    tmp_path: Path,
+) -> None:
+    """The row's one cell stands for its crash cells; the result says which row and how
+    many (its reports say so): counted when the failed run still reached its end (it
+    acknowledged a status its store does not hold), unknown when it was cut short (the
+    driver cannot start a run); a row whose baseline works is not listed."""
+    from tests.harness import failed_baseline
+
+    result = failed_baseline.run(tmp_path / "acknowledged")
+    assert {failed_baseline.ROW: failed_baseline.OFFERED} == result.not_planned
+    assert 1 == len(result.cells) == result.planned
+    never = "tests.harness.broken_adapters:NeverStarts"
+    cut_short = failed_baseline.run(tmp_path / "never", runtime=never)
+    assert {(never, "research", "tool-batch", "sqlite"): None} == cut_short.not_planned
+    working = failed_baseline.run(tmp_path / "working", runtime="reference")
+    assert {} == working.not_planned
+    assert 4 == working.planned  # after-checkpoint:1..4: one more than the failed row's trace

@@ -192,3 +192,40 @@ def test_a_failed_baseline_is_said_without_a_crash_and_from_its_evidence() -> No
     found = Finding("acknowledged-lost", "run r1 returned COMPLETED", facts=crashed)
     (cause,) = find_causes([agno_cell("research", "mid-model:2", found)])
     assert "all at mid-model points" in cause.sentence, cause.sentence
+
+
+def test_a_terminal_status_stored_mid_run_leads_the_cause_of_what_it_loses() -> None:
+    """running_as_completed's campaign, as its cells had it: a run COMPLETED in the store
+    at the crash is not resumed, so the executions and effects it had still to make are
+    lost and its content differs, in nearly the same cells. One cause, named by the
+    status stored before the run's end (what went wrong), not by what it lost."""
+    cells = []
+    # (point, checkpoints held, whether an effect of the baseline never happened)
+    shapes = [("after-checkpoint:1", 1, True), ("after-checkpoint:2", 2, True),
+              ("after-checkpoint:3", 3, True), ("after-checkpoint:4", 4, False),
+              ("mid-batch:2:0", 1, True), ("mid-batch:3:0", 2, True), ("mid-batch:4:0", 3, False)]  # fmt: skip
+    for point, held, effect in shapes:
+        early = Finding.of(
+            "terminal-early",
+            {"run": 1, "run_id": "r1", "status": "COMPLETED", "point": point, "held": held,
+             "turns": list(range(held + 1, 6)), "ended_at": 5},
+            path="runs[0].status", actual_value="COMPLETED", expected_value=[5],
+        )  # fmt: skip
+        lost = [lost_executions(4 - held)] if held < 4 else []
+        effects = [finding("effect-lost", "ledger", tool="fetch_detail")] if effect else []
+        cells.append(agno_cell("research", point, early, *lost, *effects,
+                               finding("messages-differ", "runs[0].messages[3]"),
+                               finding("run-differs", "runs[0].content"), held=held))  # fmt: skip
+    (cause,) = find_causes(cells)
+    assert "terminal-early" == cause.head.kind
+    assert 7 == len(cause.cells) == cause.failing_cells
+    assert {
+        "tool-executions-lost:-:runs[*].tool_executions",
+        "effect-lost:fetch_detail:ledger",
+        "messages-differ:-:runs[*].messages[*]",
+    } <= {d.group.key for d in cause.details}
+    assert cause.sentence == (
+        "A run is stored as over before its end: in 7 cells the store already held it "
+        "COMPLETED at the crash, where the uninterrupted run still went on to ask the model, "
+        "so nothing resumed it, at after-checkpoint and mid-batch points"
+    ), cause.sentence

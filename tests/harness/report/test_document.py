@@ -1,13 +1,23 @@
 """A report names the versions of what the campaign imported, LangGraph's savers included,
-and nothing it did not load."""
+and nothing it did not load; a row whose baseline failed says its crash cells were not
+planned."""
 
+# ruff: noqa: SIM300
 from __future__ import annotations
 
 from importlib import metadata
+from pathlib import Path
 
 import pytest
 
-from killpoint.report.document import versions
+from killpoint.engine.campaign import CampaignResult
+from killpoint.report.document import read_json, versions, write_json
+from tests.harness.failed_baseline import (
+    OFFERED,
+    ROW,
+    document_of,
+    failed_row,  # noqa: F401  (a fixture)
+)
 
 
 @pytest.mark.parametrize(
@@ -65,3 +75,16 @@ def test_an_accepted_group_a_narrowed_campaign_did_not_meet_is_not_exercised() -
     assert narrowed(whole) is None
     assert to_document(whole, ["killpoint"])["accepted"][key]["this_campaign"] == "no longer occurs"
     assert narrowed(whole, rerun=True) == "it reran the failed cells of a report"
+
+
+def test_a_row_whose_baseline_failed_says_so_in_its_baseline_and_reads_back(
+    failed_row: CampaignResult,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """The row's baseline entry (kept by a merge of shards, unlike the plan) says its crash
+    cells were not planned and how many; the file reads back as a report."""
+    path = tmp_path / "m.json"
+    write_json(document_of(failed_row), path)
+    (base,) = read_json(path)["baselines"]
+    assert ROW == tuple(base[k] for k in ("runtime", "scenario", "mode", "store"))
+    assert (True, OFFERED) == (base["not_planned"], base["cells_not_planned"])

@@ -13,6 +13,11 @@ from killpoint.judge.groups import Group
 from killpoint.redaction import remember
 from killpoint.report import github
 from killpoint.report.document import to_document
+from tests.harness.failed_baseline import (
+    PROBLEM,
+    document_of,
+    failed_row,  # noqa: F401  (a fixture)
+)
 from tests.harness.report.test_junit import cell
 
 SECRET = "s3cr3t-pass-word"
@@ -105,3 +110,26 @@ class TestStepSummary:
         """GITHUB_ACTIONS=true, as the runner sets it; another CI gets neither."""
         assert github.under_actions({"GITHUB_ACTIONS": "true"})
         assert not github.under_actions({"CI": "true"})
+
+
+def test_the_summary_says_which_rows_crash_cells_were_not_planned_and_why(
+    failed_row: CampaignResult,  # noqa: F811
+) -> None:
+    """A real campaign whose row's baseline failed: the rows' table has a column for the
+    cells not run, as the terminal's has, and a line per such row says why."""
+    text = github.summary_markdown(document_of(failed_row))
+    lines = text.splitlines()
+    assert "| scenario | mode | cells | ok | unexpected | not run |" in lines
+    assert "| research | tool\\-batch | 1 | 0 | 1 | 3 not planned |" in lines
+    assert (
+        github.markdown(
+            "not planned: 1 row whose baseline failed; its one cell carries the failure, "
+            "without a crash"
+        )
+        in lines
+    )
+    said = github.markdown(
+        "research/tool-batch: its baseline failed, so the 3 crash cells its run offered "
+        f"were not planned: {PROBLEM}"
+    )
+    assert any(line.startswith(f"- {said}") for line in lines), text

@@ -25,6 +25,7 @@ import pytest
 
 from killpoint import kinds
 from killpoint.cli.main import main as killpoint
+from killpoint.engine.campaign import CampaignResult
 from killpoint.judge.groups import Accepted, apply_accepted, group_findings
 from killpoint.report.html import render_report
 from killpoint.report.html_cells import STDERR_CHARS
@@ -38,6 +39,11 @@ from tests.benchmarks.report_size import (
     SIZE_LIMIT,
     summary_of,
     synthetic_document,
+)
+from tests.harness.failed_baseline import (
+    PROBLEM,
+    document_of,
+    failed_row,  # noqa: F401  (a fixture)
 )
 
 VOID = {"meta", "input", "br", "img", "hr", "link", "area", "base", "col", "source", "wbr"}
@@ -1274,6 +1280,26 @@ def test_an_interrupted_report_draws_cells_not_run_apart_from_not_applicable() -
     assert "parallel-fetch / tool / sqlite" in banner and "cancel / runs / sqlite" in banner
     assert "research / runs" not in banner  # its one planned cell ran
     assert page.by_id("legend-not-run").text.strip() == "not run"
+
+
+def test_a_row_whose_baseline_failed_is_named_with_the_crash_cells_not_planned(
+    failed_row: CampaignResult,  # noqa: F811
+) -> None:
+    """A real campaign whose row's baseline failed: a banner names the row, how many crash
+    cells were not planned and why; the row's heading marks it, and its one cell (still
+    there, with its evidence) says it made no crash."""
+    page = parse(render_report(document_of(failed_row)))
+    banner = " ".join(page.by_id("not-planned").text.split())
+    assert "Not planned: 1 row whose baseline failed" in banner
+    assert (
+        "research / tool-batch / sqlite: its baseline failed, so the 3 crash cells its run "
+        f"offered were not planned: {PROBLEM}"
+    ) in banner
+    (row,) = page.by_id("matrix").find_all("tbody")[0].find_all("tr")
+    (mark,) = row.find_all("span", "np")
+    assert mark.text == "not planned" and PROBLEM in mark.attrs["title"]
+    (button,) = row.find_all("button")
+    assert button.attrs["title"].startswith("no crash (its baseline failed, so the 3 crash")
 
 
 def test_a_report_without_its_plan_reads_as_before() -> None:

@@ -14,6 +14,12 @@ from killpoint.report.document import to_document
 from killpoint.report.junit import render
 from killpoint.values.cell import CellResult
 from killpoint.values.findings import Finding
+from tests.harness.failed_baseline import (
+    PROBLEM,
+    RUNTIME,
+    document_of,
+    failed_row,  # noqa: F401  (a fixture)
+)
 from tests.harness.runner_commands import HOSTILE, controls
 
 SECRET = "hunter2-very-secret"
@@ -143,3 +149,25 @@ class TestContent:
         assert types == ["duplicated\\x1b[2J\\x07<U+FFFE>"] * 2
         names = [c.get("name", "") for c in suite.iter("testcase")]
         assert any("hunter2" in n and "\\x1b]0;title\\x07" in n for n in names), names
+
+
+def test_a_row_whose_baseline_failed_is_its_without_crash_case(
+    failed_row: CampaignResult,  # noqa: F811
+) -> None:
+    """A real campaign whose row's baseline failed: its one cell is the row's
+    `STORE/without-crash` case (as the pytest plugin names it), not a crash at a point
+    the campaign never crashed at, and its failure says which cells were not planned."""
+    (case,) = ET.fromstring(render(document_of(failed_row))).iter("testcase")
+    assert case.get("classname") == f"killpoint.{RUNTIME}/research/tool-batch"
+    assert case.get("name") == "sqlite/without-crash"
+    props = {p.get("name"): p.get("value") for p in case.iter("property")}
+    assert props["not_planned"] == "the 3 crash cells its run offered were not planned"
+    assert props["cell"].endswith("/sqlite/mid-model:1")  # what replays it
+    failure = case.find("failure")
+    assert failure is not None and failure.text is not None
+    first, *rest = failure.text.splitlines()
+    assert first == (
+        "happens without a crash: the baseline failed, so the 3 crash cells its run offered "
+        "were not planned"
+    )
+    assert any(PROBLEM in line for line in rest)

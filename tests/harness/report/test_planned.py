@@ -4,12 +4,24 @@ before their cells were planned."""
 # ruff: noqa: SIM300
 from __future__ import annotations
 
+from killpoint.engine.campaign import CampaignResult
 from killpoint.report.planned import (
+    NotPlanned,
     NotRun,
     count_not_run,
+    not_planned_json,
+    not_planned_lines,
     not_run,
     planned_json,
+    read_not_planned,
     read_planned,
+)
+from tests.harness.failed_baseline import (
+    OFFERED,
+    PROBLEM,
+    ROW,
+    document_of,
+    failed_row,  # noqa: F401  (a fixture)
 )
 
 CANCEL = ("agno", "cancel", "runs", "sqlite")
@@ -53,3 +65,48 @@ def test_cells_planned_and_not_run_and_rows_never_planned() -> None:
     assert [False, True] == [m.never_started for m in found]
     assert (2, 1) == count_not_run(found)
     assert [] == not_run({CHAIN: ["after-checkpoint:1"]}, ran)
+
+
+def test_a_row_whose_baseline_failed_reads_back_as_not_planned(
+    failed_row: CampaignResult,  # noqa: F811
+) -> None:
+    """A real campaign's document: the row's baseline says its crash cells were not planned
+    and how many its run offered; the reason is the baseline's failure."""
+    document = document_of(failed_row)
+    (base,) = document["baselines"]
+    assert (True, OFFERED) == (base["not_planned"], base["cells_not_planned"])
+    (found,) = read_not_planned(document)
+    assert (ROW, OFFERED) == (found.row, found.cells)
+    assert found.why.startswith(PROBLEM)
+    assert found.line().startswith(
+        "research/tool-batch: its baseline failed, so the 3 crash cells its run offered "
+        f"were not planned: {PROBLEM}"
+    )
+
+
+def test_a_row_not_planned_says_how_many_cells_or_that_its_points_were_not() -> None:
+    counted, unknown = NotPlanned(CANCEL, "it hung", 1), NotPlanned(CONFIRM, "it died", None)
+    assert "the 1 crash cell its run offered was not planned" == counted.what()
+    assert "its points were not planned" == unknown.what()
+    assert ("1 not planned", "not planned") == (counted.short(), unknown.short())
+    assert "confirm/runs: its baseline failed, so its points were not planned: it died" == (
+        unknown.line()
+    )
+    assert [
+        "not planned: 2 rows whose baseline failed; each row's one cell carries the failure, "
+        "without a crash",
+        f"  {counted.line()}",
+        "  and 1 more row (the JSON's `baselines`)",
+    ] == not_planned_lines([counted, unknown], 1)
+    assert [] == not_planned_lines([], 8)
+
+
+def test_only_a_row_not_planned_says_so_in_its_baseline() -> None:
+    """A planned row's baseline says nothing of it (its reports read as before), nor does
+    one written before rows not planned were kept."""
+    assert {} == not_planned_json({CANCEL: 2}, CONFIRM)
+    assert {"not_planned": True, "cells_not_planned": None} == not_planned_json(
+        {CONFIRM: None}, CONFIRM
+    )
+    old = {"baselines": [{"runtime": "agno", "scenario": "confirm", "problem": "it died"}]}
+    assert [] == read_not_planned(old)

@@ -57,7 +57,12 @@ def document() -> dict[str, Any]:
                      "reason": "no", "point": None, "store": "sqlite"}],
         "baselines": [{"runtime": "reference", "scenario": "research", "mode": "tool-batch",
                        "store": "sqlite", "checkpoints": 3, "seconds": 0.2, "problem": None,
-                       "nondeterministic": None, "writes_lag": False, "trace_note": None}],
+                       "nondeterministic": None, "writes_lag": False, "trace_note": None},
+                      {"runtime": "reference", "scenario": "confirm", "mode": "tool-batch",
+                       "store": "sqlite", "checkpoints": 2, "seconds": 0.2,
+                       "problem": "the baseline run failed (died)", "nondeterministic": None,
+                       "writes_lag": False, "trace_note": None, "not_planned": True,
+                       "cells_not_planned": 3}],
         "planned_cells": [
             {"runtime": "reference", "scenario": "research", "mode": "tool-batch",
              "store": "sqlite", "schedules": ["after-checkpoint:1", "after-checkpoint:2"]},
@@ -164,6 +169,23 @@ def test_a_stopped_section_of_the_wrong_shape_is_named(
     code, err = report(tmp_path, put(document(), where, value), capsys)
     assert 2 == code
     assert 1 == len(err.strip().splitlines()) and "'stopped'" in err, err
+
+
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [
+        (("baselines", 1, "not_planned"), "yes"),
+        (("baselines", 1, "not_planned"), None),
+        (("baselines", 1, "cells_not_planned"), "3"),
+        (("baselines", 1, "cells_not_planned"), 2.5),
+    ],
+)
+def test_a_row_not_planned_of_the_wrong_shape_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: tuple[Any, ...], value: Any
+) -> None:
+    code, err = report(tmp_path, put(document(), where, value), capsys)
+    assert 2 == code
+    assert 1 == len(err.strip().splitlines()) and "baseline 1" in err, err
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))

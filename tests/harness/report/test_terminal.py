@@ -21,6 +21,12 @@ from killpoint.report import terminal
 from killpoint.report.document import to_document
 from killpoint.values.cell import CellResult
 from killpoint.values.findings import Finding
+from tests.harness.failed_baseline import (
+    OFFERED,
+    PROBLEM,
+    document_of,
+    failed_row,  # noqa: F401  (a fixture)
+)
 from tests.harness.runner_commands import HOSTILE, MARKERS, commands, controls
 
 
@@ -158,6 +164,32 @@ def test_a_campaign_that_ran_every_planned_cell_has_no_not_run_column() -> None:
     }
     lines = printed(lambda out: cli_output.summary(to_document(result), out))
     assert not any("not run" in line for line in lines), lines
+
+
+def test_a_row_whose_baseline_failed_says_its_crash_cells_were_not_planned_and_why(
+    failed_row: CampaignResult,  # noqa: F811
+) -> None:
+    """A real campaign whose one row's baseline failed: its one cell carries the failure,
+    and the table and a line say how many crash cells that cell stands for, and why (the
+    baseline's failure), in what `matrix` prints and in `--text` alike."""
+    document = document_of(failed_row)
+    lines = printed(lambda out: cli_output.summary(document, out))
+    header = next(line for line in lines if "scenario" in line)
+    assert header.rstrip(" ┃|").endswith("not run")
+    row = next(line for line in lines if line.startswith("│ research"))
+    assert row.rstrip(" │").endswith(f"{OFFERED} not planned")
+    said = (
+        "  research/tool-batch: its baseline failed, so the 3 crash cells its run offered "
+        f"were not planned: {PROBLEM}"
+    )
+    heading = (
+        "not planned: 1 row whose baseline failed; its one cell carries the failure, "
+        "without a crash"
+    )
+    assert heading in lines
+    assert any(line.startswith(said) for line in lines), lines
+    text = terminal.render(document).splitlines()
+    assert heading in text and any(line.startswith(said) for line in text)
 
 
 def test_the_figures_line_has_one_time_format_counted_nouns_and_the_bound() -> None:

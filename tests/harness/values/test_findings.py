@@ -70,3 +70,17 @@ class TestSeverity:
             kinds = ", ".join(f"`{k}`" for k, h in HARM_OF.items() if h == harm.name)
             row = f"| {harm.severity} | {harm.what} | {kinds} |"
             assert row in text, f"docs/reference/findings.md lacks the severity row:\n{row}"
+
+
+class TestTerminalEarly:
+    def test_a_terminal_status_stored_before_the_end_decides_what_it_caused(self) -> None:
+        """A run stored COMPLETED mid-run is never resumed: what it had still to do is lost
+        and its content differs. The store's invariant is what broke; the cell is corrupt
+        and says so first, with the severity of the store's other invariants."""
+        early = Finding("terminal-early", "run 1 was already COMPLETED in the store at ...")
+        lost = Finding("tool-executions-lost", "3 of the 4 tool executions ... are missing")
+        differs = Finding("messages-differ", "the resumed run holds 3 messages, the baseline 10")
+        found = ranked([lost, differs, early])
+        assert verdict_of(found) == ("corrupt", False)
+        assert early.sentence == headline(found)
+        assert (early.severity, HARM_OF["terminal-early"]) == ("high", "store")

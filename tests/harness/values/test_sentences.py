@@ -22,6 +22,7 @@ REAL: dict[str, dict[str, Any]] = json.loads(
 UNSEEN: dict[str, dict[str, Any]] = {
     "checkpoint-count": {"point": "after-checkpoint:2", "held": 1, "wanted": 2},
     "status-regressed": {"run_id": "r1", "status": "COMPLETED", "when": "at the end", "now": "RUNNING"},
+    "terminal-early": {"run": 1, "run_id": "r1", "status": "COMPLETED", "point": "after-checkpoint:2", "held": 2, "turns": [3, 4, 5], "ended_at": 5},
     "confirmation-dropped": {"run_id": "r1", "tool": "refund", "turn": 2, "how": "without applying"},
     "idempotency-key-changed": {"call": 'charge({"cents":5})', "effects": 2, "keys": 2},
     "effect-reissued": {"call": 'charge({"order_id":"ord_1"})', "n": 2, "behaviour": "regenerate-ids", "before": "call_A", "after": "call_B"},
@@ -171,3 +172,19 @@ def test_a_stale_cassette_shows_the_lines_where_they_differ() -> None:
     assert problems(sentence) == [], sentence
     short = {**facts, "asked": "user: hello", "recorded": "user: help"}
     assert "'user: hello'" in say("cassette-stale", short)  # a short line whole
+
+
+def test_a_terminal_status_stored_early_says_which_where_and_what_came_after() -> None:
+    """The status, the run, the point and what the store held there; then the evidence that
+    the run was not over: the turns the uninterrupted run still asked, and where it ended."""
+    facts = dict(UNSEEN["terminal-early"])
+    assert say("terminal-early", facts) == (
+        "run 1 was already COMPLETED in the store at after-checkpoint:2, with 2 checkpoints "
+        "landed; the uninterrupted run was not over there: it went on to ask for model turns "
+        "3..5 and ended at checkpoint 5"
+    )
+    one = {**facts, "status": "CANCELLED", "point": "mid-model:5", "held": 1, "turns": [5]}
+    assert "CANCELLED in the store at mid-model:5, with 1 checkpoint landed" in say(
+        "terminal-early", one
+    )
+    assert "ask for model turn 5 and" in say("terminal-early", one)
