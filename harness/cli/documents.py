@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from killpoint.errors import TargetError
+from killpoint.errors import ReportError, TargetError
 from killpoint.report.targets import Target, same_file
 
 
@@ -53,7 +53,13 @@ def diff_base(path: str | None, document: dict[str, Any], head_name: str) -> dic
     from killpoint.report.diff import compare
     from killpoint.report.document import read_json
 
-    base = read_json(Path(path))
+    try:
+        base = read_json(Path(path))
+    except ReportError as exc:
+        raise ReportError(
+            f"killpoint: --diff-base: {str(exc).removeprefix('killpoint: ')}; give the JSON of "
+            "an earlier killpoint report"
+        ) from None
     compare(base, document, base_name=path, head_name=head_name)
     return base
 

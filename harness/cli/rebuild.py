@@ -122,6 +122,11 @@ def run(args: argparse.Namespace) -> int:
     # What `killpoint report` checks before it writes a saved JSON's outputs, checked here
     # the same way and as early: a refusal leaves no report half-written.
     try:
+        Target(html_path).check()
+    except TargetError as exc:
+        named = "-o: " if args.output is not None else ""
+        return cli_output.usage_error(f"killpoint: {named}{exc}")
+    try:
         others = output_targets(asked(args), [path, json_path, html_path])
         base = diff_base(args.diff_base, left.document, str(path))
     except TargetError as exc:
@@ -131,10 +136,14 @@ def run(args: argparse.Namespace) -> int:
     target = Target(json_path)
     try:
         target.check()
-        target.lock()
     except TargetError as exc:
+        return cli_output.usage_error(f"killpoint: the JSON beside the journal: {exc}")
+    try:
+        target.lock()
+    except TargetError:
         return cli_output.usage_error(
-            f"killpoint: {exc} (its journal {str(path)!r} is still being written)"
+            f"killpoint: the campaign that writes {str(path)!r} is still running (it holds "
+            f"{str(json_path)!r}); wait for it to end: it writes its reports itself"
         )
     written = [str(json_path.absolute()), str(html_path.absolute())]
     try:

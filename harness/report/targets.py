@@ -53,6 +53,20 @@ def _kind(path: Path) -> str:
     return "not a file"
 
 
+def _file_above(path: Path) -> Path | None:
+    """The nearest of `path`'s parents that exists and is not a folder (a report cannot be
+    made below it), or None."""
+    for parent in path.parents:
+        try:
+            mode = os.stat(parent).st_mode
+        except FileNotFoundError:
+            continue  # made by the check, as its folders are
+        except NotADirectoryError:
+            continue  # a file further up: found on a later turn
+        return None if stat.S_ISDIR(mode) else parent
+    return None
+
+
 @dataclass
 class Target:
     """One report path, checked and (for a regular file) locked until closed."""
@@ -68,6 +82,12 @@ class Target:
 
     def check(self) -> None:
         """Raise TargetError unless the path can be written as it will be at the end."""
+        blocking = _file_above(self.path)
+        if blocking is not None:
+            raise TargetError(
+                f"{str(self.path)!r} cannot be made: {str(blocking)!r} is a file, not a "
+                "folder; give a path in a folder"
+            )
         self.kind = _kind(self.path)
         if self.kind == "stream":
             if not os.access(self.path, os.W_OK):
@@ -82,7 +102,10 @@ class Target:
             os.close(fd)
             os.unlink(probe)
         except OSError as exc:
-            raise TargetError(f"cannot write in {str(folder)!r}: {exc.strerror or exc}") from None
+            raise TargetError(
+                f"cannot write in {str(folder)!r}: {exc.strerror or exc}; "
+                "give a path in a folder you can write to"
+            ) from None
 
     def lock(self) -> None:
         """Hold the target for this campaign; TargetError if another one holds it."""

@@ -69,7 +69,9 @@ def test_sigkill_of_killpoint_loses_only_the_cells_in_flight(
     assert f"written: {run.json}, {run.html}" in done.stdout
 
 
-def test_a_journal_whose_campaign_runs_is_not_rebuilt(tmp_path: Path) -> None:
+def test_a_journal_whose_campaign_runs_is_not_rebuilt(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The campaign holds its JSON's lock: the journal is live, and rebuilding it would
     race the campaign's own reports."""
     path = journal_of(tmp_path, result_of(2), end=False)
@@ -80,6 +82,8 @@ def test_a_journal_whose_campaign_runs_is_not_rebuilt(tmp_path: Path) -> None:
         assert 2 == main(["report", "--from-journal", str(path)])
     finally:
         live.close()
+    said = capsys.readouterr().err
+    assert "is still running" in said and "wait for it to end" in said, said
     assert path.exists() and not (tmp_path / "m.json").exists()
     assert 0 == main(["report", "--from-journal", str(path)])
     assert 2 == len(json.loads((tmp_path / "m.json").read_text())["cells"])
@@ -250,6 +254,9 @@ def test_every_format_asked_is_written_as_report_writes_it_from_the_json(
         ("--text", "m.json", "a path another report is written to"),
         ("--markdown", "m.html", "a path another report is written to"),
         ("--annotations", "a-folder", "is a folder; give a file path"),
+        ("--junit", "a-file/r.xml", "a-file' is a file, not a folder; give a path in a folder"),
+        ("-o", "a-folder", "is a folder; give a file path"),
+        ("-o", "a-file/r.html", "a-file' is a file, not a folder; give a path in a folder"),
     ],
 )
 def test_a_format_that_cannot_be_written_there_refuses_the_rebuild_before_anything(
@@ -264,6 +271,7 @@ def test_a_format_that_cannot_be_written_there_refuses_the_rebuild_before_anythi
     HTML, not the format asked with a good path; the journal is left as it was."""
     path = copied(left_journal, tmp_path)
     (tmp_path / "a-folder").mkdir()
+    (tmp_path / "a-file").write_text("not a folder")
     before = path.read_bytes()
     good = tmp_path / "good.xml" if option != "--junit" else tmp_path / "good.md"
     other = "--markdown" if option == "--junit" else "--junit"
@@ -297,4 +305,10 @@ def test_a_diff_base_is_drawn_in_the_rebuilt_html_or_refused_before_anything(
     code = main(["report", "--from-journal", str(path), "--diff-base", str(base / "other.json")])
     assert 2 == code
     assert "compare two reports of one runtime" in capsys.readouterr().err
+    assert path.exists() and not (path.parent / "m.json").exists()
+    code = main(["report", "--from-journal", str(path), "--diff-base", str(base / "no.json")])
+    assert 2 == code
+    said = capsys.readouterr().err.strip()
+    assert said.startswith("killpoint: --diff-base: cannot read"), said
+    assert said.endswith("give the JSON of an earlier killpoint report"), said
     assert path.exists() and not (path.parent / "m.json").exists()

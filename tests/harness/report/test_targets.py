@@ -59,6 +59,14 @@ def test_a_folder_is_refused(tmp_path: Path) -> None:
         Target(tmp_path).check()
 
 
+def test_a_path_below_a_file_is_refused_naming_the_file(tmp_path: Path) -> None:
+    (tmp_path / "notes").write_text("a file")
+    for path in (tmp_path / "notes" / "r.xml", tmp_path / "notes" / "deeper" / "r.xml"):
+        with pytest.raises(TargetError, match=r"'.*notes' is a file, not a folder"):
+            Target(path).check()
+    assert "a file" == (tmp_path / "notes").read_text()
+
+
 def test_a_second_campaign_on_the_same_report_is_refused(tmp_path: Path) -> None:
     first, second = Target(tmp_path / "m.json"), Target(tmp_path / "m.json")
     first.check()
