@@ -178,6 +178,7 @@ FIELDS: dict[str, dict[str, str]] = {
         "cells": "its cells planned",
         "ran": "its cells that ran",
         "planned": "`false`: the campaign stopped before the row's baseline was done",
+        "baseline_failed": "`true`: the row's baseline failed, so no crash cell was planned (its one cell carries the failure, without a crash); it has no kind and is never covered",
         "kinds": "the kinds of point planned in the row",
         "covered": "those kinds that ran at least one cell",
     },

@@ -109,17 +109,13 @@ def run(args: argparse.Namespace) -> int:
         return cli_output.usage_error(
             f"killpoint: --json and --report both name {str(json_target.path)!r}; give two paths"
         )
+    from killpoint.cli.documents import output_targets
     from killpoint.report.renderers import asked
 
-    outputs = {name: Target(Path(path)) for name, path in asked(args).items()}
-    taken = [json_target, html_target]
-    for name, target in outputs.items():
-        if any(same_file(target.path, t.path) for t in taken):
-            return cli_output.usage_error(
-                f"killpoint: {table.option(name).flag} names {str(target.path)!r}, a path "
-                "another report is written to; give it a path of its own"
-            )
-        taken.append(target)
+    try:
+        outputs = output_targets(asked(args), [json_target.path, html_target.path])
+    except TargetError as exc:
+        return cli_output.usage_error(f"killpoint: {exc}")
     accepted = {}
     try:
         if args.accept:
@@ -129,11 +125,12 @@ def run(args: argparse.Namespace) -> int:
             from killpoint.cli.rerun import carried_accepted
 
             accepted = carried_accepted(args.rerun_failed)
-        for target in (json_target, html_target):
-            target.check()
-            target.lock()
-        for target in outputs.values():
-            target.check()
+        for flag, target in (("--json", json_target), ("--report", html_target)):
+            try:
+                target.check()
+                target.lock()
+            except TargetError as exc:  # which of the paths given it is
+                raise TargetError(f"{flag}: {exc}") from None
     except (TargetError, AcceptError, KillpointError) as exc:
         for target in (json_target, html_target):
             target.close()
@@ -206,8 +203,7 @@ def campaign(
     finally:
         hold.release()
     groups = result.groups()
-    cli_output.summary(document, out)
-    cli_output.show_stopped(result, out)
+    cli_output.summary(document, out)  # and the stopped line: the report's, as every output's
     narrow = narrowed(result, rerun=cells is not None)
     cli_output.show_unmet(unmet([*groups, *result.row_groups()], accepted, narrow), narrow, out)
     if rerun_of is not None and cells is not None:

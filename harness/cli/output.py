@@ -75,8 +75,9 @@ def plain(out: Console, text: str, style: str | None = None) -> None:
 
 def summary(document: Mapping[str, Any], out: Console) -> None:
     """The campaign's summary, from its report document (killpoint.report.terminal): the
-    table of rows (unless quiet), then the figures, the causes, the groups, and what
-    happens without a crash."""
+    table of rows (unless quiet), then the figures, the causes, the groups, what happens
+    without a crash, and why a campaign that stopped early stopped (its `--text`, its
+    Markdown summary and its step summary say the same lines)."""
     from killpoint.report import terminal
 
     if not verbosity.quiet():  # the figures line says it in one line
@@ -102,9 +103,6 @@ def finding_lines(findings: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-SHOWN_PARTIAL = 8  # rows named by show_stopped
-
-
 def no_cells(result: CampaignResult, err: Console) -> None:
     """A campaign that ran nothing: said so, with every reason something was skipped (in
     full: a reason names what to install)."""
@@ -125,17 +123,6 @@ def no_cells(result: CampaignResult, err: Console) -> None:
         rows = [f"{s.scenario}/{s.mode}" for s in result.skipped if s.reason == reason]
         shown = ", ".join(rows[:4]) + (f" and {len(rows) - 4} more" if len(rows) > 4 else "")
         plain(err, f"  {reason} ({shown})")
-
-
-def show_stopped(result: CampaignResult, out: Console) -> None:
-    """A campaign that stopped early (--fail-fast, --budget): why, and what it covered; the
-    rows not every kind of whose points ran, named (a few)."""
-    stopped = result.stopped
-    if stopped is None:
-        return
-    plain(out, f"stopped: {stopped.sentence()}")
-    for row in stopped.partial_lines(SHOWN_PARTIAL):
-        plain(out, f"  {row}")
 
 
 def show_unmet(unmet: list[tuple[Accepted, str]], narrowed: str | None, out: Console) -> None:

@@ -235,6 +235,11 @@ class Campaign:
         if self.only is not None:
             only = [c for c in self.only if c.row == row]
             skip = self.skip_kinds(base, [p.kind for c in only for p in c.schedule])
+            if base.problem or base.nondeterministic:
+                # A rerun's cells of a row whose baseline fails now make no crash either
+                # (each carries the failure): its reports must say so, as a campaign's do.
+                # How many crash cells the row offers is the first campaign's to say.
+                self.not_planned[row] = None
             return [c for c in only if not any(p.kind in skip for p in c.schedule)]
         selection = self.config.points
         chosen, explicit = selection.kinds, list(selection.explicit)
@@ -255,13 +260,15 @@ class Campaign:
         self, base: Baseline, chosen: tuple[str, ...], explicit: list[CrashPoint]
     ) -> int | None:
         """How many crash cells the row of a failed baseline would have had (all shards'),
-        when its run reached its end; None otherwise (its trace offers fewer points)."""
+        when its run reached its end; None otherwise (its trace offers fewer points), and
+        None for none: a run whose failure left it no point of these kinds (its one
+        checkpoint never landed) says nothing of how many a working one would offer."""
         whole = base.problem is None or base.problem_kind in WHOLE_RUN_PROBLEMS
         if not whole or not base.trace:
             return None
         try:
             # Its points' skips are not the campaign's: none of them is planned.
-            return len(self._schedules(base, chosen, explicit, []))
+            return len(self._schedules(base, chosen, explicit, [])) or None
         except PointError:
             return None
 
@@ -406,7 +413,7 @@ class Campaign:
                 scheduler.stopped,
                 rule.fired_at or result.seconds,
                 rule.budget,
-                coverage(result.plan, books.cells.heads()),
+                coverage(result.plan, books.cells.heads(), result.not_planned),
             )
         if own_hold:
             hold.release()  # nobody else writes a report of this run: signals are live again

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from killpoint.values.cell import CellResult, Row
 from killpoint.values.durations import duration
-from killpoint.values.sentences import count
+from killpoint.values.sentences import count, verb
 
 FAIL_FAST, BUDGET = "fail-fast", "budget"
 
@@ -73,10 +73,13 @@ class RowCoverage:
     cells: int  # planned
     ran: int
     planned: bool = True  # False: the campaign stopped before its baseline was done
+    # Its baseline failed: no crash cell was planned (its one cell carries the failure,
+    # without a crash), so no kind of point is planned in it and it is never covered.
+    baseline_failed: bool = False
 
     @property
     def whole(self) -> bool:
-        return self.planned and set(self.kinds) <= set(self.covered)
+        return self.planned and not self.baseline_failed and set(self.kinds) <= set(self.covered)
 
 
 @dataclass
@@ -104,10 +107,19 @@ class Stopped:
         else:  # a stop condition of its caller's (Campaign's `stop`)
             why = f"it stopped early ({self.reason})"
         whole = sum(1 for r in self.rows if r.whole)
-        return (
-            f"{why}: {self.ran} of {count(self.planned, 'cell')} ran; every kind of point "
-            f"planned ran in {whole} of {count(len(self.rows), 'row')}"
-        )
+        failed = sum(1 for r in self.rows if r.baseline_failed)
+        text = f"{why}: {self.ran} of {count(self.planned, 'cell')} ran"
+        # A row whose baseline failed had no kind of point planned: counted as covered, it
+        # would read as crashed at every kind; it is said apart, as not planned.
+        if failed < len(self.rows) or not failed:
+            text += (
+                f"; every kind of point planned ran in {whole} of "
+                f"{count(len(self.rows) - failed, 'row')}"
+            )
+        if failed:
+            whose = verb(failed, "its baseline", "their baselines")
+            text += f"; {count(failed, 'row')} not planned: {whose} failed"
+        return text
 
     def partial_lines(self, limit: int) -> list[str]:
         """The rows not every kind of whose points ran, a line each, at most `limit` of
@@ -118,6 +130,11 @@ class Stopped:
             where = f"{r.row[1]}/{r.row[2]}"
             if not r.planned:
                 lines.append(f"{where}: its baseline did not finish; no cell planned")
+            elif r.baseline_failed:
+                lines.append(
+                    f"{where}: its baseline failed; no crash cell planned"
+                    + ("" if r.ran else ", and the cell that carries its failure did not run")
+                )
             else:
                 lines.append(
                     f"{where}: {r.ran} of {count(r.cells, 'cell')}, "
@@ -143,6 +160,7 @@ class Stopped:
                     "cells": r.cells,
                     "ran": r.ran,
                     "planned": r.planned,
+                    "baseline_failed": r.baseline_failed,
                     "kinds": list(r.kinds),
                     "covered": list(r.covered),
                 }
@@ -150,23 +168,69 @@ class Stopped:
             ],
         }
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Stopped:
+        """A stop as a report keeps it (`to_json`), so that every output of the report says
+        it from these methods, as the campaign's own terminal does. A field missing or of
+        another type (an older or a hand-made report) reads as nothing of it."""
+
+        def whole(value: Any) -> int:
+            return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+        def texts(value: Any) -> tuple[str, ...]:
+            return tuple(str(v) for v in value) if isinstance(value, list) else ()
+
+        rows = [
+            RowCoverage(
+                row=_row(r),
+                kinds=texts(r.get("kinds")),
+                covered=texts(r.get("covered")),
+                cells=whole(r.get("cells")),
+                ran=whole(r.get("ran")),
+                planned=r.get("planned") is not False,
+                baseline_failed=r.get("baseline_failed") is True,
+            )
+            for r in data.get("rows") or []
+            if isinstance(r, Mapping)
+        ]
+        seconds, budget = data.get("seconds"), data.get("budget")
+        return cls(
+            reason=str(data.get("reason", "")),
+            seconds=float(seconds) if isinstance(seconds, int | float) else 0.0,
+            budget=float(budget) if isinstance(budget, int | float) else None,
+            rows=rows,
+        )
+
+
+def _row(data: Mapping[str, Any]) -> Row:
+    """A row as `Stopped.to_json` writes it."""
+    runtime, scenario, mode, store = (
+        str(data.get(k, "")) for k in ("runtime", "scenario", "mode", "store")
+    )
+    return runtime, scenario, mode, store
+
 
 def coverage(
-    plan: Mapping[Row, Sequence[str] | None], cells: Iterable[CellResult]
+    plan: Mapping[Row, Sequence[str] | None],
+    cells: Iterable[CellResult],
+    not_planned: Collection[Row] = (),
 ) -> list[RowCoverage]:
     """Per planned row: its kinds and cells planned, and those that ran (a row whose cells
-    were never planned counts no kind and no cell)."""
+    were never planned counts no kind and no cell). `not_planned`: the rows whose baseline
+    failed (CampaignResult.not_planned); the one cell each has stands at a point that is no
+    kind planned (it makes no crash), so such a row counts no kind either."""
     ran: dict[Row, list[str]] = {}
     for c in cells:
         ran.setdefault((c.runtime, c.scenario, c.mode, c.store), []).append(c.schedule[0])
     rows = []
     for row, schedules in plan.items():
         planned = list(schedules or ())
-        kinds = tuple(dict.fromkeys(_kind(s) for s in planned))
+        failed = row in not_planned
+        kinds = () if failed else tuple(dict.fromkeys(_kind(s) for s in planned))
         done = ran.get(row, [])
         covered = tuple(k for k in kinds if k in {_kind(s) for s in done})
         rows.append(
-            RowCoverage(row, kinds, covered, len(planned), len(done), schedules is not None)
+            RowCoverage(row, kinds, covered, len(planned), len(done), schedules is not None, failed)
         )
     return rows
 

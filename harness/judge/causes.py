@@ -13,7 +13,11 @@ other rows show them together. So:
 2. A cluster of symptoms only (a difference, a repeated effect) whose every cell is in a
    cluster that names a mechanism (a cancel forgotten, a stale write, two drivers, lost
    executions) is a consequence of those: its groups become details of each, for the cells
-   they share.
+   they share. So is a cluster named by a kind `TELLING` ranks (executions or an effect
+   lost) whose every cell also shows the head of a cause ranked above it (a run stored as
+   over before its end: where that shows in many more cells than what it lost, the two
+   never cluster by step 1): its groups become details of each such cause. Seen in any
+   cell without one, it stays a cause of its own.
 3. Each cluster is a cause, named by its most telling group (`TELLING`: the kind that says
    what happened before the kinds that say what differs, then the most cells), described
    in one sentence made from its cells' evidence (what the findings' facts and the store
@@ -226,13 +230,21 @@ def find_causes(cells: Iterable[Any], *, groups: Sequence[Group] | None = None) 
 
     # A mechanism's cause holds the cells that show the mechanism; its symptoms there are
     # its own, their cells elsewhere are strays (another cause's, or a cause of their own).
+    # Most telling first: a cause is settled before any cluster it may hold as details.
     causes: list[tuple[list[Group], list[Group]]] = []
     strays: list[Group] = []
-    for members in clusters:
-        mechanism = [g for g in members if g.kind not in SYMPTOMS]
-        if not mechanism:
-            continue
+    named = [[g for g in m if g.kind not in SYMPTOMS] for m in clusters]
+    for mechanism, members in sorted(
+        ((n, m) for n, m in zip(named, clusters, strict=True) if n),
+        key=lambda nm: _telling(_head(nm[0])),
+    ):
         mine = {c for g in mechanism for c in g.cells if c in by_id}
+        holders = _holders(mechanism, mine, causes)
+        if holders:  # a consequence of what a more telling cause did, in each of its cells
+            for _, details in holders:
+                details += [within(g, mine) for g in mechanism]
+            strays += [within(g, set(by_id)) for g in members if g.kind in SYMPTOMS]
+            continue
         causes.append(([within(g, mine) for g in members], []))
         strays += [within(g, set(by_id) - mine) for g in members if g.kind in SYMPTOMS]
     mechanisms = list(causes)
@@ -268,6 +280,44 @@ def find_causes(cells: Iterable[Any], *, groups: Sequence[Group] | None = None) 
     return sorted((c for c in found if c.cells), key=impact)
 
 
+def _telling(g: Group) -> tuple[int, int, str]:
+    """How telling a group is, most first: its kind's rank (TELLING), then its cells."""
+    return (telling_rank(g.kind), -len(g.cells), g.key)
+
+
+def _head(groups: Sequence[Group]) -> Group:
+    """The group that names a cause: its most telling."""
+    return min(groups, key=_telling)
+
+
+def _holders(
+    mechanism: Sequence[Group],
+    mine: set[str],
+    causes: Sequence[tuple[list[Group], list[Group]]],
+) -> list[tuple[list[Group], list[Group]]]:
+    """The causes that hold a cluster naming a mechanism (its groups `mechanism`, its cells
+    `mine`) as details: each whose head is more telling and shows in every cell of it (a run
+    stored as over before its end, and the executions and effects it never made). Seen in
+    one cell without it, the cluster is a cause of its own. Only a kind TELLING ranks is
+    held: one outside it (missed, hung, unresumable, an error) says what could not be
+    judged, which no finding beside it explains. Nor is an open cluster held by an accepted
+    cause: it still fails its cells (docs/report.md, by design)."""
+    head = _head(mechanism)
+    if head.kind not in TELLING or not mine:
+        return []
+    accepted = all(g.accepted for g in mechanism)
+    found = []
+    for own, details in causes:
+        top = _head([g for g in own if g.kind not in SYMPTOMS])
+        if (
+            telling_rank(top.kind) < telling_rank(head.kind)
+            and mine <= set(top.cells)
+            and (accepted or not top.accepted)
+        ):
+            found.append((own, details))
+    return found
+
+
 def _merged(groups: Sequence[Group]) -> list[Group]:
     """Restricted copies of one group (from several clusters) as one group again."""
     found: dict[str, Group] = {}
@@ -293,7 +343,7 @@ def impact(cause: Cause) -> tuple[Any, ...]:
 
 def _cause(members: list[Group], consequences: list[Group], by_id: Mapping[str, Any]) -> Cause:
     members = [g for g in members if g.cells]
-    head = min(members, key=lambda g: (telling_rank(g.kind), -len(g.cells), g.key))
+    head = _head(members)
     own = {c for g in members for c in g.cells if c in by_id}
     shown = [c for c in by_id if c in own]
     ordered = sorted(members, key=lambda g: (g is not head, telling_rank(g.kind), -len(g.cells)))

@@ -15,18 +15,18 @@ rules, as @actions/core applies them).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from killpoint.redaction import redact
-from killpoint.report.text import causes_heading, cut
+from killpoint.report.planned import Row
+from killpoint.report.text import causes_heading, cell_verdicts, cut, verdicts_said
 from killpoint.values.durations import duration
 from killpoint.values.findings import SEVERITIES
 from killpoint.values.sentences import count
 from killpoint.values.shown import LEGACY_COMMAND, visible
 
 ANNOTATIONS = 10  # GitHub shows ten error annotations per step; the rest are counted
-SHOWN_NOT_PLANNED = 8  # rows whose baseline failed, named in the summary; the rest counted
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|~])")
 # GitHub makes a link of `scheme://...`, of `www.` and of `name@host` (GFM's autolinks),
 # and a mention of `@name`, in plain text, backslash escapes or not: both read the text
@@ -130,12 +130,24 @@ def failing(document: Mapping[str, Any], threshold: str | None = None) -> list[d
     return found
 
 
+def _verdicts(group: Mapping[str, Any]) -> str:
+    """What a group's cells are (its badge, as the terminal and the page say it), not only
+    the verdict its kind names: a `messages-differ` group of corrupt cells is corrupt."""
+    return verdicts_said(group.get("verdicts"), group.get("verdict"))
+
+
 def _members(group: Mapping[str, Any]) -> list[Any]:
     return list(group.get("rows") or group.get("cells") or [])
 
 
-def error_commands(groups: Sequence[Mapping[str, Any]]) -> list[str]:
-    """One `::error` line per failing group (`failing`), ten at most, then a count."""
+def error_commands(
+    groups: Sequence[Mapping[str, Any]], no_crash: Collection[Row] = ()
+) -> list[str]:
+    """One `::error` line per failing group (`failing`), ten at most, then a count.
+    `no_crash`: the rows whose cells made no crash (planned.no_crash_rows), whose example
+    cell is named as its row (planned.shown_cell)."""
+    from killpoint.report.planned import shown_cell
+
     lines = []
     for g in groups[:ANNOTATIONS]:
         members = _members(g)
@@ -144,10 +156,16 @@ def error_commands(groups: Sequence[Mapping[str, Any]]) -> list[str]:
             if g.get("without_crash")
             else count(int(g.get("count") or len(members)), "cell")
         )
-        example = g.get("example_row") if g.get("without_crash") else g.get("example_cell")
+        example = (
+            g.get("example_row")
+            if g.get("without_crash")
+            else shown_cell(g.get("example_cell"), no_crash)
+        )
+        # The group's badge: the verdict most of its cells have, as every other face says.
+        badge = next(iter(cell_verdicts(g.get("verdicts"), g.get("verdict"))))
         lines.append(
             annotation(
-                f"killpoint: {g.get('kind')} ({g.get('verdict')})",
+                f"killpoint: {g.get('kind')} ({badge})",
                 f"{heading(g)}: {where}\n{cut(_meaning(g))}\ne.g. {example}: "
                 f"{cut(str(g.get('example', '')))}\nreplay: {g.get('replay', '')}",
             )
@@ -160,12 +178,21 @@ def error_commands(groups: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def annotation_lines(document: Mapping[str, Any], threshold: str | None = None) -> str:
     """The annotations of a campaign, one per line (a renderer of the document)."""
-    lines = error_commands(failing(document, threshold))
+    from killpoint.report.planned import no_crash_rows
+
+    lines = error_commands(failing(document, threshold), no_crash_rows(document))
     return "".join(line + "\n" for line in lines)
 
 
 def _rows(document: Mapping[str, Any]) -> dict[tuple[str, str], list[int]]:
-    rows: dict[tuple[str, str], list[int]] = {}
+    """Each row's cells, ok and failing: every planned row, in the plan's order, as the
+    terminal's table has them (a row none of whose cells ran is a row with none), then any
+    row of a cell the plan does not name (a report written before the plan was kept)."""
+    from killpoint.report.planned import read_planned
+
+    rows: dict[tuple[str, str], list[int]] = {
+        r[1:3]: [0, 0, 0] for r in read_planned(document) or {}
+    }
     for c in document.get("cells") or []:
         if not isinstance(c, Mapping):
             continue
@@ -184,14 +211,33 @@ def _fails(cell: Mapping[str, Any]) -> bool:
     return fails(open_severity(cell.get("findings") or []) or "high")
 
 
+def _paragraphs(lines: Sequence[str]) -> list[str]:
+    """The terminal's lines in Markdown: a line as a paragraph, and the lines indented
+    under it as its list."""
+    out: list[str] = []
+    for text in lines:
+        if text.startswith(" ") and out:
+            out += [*([] if out[-1].startswith("- ") else [""]), f"- {markdown(text.strip())}"]
+        else:
+            out += ["", markdown(text)]
+    return out
+
+
 def summary_markdown(document: Mapping[str, Any], threshold: str | None = None) -> str:
-    """The campaign in Markdown: the figures, the rows (and those whose crash cells were
-    not planned, their baseline having failed), the causes, the failing groups."""
-    from killpoint.report.planned import not_planned_lines, read_not_planned
+    """The campaign in Markdown: the figures, the rows, what did not run (cells planned and
+    not run, rows whose crash cells were not planned, their baseline having failed, rows
+    skipped, and why a campaign that stopped early stopped), the causes, the failing
+    groups. What did not run is said by the terminal's own lines (report.terminal), so the
+    two never disagree."""
+    from killpoint.report import terminal
+    from killpoint.report.planned import no_crash_rows, not_run_of, read_not_planned, shown_cell
 
     figures = document.get("summary") or {}
     unplanned = {n.row[1:3]: n for n in read_not_planned(document)}
-    extra = " not run |" if unplanned else ""  # as the terminal's table names it
+    unrun = {m.row[1:3]: m for m in not_run_of(document)}
+    no_crash = no_crash_rows(document)  # an example there made no crash: named as its row
+    column = bool(unplanned or unrun)
+    extra = " not run |" if column else ""  # as the terminal's table names it
     low = figures.get("low") or 0
     beyond = figures.get("duplicates_beyond_bound")
     dups = count(int(figures.get("duplicates") or 0), "duplicate")
@@ -208,17 +254,19 @@ def summary_markdown(document: Mapping[str, Any], threshold: str | None = None) 
         + (" (interrupted)" if document.get("interrupted") else ""),
         "",
         "| scenario | mode | cells | ok | unexpected |" + extra,
-        "| --- | --- | ---: | ---: | ---: |" + (" ---: |" if unplanned else ""),
+        "| --- | --- | ---: | ---: | ---: |" + (" ---: |" if column else ""),
     ]
     for (scenario, mode), (n, ok, bad) in _rows(document).items():
         row = f"| {markdown(scenario)} | {markdown(mode)} | {n} | {ok} | {bad} |"
-        if unplanned:
-            np = unplanned.get((scenario, mode))
-            row += f" {markdown(np.short()) if np is not None else ''} |"
+        if column:
+            left = terminal.not_run_text(
+                unrun.get((scenario, mode)), unplanned.get((scenario, mode))
+            )
+            row += f" {markdown(left)} |"
         out.append(row)
-    said = not_planned_lines(list(unplanned.values()), SHOWN_NOT_PLANNED)
-    if said:
-        out += ["", markdown(said[0]), "", *(f"- {markdown(t.strip())}" for t in said[1:])]
+    out += _paragraphs(
+        [t for t, _ in [*terminal.preamble_lines(document), *terminal.stopped_lines(document)]]
+    )
     causes = [c for c in document.get("causes") or [] if isinstance(c, Mapping)]
     if causes:
         out += ["", f"### {causes_heading(causes)}", ""]
@@ -241,9 +289,13 @@ def summary_markdown(document: Mapping[str, Any], threshold: str | None = None) 
             if g.get("without_crash")
             else count(int(g.get("count") or len(_members(g))), "cell")
         )
-        example = g.get("example_row") if g.get("without_crash") else g.get("example_cell")
+        example = (
+            g.get("example_row")
+            if g.get("without_crash")
+            else shown_cell(g.get("example_cell"), no_crash)
+        )
         out.append(
-            f"{n}. **{markdown(heading(g))}**: {where}, {markdown(g.get('verdict'))} "
+            f"{n}. **{markdown(heading(g))}**: {where}, {markdown(_verdicts(g))} "
             f"({markdown(g.get('severity'))}); e.g. {markdown(example)}: "
             f"{markdown(cut(str(g.get('example', ''))))}; replay: {code(g.get('replay', ''))}"
         )

@@ -38,7 +38,9 @@ from killpoint.report.html_groups import (
     without_crash_view,
 )
 from killpoint.report.html_matrix import UNKNOWN_GLYPH, VERDICTS, Matrix, build_matrix
+from killpoint.report.planned import no_crash_rows
 from killpoint.report.redact import redact, redact_tree
+from killpoint.report.terminal import stopped_lines
 from killpoint.report.text import FIELD_LIMIT, as_float, number, visible
 from killpoint.values.durations import duration
 from killpoint.values.findings import KINDS as FINDING_KINDS
@@ -109,6 +111,11 @@ def _head(document: Mapping[str, Any]) -> dict[str, Any]:
         "depth": visible(document.get("depth", "")),
         "versions": [(visible(k), visible(v)) for k, v in (document.get("versions") or {}).items()],
         "interrupted": bool(document.get("interrupted")),
+        # Stopped early (--fail-fast, --budget): the terminal's lines, so the two agree
+        # (under the banner's own heading, the first without its "stopped: ").
+        "stopped": [
+            visible(text.strip().removeprefix("stopped: ")) for text, _ in stopped_lines(document)
+        ],
         "narrowed": visible(document.get("narrowed") or ""),
         "excluded": [visible(x) for x in document.get("excluded_from_comparison") or []],
     }
@@ -190,8 +197,9 @@ def build_view(document: Mapping[str, Any]) -> dict[str, Any]:
     (html_groups), the header's figures and the legend's tables."""
     strings = Strings()
     m = build_matrix(document, strings)
-    groups, group_cells = groups_view(groups_of(document), m.by_id)
-    causes, cause_cells = causes_view(causes_of(document), groups, m.by_id, len(groups))
+    no_crash = no_crash_rows(document)  # their cells made no crash: named as their rows
+    groups, group_cells = groups_view(groups_of(document), m.by_id, no_crash)
+    causes, cause_cells = causes_view(causes_of(document), groups, m.by_id, len(groups), no_crash)
     without_crash = without_crash_view(document)
     accepted = accepted_view(document, groups, without_crash)
     figures = _figures(document, m)

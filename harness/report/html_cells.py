@@ -20,6 +20,7 @@ from typing import Any
 
 from killpoint import kinds
 from killpoint.errors import PointError
+from killpoint.report.planned import NO_CRASH, NO_CRASH_MEANS, row_of, shown_cell
 from killpoint.report.text import clip_head, clip_tail, number, visible
 from killpoint.values.findings import deciding_data, fails, open_severity
 from killpoint.values.sentences import count
@@ -178,9 +179,13 @@ def _timeline(cell: Mapping[str, Any], strings: Strings, limit: int) -> tuple[li
     ], omitted
 
 
-def cell_data(cell: Mapping[str, Any], strings: Strings) -> dict[str, Any]:
+def cell_data(
+    cell: Mapping[str, Any], strings: Strings, *, no_crash: bool = False
+) -> dict[str, Any]:
     """What the detail panel shows for one cell, with long texts in the string table and
-    every field at its default left out."""
+    every field at its default left out. `no_crash`: the cell made no crash (its row's
+    baseline failed): its point is shown as that (planned.NO_CRASH), never as the point
+    its id keeps for replay, and the panel names it by its row (`shown`)."""
     expected = bool(cell.get("expected", False))
     state = "expected" if expected else "unexpected"
     stderr, stderr_full = clip_tail(visible(cell.get("stderr_tail") or ""), STDERR_CHARS[state])
@@ -190,10 +195,13 @@ def cell_data(cell: Mapping[str, Any], strings: Strings) -> dict[str, Any]:
     sides: Mapping[str, Any] = raw_sides if isinstance(raw_sides, Mapping) else {}
     whole, whole_more = _whole_diff(cell.get("diff"), strings)
     schedule = [str(p) for p in cell.get("schedule") or []]
+    says = [describe(p) for p in schedule]
+    if no_crash:
+        schedule, says = [NO_CRASH], [NO_CRASH_MEANS]
     data: dict[str, Any] = {
         "id": strings(visible(cell.get("id", ""))),
         "schedule": [visible(p) for p in schedule],
-        "says": [strings(visible(describe(p))) for p in schedule],
+        "says": [strings(visible(s)) for s in says],
         "verdict": visible(cell.get("verdict", "")),
         "seconds": number(cell.get("seconds") or 0),
         "timeline": timeline,
@@ -227,6 +235,8 @@ def cell_data(cell: Mapping[str, Any], strings: Strings) -> dict[str, Any]:
         "whole_more": whole_more,
     }
     data.update({k: v for k, v in optional.items() if v})
+    if no_crash:  # its id stays (the page's links, its replay command); this names it
+        data["shown"] = strings(visible(shown_cell(cell.get("id", ""), [row_of(cell)])))
     diff = main_difference(cell)
     if isinstance(diff, Mapping):
         data["diff"] = {

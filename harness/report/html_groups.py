@@ -10,11 +10,12 @@ its kind names: an `acknowledged-lost` group of `corrupt` cells says `corrupt`.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from killpoint.report.html_matrix import UNKNOWN_GLYPH, VERDICTS
-from killpoint.report.text import clip_head, number, visible
+from killpoint.report.planned import Row, shown_cell
+from killpoint.report.text import cell_verdicts, clip_head, number, visible
 from killpoint.values.findings import KINDS as FINDING_KINDS
 from killpoint.values.findings import SEVERITIES
 
@@ -32,7 +33,7 @@ def _link(value: Any) -> str:
 def _badges(verdicts: Any, fallback: str) -> list[dict[str, Any]]:
     """The verdicts a group's or cause's cells have, most cells first, as badges; the
     kind's own verdict when the document does not say (a row-level group, an old report)."""
-    found = verdicts if isinstance(verdicts, Mapping) and verdicts else {fallback: None}
+    found = cell_verdicts(verdicts, fallback)
     return [
         {
             "verdict": str(v) if v in VERDICTS else "unknown",
@@ -112,9 +113,13 @@ def _group_fields(g: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def groups_view(
-    groups: Sequence[Mapping[str, Any]], by_id: Mapping[str, list[int]]
+    groups: Sequence[Mapping[str, Any]],
+    by_id: Mapping[str, list[int]],
+    no_crash: Collection[Row] = (),
 ) -> tuple[list[dict[str, Any]], list[list[int]]]:
-    """Each finding group as the page shows it, and the cells (data indices) of each."""
+    """Each finding group as the page shows it, and the cells (data indices) of each.
+    `no_crash`: the rows whose cells made no crash (planned.no_crash_rows), whose example
+    cell is named as its row (planned.shown_cell)."""
     shown: list[dict[str, Any]] = []
     members: list[list[int]] = []
     for g in groups:
@@ -125,7 +130,7 @@ def groups_view(
                 **_group_fields(g),
                 "g": len(shown),
                 "count": number(g.get("count", len(ids))),
-                "example_cell": visible(g.get("example_cell", "")),
+                "example_cell": visible(shown_cell(g.get("example_cell", ""), no_crash)),
                 "example_n": example[0] if example else None,
             }
         )
@@ -138,9 +143,11 @@ def causes_view(
     groups: Sequence[dict[str, Any]],
     by_id: Mapping[str, list[int]],
     first: int,
+    no_crash: Collection[Row] = (),
 ) -> tuple[list[dict[str, Any]], list[list[int]]]:
     """Each cause as the page shows it (its filter index from `first`, after the groups'),
-    its groups as details (each a filter too), and the cells of each."""
+    its groups as details (each a filter too), and the cells of each; `no_crash` as
+    groups_view's."""
     index = {g["raw_key"]: g for g in groups}
     shown: list[dict[str, Any]] = []
     members: list[list[int]] = []
@@ -175,7 +182,7 @@ def causes_view(
                 "points": [(visible(k), n) for k, n in (c.get("points") or {}).items()],
                 "details": details,
                 "example": clip_head(visible(c.get("example") or ""), 600),
-                "example_cell": visible(c.get("example_cell", "")),
+                "example_cell": visible(shown_cell(c.get("example_cell", ""), no_crash)),
                 "example_n": example[0] if example else None,
                 "replay": visible(c.get("replay") or ""),
                 "accepted": accepted,

@@ -9,14 +9,22 @@ under `--fail-on low`), `a` accepted (dashed), `nr` planned and never run (hatch
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from killpoint import kinds
 from killpoint.errors import PointError
 from killpoint.report.html_cells import Strings, cell_data, describe
-from killpoint.report.planned import ROW_FIELDS, read_not_planned, read_planned
+from killpoint.report.planned import (
+    NO_CRASH,
+    NO_CRASH_MEANS,
+    ROW_FIELDS,
+    no_crash_rows,
+    read_not_planned,
+    read_planned,
+    row_of,
+)
 from killpoint.report.text import clip_head, visible
 from killpoint.values.findings import RANK, deciding_data, fails, open_severity
 from killpoint.values.findings import VERDICTS as VERDICT_LIST
@@ -28,6 +36,9 @@ UNKNOWN_GLYPH = "•"
 KIND_MEANINGS: dict[str, str] = {k.name: k.meaning for k in kinds.REGISTRY.values()}
 WORSE = {"e": 0, "l": 1, "a": 2, "x": 3}  # a cell twice (merged results): the worse shows
 LISTED = {"x": 0, "l": 1, "a": 2}  # the order of the list of unexpected cells
+# The column of the cells that made no crash (their row's baseline failed): no kind of
+# point, so none of the campaign's columns, and drawn first, apart from the crash points.
+NO_CRASH_KEY = "no crash"
 
 
 @dataclass(frozen=True)
@@ -40,7 +51,7 @@ class Column:
 
     @property
     def title(self) -> str:
-        return visible(self.key)
+        return NO_CRASH if self.key == NO_CRASH_KEY else visible(self.key)
 
 
 def column_for(schedule: Sequence[str]) -> Column:
@@ -132,16 +143,31 @@ def _open_kinds(cell: Mapping[str, Any]) -> str:
 
 
 def columns_of(
-    cells: Sequence[Mapping[str, Any]], plan: Mapping[Any, Any] | None
+    cells: Sequence[Mapping[str, Any]],
+    plan: Mapping[Any, Any] | None,
+    no_crash: Collection[Any] = (),
 ) -> tuple[list[Column], list[Group]]:
     """Every schedule that ran or was planned, as a column, grouped by point kind (a
-    planned column with no result at all is still drawn)."""
+    planned column with no result at all is still drawn). The cells of the rows in
+    `no_crash` (their baseline failed) made no crash: one column of their own, never the
+    column of the point their id keeps."""
     by_key: dict[str, Column] = {}
-    every = [[str(p) for p in cell.get("schedule") or []] for cell in cells]
-    every += [s.split("+") for row in (plan or {}).values() for s in row or ()]
+    every = [
+        [str(p) for p in cell.get("schedule") or []]
+        for cell in cells
+        if row_of(cell) not in no_crash
+    ]
+    every += [
+        s.split("+")
+        for row, schedules in (plan or {}).items()
+        if row not in no_crash
+        for s in schedules or ()
+    ]
     for points in every:
         col = column_for(points)
         by_key.setdefault(col.key, col)
+    if any(row_of(c) in no_crash for c in cells) or any(r in no_crash for r in plan or {}):
+        by_key[NO_CRASH_KEY] = Column(NO_CRASH_KEY, NO_CRASH_KEY, "", (0,))
     columns: list[Column] = []
     groups: list[Group] = []
     for col in sorted(by_key.values(), key=lambda c: c.sort):
@@ -149,7 +175,11 @@ def columns_of(
             groups[-1].span += 1
             columns.append(col)
         else:
-            title = " → ".join(KIND_MEANINGS.get(k, "") for k in col.group.split(" → "))
+            title = (
+                NO_CRASH_MEANS
+                if col.key == NO_CRASH_KEY
+                else " → ".join(KIND_MEANINGS.get(k, "") for k in col.group.split(" → "))
+            )
             groups.append(Group(visible(col.group), 1, title))
             columns.append(replace(col, starts_group=True))
     return columns, groups
@@ -171,9 +201,15 @@ class Matrix:
     plan: Mapping[Any, Any] | None
 
 
-def _listed(cell: Mapping[str, Any], n: int, state: str, row: Row) -> dict[str, Any]:
+def _listed(
+    cell: Mapping[str, Any], n: int, state: str, row: Row, no_crash: bool = False
+) -> dict[str, Any]:
     verdict = str(cell.get("verdict", ""))
     first = str((cell.get("schedule") or [""])[0])
+    schedule = "+".join(str(p) for p in cell.get("schedule") or [])
+    kind, says = first.split(":", 1)[0], describe(first)
+    if no_crash:  # no crash was made: not the point its id keeps, nor what that point means
+        schedule, kind, says = NO_CRASH, NO_CRASH_KEY, NO_CRASH_MEANS
     return {
         "n": n,
         "verdict": verdict if verdict in VERDICTS else "unknown",
@@ -183,9 +219,9 @@ def _listed(cell: Mapping[str, Any], n: int, state: str, row: Row) -> dict[str, 
         "state": state,
         "kind": _deciding_kind(cell),
         "kinds": _open_kinds(cell),
-        "point_kind": visible(first.split(":", 1)[0]),
-        "schedule": visible("+".join(str(p) for p in cell.get("schedule") or [])),
-        "says": visible(describe(first)),
+        "point_kind": visible(kind),
+        "schedule": visible(schedule),
+        "says": visible(says),
         "runtime": row.runtime,
         "scenario": row.scenario,
         "mode": row.mode,
@@ -233,13 +269,19 @@ class _Rows:
 
 
 def _add_cell(
-    matrix: Matrix, row: Row, cell: Mapping[str, Any], slot: int, strings: Strings
+    matrix: Matrix,
+    row: Row,
+    cell: Mapping[str, Any],
+    slot: int,
+    strings: Strings,
+    no_crash: bool = False,
 ) -> None:
-    """One cell's panel data, its row's counts, the list and its slot in the row."""
+    """One cell's panel data, its row's counts, the list and its slot in the row.
+    `no_crash`: the cell made no crash (its row's baseline failed)."""
     verdict = str(cell.get("verdict", ""))
     state = state_of(cell)
     n = len(matrix.data)
-    matrix.data.append(cell_data(cell, strings))
+    matrix.data.append(cell_data(cell, strings, no_crash=no_crash))
     matrix.by_id.setdefault(str(cell.get("id", "")), []).append(n)
     row.count += 1
     row.unexpected += state == "x"
@@ -247,7 +289,7 @@ def _add_cell(
     if verdict == "missed":
         matrix.missed.append({"n": n, "id": visible(cell.get("id", ""))})
     if state != "e":
-        matrix.listed.append(_listed(cell, n, state, row))
+        matrix.listed.append(_listed(cell, n, state, row, no_crash))
     shown = row.cells[slot]
     if shown is not None and WORSE[state] <= WORSE.get(shown["state"], 0):
         return  # the same cell twice (merged results): the matrix shows the worse one
@@ -258,7 +300,9 @@ def _add_cell(
         "glyph": VERDICTS.get(verdict, (UNKNOWN_GLYPH, ""))[0],
         "state": state,
         "duplicates": cell.get("duplicates") or 0,
-        "schedule": visible("+".join(str(p) for p in cell.get("schedule") or [])),
+        "schedule": NO_CRASH
+        if no_crash
+        else visible("+".join(str(p) for p in cell.get("schedule") or [])),
     }
 
 
@@ -267,11 +311,15 @@ def build_matrix(document: Mapping[str, Any], strings: Strings) -> Matrix:
     state and panel data, planned cells that never ran, and skipped rows."""
     cells: list[Mapping[str, Any]] = list(document.get("cells") or [])
     plan = read_planned(document)
-    columns, groups = columns_of(cells, plan)
+    no_crash = no_crash_rows(document)
+    columns, groups = columns_of(cells, plan, no_crash)
     col_index = {c.key: n for n, c in enumerate(columns)}
     rows = _Rows(document, plan, len(columns))
     matrix = Matrix(columns, groups, [], [], [], [], {}, plan)
     for cell in cells:
+        if row_of(cell) in no_crash:
+            _add_cell(matrix, rows(cell), cell, col_index[NO_CRASH_KEY], strings, no_crash=True)
+            continue
         slot = col_index["+".join(str(p) for p in cell.get("schedule") or [])]
         _add_cell(matrix, rows(cell), cell, slot, strings)
     if document.get("interrupted"):  # a row whose baseline ran is drawn, cells or not
@@ -284,7 +332,10 @@ def build_matrix(document: Mapping[str, Any], strings: Strings) -> Matrix:
             row.unplanned = True
             continue
         for text in in_plan:
-            slot = col_index[column_for(text.split("+")).key]
+            if key in no_crash:  # its one cell, not run: where it would have been drawn
+                slot, text = col_index[NO_CRASH_KEY], NO_CRASH
+            else:
+                slot = col_index[column_for(text.split("+")).key]
             if row.cells[slot] is None:
                 row.cells[slot] = {"state": "nr", "schedule": visible(text)}
                 row.not_run += 1

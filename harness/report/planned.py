@@ -22,11 +22,15 @@ have had when its run reached its end:
 
     {"scenario": "research", ..., "problem": "...", "not_planned": true,
      "cells_not_planned": 14}
+
+That cell's id keeps the point it was planned at (`kinds.stand_in()`, or the first point
+asked for), which replay and --rerun-failed read; every output shows it as what it is, a
+cell without a crash (NO_CRASH, `shown_cell`), never as a crash at that point.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -156,6 +160,50 @@ def read_not_planned(document: Mapping[str, Any]) -> list[NotPlanned]:
     return found
 
 
+# How every output shows the point of a cell that made no crash (a row whose baseline failed
+# has one; its id keeps the point it was planned at, `kinds.stand_in()`, so that replay and
+# --rerun-failed read it as any other id), and what that "point" means.
+NO_CRASH = "no crash (the row's baseline failed)"
+NO_CRASH_MEANS = (
+    "the row's uninterrupted run failed, so none of its crash cells was planned; this cell "
+    "carries that failure, without a crash"
+)
+
+
+def row_of(cell: Mapping[str, Any]) -> Row:
+    """The row a cell of a document is in."""
+    return tuple(str(cell.get(k, "")) for k in ROW_FIELDS)  # type: ignore[return-value]
+
+
+def no_crash_rows(document: Mapping[str, Any]) -> frozenset[Row]:
+    """The rows whose cells made no crash: their baseline failed. Such a row has the one cell
+    planned for it (or, in a rerun, the cells asked for), each carrying the failure."""
+    return frozenset(n.row for n in read_not_planned(document))
+
+
+def shown_cell(cell_id: object, rows: Collection[Row]) -> str:
+    """A cell's id where a report names it as an example: a cell of a row in `rows`
+    (no_crash_rows) as its row, without a crash, never as the point its id keeps."""
+    text = str(cell_id)
+    row = text.rpartition("/")[0]  # a schedule never holds a slash; a scenario may
+    if any(row == "/".join(r) for r in rows):
+        return f"{row} (no crash: its baseline failed)"
+    return text
+
+
+def not_run_of(document: Mapping[str, Any]) -> list[NotRun]:
+    """The planned rows of a document whose cells did not all run (none without its plan)."""
+    plan = read_planned(document)
+    if not plan:
+        return []
+    ran = (
+        (row_of(c), "+".join(str(p) for p in c.get("schedule") or []))
+        for c in document.get("cells") or []
+        if isinstance(c, Mapping)
+    )
+    return not_run(plan, ran)
+
+
 def not_planned_lines(found: Sequence[NotPlanned], limit: int) -> list[str]:
     """The rows not planned, a heading and a line each, at most `limit` of them and then
     how many more (as Stopped.partial_lines names the rows a stop cut short)."""
@@ -173,15 +221,21 @@ def not_planned_lines(found: Sequence[NotPlanned], limit: int) -> list[str]:
 
 
 __all__ = [
+    "NO_CRASH",
+    "NO_CRASH_MEANS",
     "ROW_FIELDS",
     "NotPlanned",
     "NotRun",
     "Row",
     "count_not_run",
+    "no_crash_rows",
     "not_planned_json",
     "not_planned_lines",
     "not_run",
+    "not_run_of",
     "planned_json",
     "read_not_planned",
     "read_planned",
+    "row_of",
+    "shown_cell",
 ]

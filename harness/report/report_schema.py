@@ -74,6 +74,7 @@ STOPPED_ROW: dict[str, Spec] = {
     "cells": WHOLE,
     "ran": WHOLE,
     "planned": FLAG,
+    "baseline_failed": FLAG,
     "kinds": LIST,
     "covered": LIST,
 }

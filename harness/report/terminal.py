@@ -1,6 +1,8 @@
 """A campaign as the terminal shows it, from its report document: the table of rows, the
 figures line, the causes (each with its sentence and the groups that come with it), the
-groups that fail it, the low ones, the accepted ones, and what happens without a crash.
+groups that fail it, the low ones, the accepted ones, what happens without a crash, and
+why a campaign that stopped early stopped. What did not run is said here once, and the
+Markdown summary (report.github) and the HTML page say it by these same lines.
 
 `killpoint matrix` prints this at its end; `merge` and `report` write it (`--text`). The
 lines carry a style name ("red" for what fails) that the cli's console may colour; run
@@ -22,12 +24,14 @@ from killpoint.report.planned import (
     NotPlanned,
     NotRun,
     count_not_run,
+    no_crash_rows,
     not_planned_lines,
-    not_run,
+    not_run_of,
     read_not_planned,
     read_planned,
+    shown_cell,
 )
-from killpoint.report.text import causes_heading, cut, failing_causes
+from killpoint.report.text import causes_heading, cut, failing_causes, verdicts_said
 from killpoint.values.durations import duration
 from killpoint.values.sentences import count
 from killpoint.values.shown import line
@@ -36,6 +40,7 @@ from killpoint.values.shown import lines as shown_lines
 SHOWN_GROUPS = 30
 SHOWN_DETAILS = 6  # a cause's groups listed under it; the rest are counted
 SHOWN_NOT_PLANNED = 8  # rows whose baseline failed, named one by one; the rest are counted
+SHOWN_PARTIAL = 8  # rows a stopped campaign did not wholly cover, named; the rest counted
 
 Line = tuple[str, str | None]  # text, style
 
@@ -62,21 +67,7 @@ def table(document: Mapping[str, Any]) -> Table:
     column only when there are some)."""
     cells = _cells(document)
     plan = read_planned(document) or {}
-    missing = not_run(
-        plan,
-        (
-            (
-                (
-                    str(c.get("runtime")),
-                    str(c.get("scenario")),
-                    str(c.get("mode")),
-                    str(c.get("store")),
-                ),
-                "+".join(str(p) for p in c.get("schedule") or []),
-            )
-            for c in cells
-        ),
-    )
+    missing = not_run_of(document)
     unrun = {m.row[1:3]: m for m in missing}
     unplanned = {n.row[1:3]: n for n in read_not_planned(document)}
     low = any(_low(c) for c in cells)
@@ -158,6 +149,7 @@ def cause_lines(document: Mapping[str, Any]) -> list[Line]:
     if not causes:
         return []
     lines: list[Line] = [(f"causes: {causes_heading(causes)}, most impact first", None)]
+    no_crash = no_crash_rows(document)  # an example there made no crash: named as its row
     for n, c in enumerate(causes, start=1):
         if c.get("accepted"):
             state, style = f"accepted ({cut(str(c['accepted']), 120)})", None
@@ -165,7 +157,7 @@ def cause_lines(document: Mapping[str, Any]) -> list[Line]:
             state, style = f"{c['failing_cells']} failing", "red"
         else:
             state, style = f"{c.get('severity')} severity, fails nothing", None
-        verdicts = ", ".join(f"{v} {k}" for k, v in (c.get("verdicts") or {}).items())
+        verdicts = verdicts_said(c.get("verdicts"))
         lines.append(
             (
                 f"{n}. {c.get('name')}: {count(int(c.get('count') or 0), 'cell')} ({verdicts}), "
@@ -179,7 +171,8 @@ def cause_lines(document: Mapping[str, Any]) -> list[Line]:
         more = len(details) - SHOWN_DETAILS
         if shown:
             lines.append((f"   groups: {shown}" + (f" and {more} more" if more > 0 else ""), None))
-        lines.append((f"   e.g. {c.get('example_cell')}: {cut(str(c.get('example', '')))}", None))
+        example = shown_cell(c.get("example_cell"), no_crash)
+        lines.append((f"   e.g. {example}: {cut(str(c.get('example', '')))}", None))
         lines.append((f"   replay: {c.get('replay')}", None))
     return lines
 
@@ -190,11 +183,12 @@ def group_lines(document: Mapping[str, Any]) -> list[Line]:
 
     groups = [g for g in document.get("groups") or [] if isinstance(g, Mapping)]
     failing_groups = [g for g in failing(document) if not g.get("without_crash")]
+    no_crash = no_crash_rows(document)  # an example there made no crash: named as its row
     lines: list[Line] = []
     if failing_groups:
         lines.append((f"groups of findings failing the campaign: {len(failing_groups)}", None))
     for n, g in enumerate(failing_groups[:SHOWN_GROUPS], start=1):
-        verdicts = ", ".join(f"{v} {k}" for k, v in (g.get("verdicts") or {}).items())
+        verdicts = verdicts_said(g.get("verdicts"), g.get("verdict"))
         lines.append(
             (
                 f"{n}. {heading(g)}: {count(int(g.get('count') or 0), 'cell')}"
@@ -203,7 +197,8 @@ def group_lines(document: Mapping[str, Any]) -> list[Line]:
             )
         )
         lines.append((f"   {cut(str(g.get('meaning', '')))}", None))
-        lines.append((f"   e.g. {g.get('example_cell')}: {cut(str(g.get('example', '')))}", None))
+        example = shown_cell(g.get("example_cell"), no_crash)
+        lines.append((f"   e.g. {example}: {cut(str(g.get('example', '')))}", None))
         lines.append((f"   replay: {g.get('replay')}", None))
     if len(failing_groups) > SHOWN_GROUPS:
         more = len(failing_groups) - SHOWN_GROUPS
@@ -260,38 +255,24 @@ def without_crash_lines(document: Mapping[str, Any]) -> list[Line]:
 def preamble_lines(document: Mapping[str, Any]) -> list[Line]:
     """What the table cannot say: cells planned and never run, rows not planned (their
     baseline failed) and why, skipped rows."""
-    cells = _cells(document)
-    plan = read_planned(document)
     lines: list[Line] = []
-    if plan:
-        missing = not_run(
-            plan,
-            (
-                (
-                    (
-                        str(c.get("runtime")),
-                        str(c.get("scenario")),
-                        str(c.get("mode")),
-                        str(c.get("store")),
-                    ),
-                    "+".join(str(p) for p in c.get("schedule") or []),
-                )
-                for c in cells
-            ),
-        )
-        if missing:
-            n_cells, unplanned = count_not_run(missing)
-            started = [m for m in missing if m.never_started]
-            parts = [count(n_cells, "planned cell")] if n_cells else []
-            if unplanned:
-                parts.append(f"{count(unplanned, 'row')} whose cells were never planned")
-            text = f"not run: {' and '.join(parts)}"
-            text += (
-                " (the campaign was interrupted)" if document.get("interrupted") else " (no result)"
-            )
-            if started:
-                text += f"; never started: {', '.join('/'.join(m.row[1:3]) for m in started)}"
-            lines.append((text, None))
+    missing = not_run_of(document)
+    if missing:
+        n_cells, unplanned = count_not_run(missing)
+        started = [m for m in missing if m.never_started]
+        parts = [count(n_cells, "planned cell")] if n_cells else []
+        if unplanned:
+            parts.append(f"{count(unplanned, 'row')} whose cells were never planned")
+        text = f"not run: {' and '.join(parts)}"
+        if document.get("interrupted"):
+            text += " (the campaign was interrupted)"
+        elif document.get("stopped"):
+            text += " (the campaign stopped early)"
+        else:
+            text += " (no result)"
+        if started:
+            text += f"; never started: {', '.join('/'.join(m.row[1:3]) for m in started)}"
+        lines.append((text, None))
     lines += [(t, None) for t in not_planned_lines(read_not_planned(document), SHOWN_NOT_PLANNED)]
     for s in document.get("skipped") or []:
         if isinstance(s, Mapping):
@@ -302,6 +283,22 @@ def preamble_lines(document: Mapping[str, Any]) -> list[Line]:
                 )
             )
     return lines
+
+
+def stopped_lines(document: Mapping[str, Any]) -> list[Line]:
+    """A campaign that stopped early (--fail-fast, --budget): why, and what it covered; the
+    rows not every kind of whose points ran, named (a few). From the report's `stopped`, by
+    the campaign's own Stopped, so that every output of the report says it alike."""
+    from killpoint.engine.stop_rule import Stopped
+
+    data = document.get("stopped")
+    if not isinstance(data, Mapping):
+        return []
+    stopped = Stopped.from_json(data)
+    return [
+        (f"stopped: {stopped.sentence()}", None),
+        *((f"  {row}", None) for row in stopped.partial_lines(SHOWN_PARTIAL)),
+    ]
 
 
 def note_lines(document: Mapping[str, Any]) -> list[Line]:
@@ -321,6 +318,7 @@ def lines(document: Mapping[str, Any], *, quiet: bool = False) -> list[Line]:
         *cause_lines(document),
         *group_lines(document),
         *without_crash_lines(document),
+        *stopped_lines(document),
     ]
 
 
@@ -347,7 +345,9 @@ __all__ = [
     "group_lines",
     "lines",
     "not_run_text",
+    "preamble_lines",
     "render",
+    "stopped_lines",
     "table",
     "without_crash_lines",
 ]

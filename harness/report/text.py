@@ -63,3 +63,24 @@ def causes_heading(causes: Sequence[Mapping[str, Any]]) -> str:
     failing = failing_causes(causes)
     heading = count(len(causes), "cause")
     return heading if failing == len(causes) else f"{heading} ({failing} failing the campaign)"
+
+
+def cell_verdicts(verdicts: Any, fallback: Any) -> dict[str, int | None]:
+    """The verdicts a group's or a cause's cells have, most cells first: its badge is the
+    first (killpoint.judge.groups.Group.badge), never only the one its kind names (an
+    `effect-lost` group of `corrupt` cells says `corrupt`). The kind's own verdict,
+    uncounted, where the document does not say (a row-level group, an old report). Every
+    face reads a badge here: the terminal, the HTML page, the Markdown summary."""
+    if isinstance(verdicts, Mapping) and verdicts:
+        return {str(v): n for v, n in verdicts.items()}
+    return {str(fallback): None}
+
+
+def verdicts_said(verdicts: Any, fallback: Any = None) -> str:
+    """`cell_verdicts` as words: "42 corrupt, 8 diverged"; "diverged" when uncounted; ""
+    when there is nothing to say."""
+    if fallback is None and not (isinstance(verdicts, Mapping) and verdicts):
+        return ""
+    return ", ".join(
+        str(v) if n is None else f"{n} {v}" for v, n in cell_verdicts(verdicts, fallback).items()
+    )

@@ -268,7 +268,8 @@
     exp.className = "chip " + (c.expected ? "exp" : c.accepted ? "acc" : low ? "lowc" : "unexp");
     exp.textContent = c.expected ? "expected" : c.accepted ? "accepted" : low ? "unexpected, low severity only: not failing" : "unexpected";
     $("d-title").textContent = c.schedule.join(" + ");
-    $("d-id").textContent = str(c.id);
+    // A cell that made no crash is named by its row; its id (links, replay) stays as it is.
+    $("d-id").textContent = str(has(c, "shown") ? c.shown : c.id);
     $("d-detail").textContent = str(c.detail);
     $("d-detail").hidden = !str(c.detail);
     var dups = c.duplicates || 0, bound = c.bound || 0;

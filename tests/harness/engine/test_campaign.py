@@ -276,3 +276,45 @@ def test_a_row_whose_baseline_failed_keeps_the_crash_cells_it_did_not_plan(
     working = failed_baseline.run(tmp_path / "working", runtime="reference")
     assert {} == working.not_planned
     assert 4 == working.planned  # after-checkpoint:1..4: one more than the failed row's trace
+
+
+def test_a_stopped_campaign_says_a_row_whose_baseline_failed_was_not_planned(
+    tmp_path: Path,
+) -> None:
+    """--fail-fast, and the row's one cell (no crash, carrying the failure) is the first
+    unexpected one: the stop counts the row as not planned, never as a row every kind of
+    whose points ran (it said "every kind of point planned ran in 1 of 1 row")."""
+    from tests.harness import failed_baseline
+
+    stopped = failed_baseline.run(tmp_path / "stopped", fail_fast=True).stopped
+    assert stopped is not None
+    (row,) = stopped.rows
+    assert (failed_baseline.ROW, True, (), False) == (
+        row.row, row.baseline_failed, row.kinds, row.whole
+    )  # fmt: skip
+    assert (
+        "it stopped at its first unexpected cell (--fail-fast): 1 of 1 cell ran; 1 row not "
+        "planned: its baseline failed"
+    ) == stopped.sentence()
+    assert ["research/tool-batch: its baseline failed; no crash cell planned"] == (
+        stopped.partial_lines(8)
+    )
+
+
+def test_a_rerun_of_a_row_whose_baseline_now_fails_keeps_it_not_planned(
+    tmp_path: Path,
+) -> None:
+    """`--rerun-failed` of the row's one cell, and of a crash cell the row had when its
+    baseline worked: neither makes a crash now (each carries the failure), so the result
+    says the row was not planned, as the first campaign's did; its reports then show the
+    cells as what they are. How many crash cells the row offers is not this campaign's to
+    say (it runs only the cells asked for)."""
+    from tests.harness import failed_baseline
+
+    row = "/".join(failed_baseline.ROW)
+    cells = [f"{row}/mid-model:1", f"{row}/after-checkpoint:2"]
+    result = failed_baseline.run(tmp_path / "rerun", cells=cells)
+    assert {failed_baseline.ROW: None} == result.not_planned
+    assert sorted(cells) == sorted(c.id for c in result.cells)
+    for cell in result.cells:
+        assert cell.timeline[0].text.startswith("plan: no crash"), cell.timeline

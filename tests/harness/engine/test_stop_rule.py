@@ -69,3 +69,60 @@ def test_coverage_counts_cells_and_kinds_per_row_and_rows_never_planned() -> Non
     assert {"reason": "budget", "ran": 3, "planned": 5} == {
         k: stopped.to_json()[k] for k in ("reason", "ran", "planned")
     }
+
+
+def test_a_row_whose_baseline_failed_is_said_not_planned_never_covered() -> None:
+    """Its one cell stands at a point no kind of which was planned (it makes no crash): the
+    row counts no kind, is never "every kind ran", and the sentence says it apart. It read
+    "every kind of point planned ran in 2 of 2 rows" of a campaign that crashed one."""
+    research = ("reference", "research", "tool-batch", "sqlite")
+    failed = ("reference", "parallel", "tool-batch", "sqlite")
+    plan = {research: ["after-checkpoint:1"], failed: ["mid-model:1"]}
+    ran = [cell("research", "after-checkpoint:1"), cell("parallel", "mid-model:1")]
+    rows = {r.row: r for r in coverage(plan, ran, not_planned={failed})}
+    assert ((), (), True, False) == (
+        rows[failed].kinds, rows[failed].covered, rows[failed].baseline_failed, rows[failed].whole
+    )  # fmt: skip
+    assert rows[research].whole and not rows[research].baseline_failed
+    stopped = Stopped(FAIL_FAST, 2.0, None, list(rows.values()))
+    assert (
+        "it stopped at its first unexpected cell (--fail-fast): 2 of 2 cells ran; every kind "
+        "of point planned ran in 1 of 1 row; 1 row not planned: its baseline failed"
+    ) == stopped.sentence()
+    assert ["parallel/tool-batch: its baseline failed; no crash cell planned"] == (
+        stopped.partial_lines(8)
+    )
+    # Every row's baseline failed, and one's cell did not run: no "0 of 0 rows".
+    alone = Stopped(FAIL_FAST, 2.0, None, coverage(plan, ran[1:], not_planned=set(plan)))
+    assert (
+        "it stopped at its first unexpected cell (--fail-fast): 1 of 2 cells ran; 2 rows not "
+        "planned: their baselines failed"
+    ) == alone.sentence()
+    assert (
+        "research/tool-batch: its baseline failed; no crash cell planned, and the cell that "
+        "carries its failure did not run"
+    ) == alone.partial_lines(8)[0]
+
+
+def test_a_stop_reads_back_from_its_json_and_says_the_same() -> None:
+    """Every output of a report says the stop from the report's `stopped`, by these same
+    methods; a field missing or of another type (an older or a hand-made report) is read
+    as nothing of it, never an error."""
+    research = ("reference", "research", "tool-batch", "sqlite")
+    failed = ("reference", "parallel", "tool-batch", "sqlite")
+    plan = {research: ["after-checkpoint:1", "mid-batch:2:0"], failed: ["mid-model:1"]}
+    ran = [cell("research", "after-checkpoint:1"), cell("parallel", "mid-model:1")]
+    stopped = Stopped(BUDGET, 61.5, 60.0, coverage(plan, ran, not_planned={failed}))
+    again = Stopped.from_json(stopped.to_json())
+    assert stopped == again
+    assert (stopped.sentence(), stopped.partial_lines(1)) == (
+        again.sentence(),
+        again.partial_lines(1),
+    )
+    odd = Stopped.from_json(
+        {"reason": "budget", "budget": "soon", "rows": [{"scenario": "x", "cells": "3"}, "junk"]}
+    )
+    assert (
+        "it stopped at its time budget (0 ms): 0 of 0 cells ran; every kind of point planned "
+        "ran in 1 of 1 row"
+    ) == odd.sentence()

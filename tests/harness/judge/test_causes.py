@@ -8,10 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from killpoint.engine.campaign import CampaignResult
 from killpoint.judge.causes import find_causes
 from killpoint.judge.groups import Accepted, apply_accepted, group_findings
 from killpoint.values.cell import CellResult
 from killpoint.values.findings import NO_CRASH, Finding, verdict_of
+from tests.harness.stored_early import (
+    EARLY,
+    LOSING,
+    document_of,
+    stored_early,  # noqa: F401  (a fixture)
+)
 
 
 def finding(kind: str, path: str, **fields: Any) -> Finding:
@@ -229,3 +236,102 @@ def test_a_terminal_status_stored_mid_run_leads_the_cause_of_what_it_loses() -> 
         "COMPLETED at the crash, where the uninterrupted run still went on to ask the model, "
         "so nothing resumed it, at after-checkpoint and mid-batch points"
     ), cause.sentence
+
+
+def stored_over(point: str, held: int) -> Finding:
+    """running_as_completed's finding: run 1 COMPLETED in the store at `point`, `held`
+    checkpoints landed, where the uninterrupted run went on to checkpoint 5."""
+    return Finding.of(
+        "terminal-early",
+        {"run": 1, "run_id": "r1", "status": "COMPLETED", "point": point, "held": held,
+         "turns": list(range(held + 1, 6)), "ended_at": 5},
+        path="runs[0].status", actual_value="COMPLETED", expected_value=[5],
+    )  # fmt: skip
+
+
+def stored_over_campaign() -> list[CellResult]:
+    """running_as_completed's whole campaign (research, multi-run and cancel, every mode and
+    point), scaled down as its cells had it: the run stored COMPLETED early in nearly every
+    cell, at points where nothing else shows too (a paused worker's), so the executions and
+    effects it lost, in a few of them, never cluster with it by the cells they share. Beside
+    it: a store invariant and an ended status seen in a cell without it, and points missed
+    where it made them unreachable."""
+    cells = []
+    for n in range(1, 4):  # what the run had still to do, lost
+        point = f"after-checkpoint:{n}"
+        cells.append(agno_cell("research", point, stored_over(point, n), lost_executions(4 - n),
+                               finding("effect-lost", "ledger", tool="fetch_detail"),
+                               finding("messages-differ", "runs[0].messages[3]"),
+                               finding("run-differs", "runs[0].content"), held=n))  # fmt: skip
+    for n in range(1, 9):  # the status stored early, and nothing else
+        cells.append(agno_cell("research", f"sigstop:{n}", stored_over(f"sigstop:{n}", 1)))
+    for n in range(1, 3):  # a batch without results: mostly where the run was stored early
+        point = f"mid-commit:{n}"
+        cells.append(agno_cell("research", point, stored_over(point, n),
+                               finding("store-invariant", "store")))  # fmt: skip
+    cells.append(agno_cell("cancel", "mid-commit:3", finding("store-invariant", "store")))
+    for n in range(1, 3):  # points the run stored early made unreachable
+        point = f"lease-outlived:{n}"
+        cells.append(agno_cell("research", point, stored_over(point, 1),
+                               finding("missed", "-")))  # fmt: skip
+    for n in range(1, 4):  # an ended status, once where no run was stored early
+        point = f"lock-held:{n}"
+        found = [stored_over(point, 1)] if n < 3 else []
+        cells.append(
+            agno_cell("cancel", point, *found, finding("status-differs", "runs[0].status"))
+        )
+    return cells
+
+
+def test_what_a_run_stored_over_early_never_made_is_a_detail_of_its_cause() -> None:
+    """The user's running_as_completed campaign read "264 unexpected from 11 causes": its
+    executions and effects lost, in cells that all carried the status stored early, were
+    causes of their own because they were in too few of its cells to cluster with it.
+    Every cell of them shows the more telling cause, so they are its details; a store
+    invariant and an ended status seen once without it stay causes, and so does a point
+    missed (what could not be judged is no consequence)."""
+    cells = stored_over_campaign()
+    causes = find_causes(cells)
+    assert ["terminal-early", "store-invariant", "status-differs", "missed"] == [
+        c.head.kind for c in causes
+    ]
+    early = causes[0]
+    assert {
+        "tool-executions-lost:-:runs[*].tool_executions": 3,
+        "effect-lost:fetch_detail:ledger": 3,
+        "messages-differ:-:runs[*].messages[*]": 3,
+    }.items() <= {d.group.key: d.cells for d in early.details}.items()
+    assert 17 == len(early.cells) == early.failing_cells
+    assert early.sentence.startswith("A run is stored as over before its end: in 17 cells")
+    # A cause of its own keeps every cell it shows in, those of the cause it came with too.
+    assert 3 == len(causes[1].cells) and 3 == len(causes[2].cells)
+
+    # Accepted by design, the status stored early holds no loss that is not: the lost
+    # executions still fail their cells, under a cause of their own.
+    cells = stored_over_campaign()
+    reason = "by design: a test of the rule"
+    apply_accepted(cells, {"terminal-early:-:runs[*].status": Accepted("", reason)})
+    causes = {c.head.kind: c for c in find_causes(cells)}
+    assert reason == causes["terminal-early"].accepted
+    assert 3 == causes["effect-lost"].failing_cells
+
+
+def test_a_real_campaign_reads_as_the_one_cause(
+    stored_early: CampaignResult,  # noqa: F811
+) -> None:
+    """running_as_completed for real (research and multi-run, after each checkpoint): 7
+    cells hold the run COMPLETED before its end, research's 3 lose what it had still to do.
+    One cause, led by the status stored early, with the losses as its details, in the
+    document every report is rendered from."""
+    document = document_of(stored_early)
+    assert ["terminal-early:-:runs[*].status"] == [c["key"] for c in document["causes"]]
+    (cause,) = document["causes"]
+    assert (EARLY, EARLY) == (cause["count"], cause["failing_cells"])
+    details = {g["key"]: g["cells"] for g in cause["groups"]}
+    assert {
+        "tool-executions-lost:-:runs[*].tool_executions": LOSING,
+        "effect-lost:fetch_detail:ledger": LOSING,
+    }.items() <= details.items(), details
+    # The same from the saved JSON, as `killpoint report` reads it back.
+    cells = [CellResult.from_json(dict(c)) for c in document["cells"]]
+    assert ["terminal-early"] == [c.head.kind for c in find_causes(cells)]

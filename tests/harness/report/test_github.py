@@ -15,10 +15,17 @@ from killpoint.report import github
 from killpoint.report.document import to_document
 from tests.harness.failed_baseline import (
     PROBLEM,
+    ROW,
     document_of,
     failed_row,  # noqa: F401  (a fixture)
+    stopped_row,  # noqa: F401  (a fixture)
 )
 from tests.harness.report.test_junit import cell
+from tests.harness.stored_early import (
+    EARLY,
+    stored_early,  # noqa: F401  (a fixture)
+)
+from tests.harness.stored_early import document_of as stored_early_document
 
 SECRET = "s3cr3t-pass-word"
 
@@ -133,3 +140,87 @@ def test_the_summary_says_which_rows_crash_cells_were_not_planned_and_why(
         f"were not planned: {PROBLEM}"
     )
     assert any(line.startswith(f"- {said}") for line in lines), text
+
+
+def test_a_groups_verdict_is_the_one_its_cells_have_as_every_face_says(
+    stored_early: CampaignResult,  # noqa: F811
+) -> None:
+    """A real campaign of running_as_completed: the run stored COMPLETED before its end
+    makes every cell corrupt, and its messages differ there too. The summary named that
+    group by its kind's verdict (`diverged`) where the terminal said its 7 cells are
+    corrupt; the summary and the annotations now say what the terminal says."""
+    from killpoint.report.terminal import render
+
+    document = stored_early_document(stored_early)
+    key = "messages-differ:-:runs[*].messages[*]"
+    (group,) = [g for g in document["groups"] if g["key"] == key]
+    assert (group["verdict"], group["verdicts"]) == ("diverged", {"corrupt": EARLY})
+    said = f"messages-differ at runs[*].messages[*]: {EARLY} cells ({EARLY} corrupt)"
+    assert said in render(document)
+    (line,) = [
+        line
+        for line in github.summary_markdown(document).splitlines()
+        if line.split("**")[1:2] == [github.markdown(github.heading(group))]
+    ]
+    assert f"**: {EARLY} cells, {EARLY} corrupt (high); e.g." in line, line
+    titles = [a.split("::")[1] for a in github.annotation_lines(document).splitlines() if "::" in a]
+    assert "error title=killpoint%3A messages-differ (corrupt)" in titles, titles
+
+
+def test_a_stopped_campaign_says_so_in_the_summary_as_the_terminal_does(
+    stopped_row: CampaignResult,  # noqa: F811
+) -> None:
+    """`--fail-fast` on a row whose baseline failed: the terminal said "stopped: …" and the
+    row's line, the Markdown nothing of it. Now the Markdown has the terminal's own lines
+    (report.terminal), the stop as a paragraph and its rows as its list, and the row is
+    not planned, never a row every kind of whose points ran."""
+    from killpoint.report import terminal
+
+    document = document_of(stopped_row)
+    lines = github.summary_markdown(document).splitlines()
+    stop, row = [text for text, _ in terminal.stopped_lines(document)]
+    assert stop == (
+        "stopped: it stopped at its first unexpected cell (--fail-fast): 1 of 1 cell ran; 1 row "
+        "not planned: its baseline failed"
+    )
+    at = lines.index(github.markdown(stop))
+    assert lines[at + 1 : at + 3] == ["", f"- {github.markdown(row.strip())}"]
+    for text, _ in terminal.preamble_lines(document):  # what did not run, as the terminal
+        shown = github.markdown(text.strip())
+        assert shown in lines or f"- {shown}" in lines, (text, lines)
+    assert "every kind of point planned ran in 1" not in "\n".join(lines)
+
+
+def test_the_summary_has_every_planned_row_and_the_cells_that_did_not_run() -> None:
+    """An interrupted campaign: a row none of whose cells ran was left out of the table, a
+    row whose cells were never planned too, and nothing said what did not run."""
+    from killpoint.report import terminal
+    from tests.harness.report.test_terminal import interrupted_result
+
+    document = to_document(interrupted_result())
+    lines = github.summary_markdown(document).splitlines()
+    assert "| scenario | mode | cells | ok | unexpected | not run |" in lines
+    assert "| research | tool\\-batch | 2 | 1 | 1 | 2 |" in lines
+    assert "| research | runs | 0 | 0 | 0 | 1 |" in lines
+    assert "| cancel | runs | 0 | 0 | 0 | whole row |" in lines
+    (said, _), *_ = terminal.preamble_lines(document)
+    assert said.startswith("not run: 3 planned cells and 1 row whose cells were never planned")
+    assert github.markdown(said) in lines
+
+
+def test_the_example_of_a_row_whose_baseline_failed_is_no_crash(
+    failed_row: CampaignResult,  # noqa: F811
+) -> None:
+    """The failing group's "e.g." (summary and annotation) named `…/mid-model:1`, a crash
+    point the campaign never planned: it names the row, without a crash; the replay command
+    keeps the cell's id, which `killpoint replay` reads."""
+    document = document_of(failed_row)
+    (cell,) = document["cells"]
+    shown = github.markdown(f"{'/'.join(ROW)} (no crash: its baseline failed)")
+    (line,) = [line for line in github.summary_markdown(document).splitlines() if "e.g." in line]
+    assert f"e.g. {shown}: " in line, line
+    assert f"replay: `{cell['replay']}`" in line
+    assert "mid-model" not in line.replace(cell["replay"], ""), line
+    (annotation,) = github.annotation_lines(document).splitlines()
+    assert f"%0Ae.g. {'/'.join(ROW)} (no crash: its baseline failed): " in annotation
+    assert "mid-model" not in annotation.replace(cell["replay"], ""), annotation

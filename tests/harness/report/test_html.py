@@ -42,8 +42,10 @@ from tests.benchmarks.report_size import (
 )
 from tests.harness.failed_baseline import (
     PROBLEM,
+    ROW,
     document_of,
     failed_row,  # noqa: F401  (a fixture)
+    stopped_row,  # noqa: F401  (a fixture)
 )
 
 VOID = {"meta", "input", "br", "img", "hr", "link", "area", "base", "col", "source", "wbr"}
@@ -1300,6 +1302,62 @@ def test_a_row_whose_baseline_failed_is_named_with_the_crash_cells_not_planned(
     assert mark.text == "not planned" and PROBLEM in mark.attrs["title"]
     (button,) = row.find_all("button")
     assert button.attrs["title"].startswith("no crash (its baseline failed, so the 3 crash")
+
+
+def test_the_cell_of_a_row_whose_baseline_failed_is_shown_as_no_crash_everywhere(
+    failed_row: CampaignResult,  # noqa: F811
+) -> None:
+    """The campaign ran `--points after-checkpoint`; the row's one cell is planned at
+    `mid-model:1` (its id keeps it, for replay) but makes no crash. The page drew it under a
+    `mid-model` column, listed it at crash point `mid-model:1` with that point's "the
+    worker is killed", and titled its panel so. Now: a `no crash` column of its own, and
+    every place that said the point says no crash."""
+    from killpoint.report.planned import NO_CRASH, NO_CRASH_MEANS
+
+    document = document_of(failed_row)
+    (cell,) = document["cells"]
+    page = parse(render_report(document))
+    matrix = page.by_id("matrix")
+    head = matrix.find_all("thead")[0]
+    (group,) = head.find_all("th", "grp")
+    assert (group.text, group.attrs["title"]) == ("no crash", NO_CRASH_MEANS)
+    (column,) = head.find_all("th", "col")
+    assert column.attrs["title"] == NO_CRASH
+    for element in [*matrix.iter(), *page.by_id("list").iter()]:  # no word of the point
+        said = [element.text, *element.attrs.values()]
+        assert not [t for t in said if "mid-model" in t], element.tag
+    (listed,) = page.by_id("list").find_all("tbody")[0].find_all("tr")
+    assert listed.attrs["data-point"] == NO_CRASH
+    point = listed.find_all("td", "point")[0]
+    assert " ".join(point.text.split()) == f"{NO_CRASH}{NO_CRASH_MEANS}"
+    data = data_of(page)
+    strings = data["strings"]
+    (panel,) = data["cells"]
+    assert panel["schedule"] == [NO_CRASH]
+    assert [strings[n] for n in panel["says"]] == [NO_CRASH_MEANS]
+    assert strings[panel["id"]] == cell["id"]  # the id stays: links, replay
+    assert strings[panel["shown"]] == f"{'/'.join(ROW)} (no crash: its baseline failed)"
+    assert strings[panel["replay"]] == cell["replay"]
+    for example in page.find_all("p", "g-example"):  # the cause's and the group's
+        text = " ".join(example.text.split())
+        assert text.startswith(f"For example {'/'.join(ROW)} (no crash: its baseline failed):")
+
+
+def test_a_stopped_campaign_has_a_banner_saying_what_it_covered(
+    stopped_row: CampaignResult,  # noqa: F811
+) -> None:
+    """`--fail-fast`: the page said nothing of the stop (it is not an interrupt, and every
+    planned cell had run). A banner says it, in the terminal's words, with the row that is
+    not planned rather than covered."""
+    page = parse(render_report(document_of(stopped_row)))
+    banner = page.by_id("stopped")
+    assert banner.find_all("h2")[0].text == "Stopped early"
+    assert banner.find_all("p")[0].text == (
+        "it stopped at its first unexpected cell (--fail-fast): 1 of 1 cell ran; 1 row not "
+        "planned: its baseline failed"
+    )
+    rows = [li.text for li in banner.find_all("li")]
+    assert rows == ["research/tool-batch: its baseline failed; no crash cell planned"]
 
 
 def test_a_report_without_its_plan_reads_as_before() -> None:

@@ -9,12 +9,15 @@ from killpoint.report.planned import (
     NotPlanned,
     NotRun,
     count_not_run,
+    no_crash_rows,
     not_planned_json,
     not_planned_lines,
     not_run,
+    not_run_of,
     planned_json,
     read_not_planned,
     read_planned,
+    shown_cell,
 )
 from tests.harness.failed_baseline import (
     OFFERED,
@@ -110,3 +113,37 @@ def test_only_a_row_not_planned_says_so_in_its_baseline() -> None:
     )
     old = {"baselines": [{"runtime": "agno", "scenario": "confirm", "problem": "it died"}]}
     assert [] == read_not_planned(old)
+
+
+def test_a_cell_of_a_row_whose_baseline_failed_is_named_by_its_row_without_a_crash(
+    failed_row: CampaignResult,  # noqa: F811
+) -> None:
+    """Its id keeps the point it was planned at (replay and --rerun-failed read it), but an
+    example names its row and that it made no crash, never `mid-model:1`; any other cell
+    is named by its id, a scenario with slashes in it included."""
+    document = document_of(failed_row)
+    rows = no_crash_rows(document)
+    assert frozenset({ROW}) == rows
+    (cell,) = document["cells"]
+    assert cell["id"].endswith("/mid-model:1")  # kept: the id a replay is given
+    assert f"{'/'.join(ROW)} (no crash: its baseline failed)" == shown_cell(cell["id"], rows)
+    other = f"{'/'.join(CANCEL)}/after-checkpoint:1"
+    assert other == shown_cell(other, rows)
+    cassette = ("agno", "cassette:a/b.json", "runs", "sqlite")
+    assert shown_cell(f"{'/'.join(cassette)}/mid-model:1", {cassette}).startswith(
+        "agno/cassette:a/b.json/runs/sqlite (no crash"
+    )
+
+
+def test_the_cells_not_run_are_read_from_the_document_as_from_the_plan() -> None:
+    """What the terminal's table and the Markdown summary both read (not_run_of)."""
+    plan = {CANCEL: ["after-checkpoint:1", "sigstop:1"], CONFIRM: None}
+    document = {
+        "planned_cells": planned_json(plan),
+        "cells": [{**dict(zip(("runtime", "scenario", "mode", "store"), CANCEL, strict=True)),
+                   "schedule": ["sigstop:1"]}],
+    }  # fmt: skip
+    assert [NotRun(CANCEL, ("after-checkpoint:1",), 1), NotRun(CONFIRM, None, 0)] == (
+        not_run_of(document)
+    )
+    assert [] == not_run_of({"cells": document["cells"]})  # no plan kept: nothing to say

@@ -24,8 +24,10 @@ from killpoint.values.findings import Finding
 from tests.harness.failed_baseline import (
     OFFERED,
     PROBLEM,
+    ROW,
     document_of,
     failed_row,  # noqa: F401  (a fixture)
+    stopped_row,  # noqa: F401  (a fixture)
 )
 from tests.harness.runner_commands import HOSTILE, MARKERS, commands, controls
 
@@ -231,3 +233,42 @@ def test_the_causes_heading_says_how_many_fail_when_not_all_do() -> None:
     low = {"failing_cells": 0, "severity": "low"}
     assert "5 causes (4 failing the campaign)" == causes_heading([failing] * 4 + [low])
     assert "2 causes" == causes_heading([failing, failing])
+
+
+def test_the_cell_of_a_row_whose_baseline_failed_is_no_crash_in_its_examples(
+    failed_row: CampaignResult,  # noqa: F811
+) -> None:
+    """The cause's and the group's "e.g." named `…/mid-model:1`, a crash point the campaign
+    never planned (`--points after-checkpoint`): they name the row, without a crash. The
+    replay line keeps the cell's id, which is what `killpoint replay` reads."""
+    document = document_of(failed_row)
+    (cell,) = document["cells"]
+    text = terminal.render(document).splitlines()
+    examples = [line for line in text if line.lstrip().startswith("e.g. ")]
+    assert 2 == len(examples), text  # the cause's and the group's
+    for line in examples:
+        assert line.lstrip().startswith(f"e.g. {'/'.join(ROW)} (no crash: its baseline failed): ")
+    assert not [line for line in text if "mid-model" in line and "replay: " not in line], text
+    assert any(line.strip().endswith(f"killpoint replay {cell['id']}") for line in text)
+
+
+def test_a_stopped_campaign_says_so_in_the_text_as_in_the_terminal(
+    stopped_row: CampaignResult,  # noqa: F811
+) -> None:
+    """`--fail-fast` on a row whose baseline failed: the stop and the row it did not cover
+    are lines of the summary (`matrix` printed them apart, so `--text` had none), and the
+    row is not planned, never "every kind of point planned ran in 1 of 1 row"."""
+    document = document_of(stopped_row)
+    expected = [
+        "stopped: it stopped at its first unexpected cell (--fail-fast): 1 of 1 cell ran; 1 row "
+        "not planned: its baseline failed",
+        "  research/tool-batch: its baseline failed; no crash cell planned",
+    ]
+    assert expected == [t for t, _ in terminal.stopped_lines(document)]
+    text = terminal.render(document).splitlines()
+    at = text.index(expected[0])
+    assert expected == text[at : at + 2]
+    lines = printed(lambda out: cli_output.summary(document, out))
+    assert 1 == lines.count(expected[0])  # what `matrix` prints: the same line, once
+    assert not any("every kind of point planned ran in 1" in line for line in text)
+    assert [] == terminal.stopped_lines(document_of(stopped_row) | {"stopped": None})
