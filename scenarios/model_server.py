@@ -175,10 +175,12 @@ class ModelServer:
         return self
 
     def _accept(self) -> None:
-        assert self._listener is not None
+        # Its own reference: stop() sets the attribute to None before it shuts the socket.
+        listener = self._listener
+        assert listener is not None
         while True:
             try:
-                conn, address = self._listener.accept()
+                conn, address = listener.accept()
             except OSError:
                 return  # stop() shut the listener down
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

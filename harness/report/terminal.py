@@ -31,7 +31,14 @@ from killpoint.report.planned import (
     read_planned,
     shown_cell,
 )
-from killpoint.report.text import causes_heading, cut, failing_causes, verdicts_said
+from killpoint.report.text import (
+    causes_heading,
+    cut,
+    failing,
+    failing_causes,
+    heading,
+    verdicts_said,
+)
 from killpoint.values.durations import duration
 from killpoint.values.sentences import count
 from killpoint.values.shown import line
@@ -179,7 +186,6 @@ def cause_lines(document: Mapping[str, Any]) -> list[Line]:
 
 def group_lines(document: Mapping[str, Any]) -> list[Line]:
     """The groups that fail the campaign, each once; then the low and the accepted ones."""
-    from killpoint.report.github import failing, heading
 
     groups = [g for g in document.get("groups") or [] if isinstance(g, Mapping)]
     failing_groups = [g for g in failing(document) if not g.get("without_crash")]
@@ -231,7 +237,6 @@ def group_lines(document: Mapping[str, Any]) -> list[Line]:
 def without_crash_lines(document: Mapping[str, Any]) -> list[Line]:
     """Row-level findings: the uninterrupted run already shows them, so they are the
     row's, once, and no crash cell is charged with them."""
-    from killpoint.report.github import heading
 
     groups = [g for g in document.get("without_crash") or [] if isinstance(g, Mapping)]
     if not groups:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from killpoint.values.findings import SEVERITIES
 from killpoint.values.sentences import count
 from killpoint.values.shown import visible
 
@@ -84,3 +85,33 @@ def verdicts_said(verdicts: Any, fallback: Any = None) -> str:
     return ", ".join(
         str(v) if n is None else f"{n} {v}" for v, n in cell_verdicts(verdicts, fallback).items()
     )
+
+
+def heading(group: Mapping[str, Any]) -> str:
+    """What tells a group from every other: kind, tool and path (Group.heading)."""
+    tool = f" (tool {group['tool']})" if group.get("tool") else ""
+    path = group.get("path")
+    where = f" at {path}" if path and path != "-" else ""
+    return f"{group.get('kind', '?')}{tool}{where}"
+
+
+def failing(document: Mapping[str, Any], threshold: str | None = None) -> list[dict[str, Any]]:
+    """The groups (cells' and rows') that fail the campaign: by `--fail-on` when given (any
+    group of that severity or above, not accepted), else those that fail by their verdict
+    and severity."""
+    found = []
+    for key in ("groups", "without_crash"):
+        for g in document.get(key) or []:
+            if not isinstance(g, Mapping) or g.get("accepted"):
+                continue
+            severity = str(g.get("severity", "high"))
+            rank = SEVERITIES.index(severity) if severity in SEVERITIES else 0
+            if threshold is not None:
+                keep = rank <= SEVERITIES.index(threshold)
+            elif "failing" in g:
+                keep = bool(g["failing"])
+            else:  # a report written before severities decided: its verdict
+                keep = g.get("verdict") != "ok"
+            if keep:
+                found.append({**g, "without_crash": key == "without_crash"})
+    return found
