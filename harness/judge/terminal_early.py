@@ -32,7 +32,7 @@ from killpoint.values.sentences import count, numbers
 SIDES = ("model turns the uninterrupted run asked after that point", "status in the store")
 
 
-def _run_span(base: Baseline, run: int) -> tuple[int, int] | None:
+def run_span(base: Baseline, run: int) -> tuple[int, int] | None:
     """Where run `run` (0-based) of the baseline's trace begins and where the next begins
     (the trace's end for the last); None when the trace never started it."""
     starts: dict[int, int] = {}
@@ -46,14 +46,11 @@ def _run_span(base: Baseline, run: int) -> tuple[int, int] | None:
     return starts[run + 1], min(later, default=len(base.trace))
 
 
-def turns_after(base: Baseline, held: int, run: int) -> list[int]:
-    """The model turns run `run` (0-based) of the uninterrupted run asked for once the
+def turns_after(base: Baseline, held: int, span: tuple[int, int] | None) -> list[int]:
+    """The model turns the run whose trace `span` covers (run_span) asked for once the
     store held `held` checkpoints of the session; none where the baseline cannot place
     that point (its writes lag, or it never held so many)."""
-    if base.writes_lag or not 0 <= held <= base.checkpoints:
-        return []
-    span = _run_span(base, run)
-    if span is None:
+    if base.writes_lag or not 0 <= held <= base.checkpoints or span is None:
         return []
     begin, end = span
     try:
@@ -68,10 +65,9 @@ def turns_after(base: Baseline, held: int, run: int) -> list[int]:
     return sorted(asked)
 
 
-def ended_at(base: Baseline, run: int) -> int:
-    """The session's checkpoints landed when run `run` (0-based) of the baseline was over
+def ended_at(base: Baseline, span: tuple[int, int] | None) -> int:
+    """The session's checkpoints landed when the run of the baseline `span` covers was over
     (the next run began, or the trace ended)."""
-    span = _run_span(base, run)
     return base.landed_before(span[1] if span else len(base.trace))
 
 
@@ -98,12 +94,13 @@ def terminal_early(
         if status not in TERMINAL:
             continue
         index = order.index(run_id) if run_id in order else n
-        later = turns_after(base, held, index)
+        span = run_span(base, index)  # the trace parsed once for both questions
+        later = turns_after(base, held, span)
         if status == "CANCELLED":
             # The cancel is requested as that turn's request arrives, before its gate is
             # traced: a runtime that writes CANCELLED at once lands it ahead of the gate.
             later = [t for t in later if t != cancel_turn]
-        end = ended_at(base, index)
+        end = ended_at(base, span)
         # Both, or the run was over there: its last model turn asked before the point (its
         # last writes may still land after its status), or its last write landed.
         if not later or held >= end:
@@ -135,4 +132,4 @@ def terminal_early(
     return found
 
 
-__all__ = ["ended_at", "terminal_early", "turns_after"]
+__all__ = ["ended_at", "run_span", "terminal_early", "turns_after"]

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from killpoint.judge.baseline import Baseline
-from killpoint.judge.terminal_early import ended_at, terminal_early, turns_after
+from killpoint.judge.terminal_early import ended_at, run_span, terminal_early, turns_after
 
 REPO = Path(__file__).resolve().parents[3]
 BROKEN = "tests.harness.broken_runtimes:running_as_completed"
@@ -65,19 +65,22 @@ def session(**statuses: str) -> dict[str, Any]:
 class TestTheUninterruptedRunAtThePoint:
     def test_the_turns_a_run_still_asked_after_the_point(self) -> None:
         base = baseline(TWO_RUNS, "r1", "r2")
-        assert [1, 2] == turns_after(base, 0, 0)
-        assert [2] == turns_after(base, 1, 0)
-        assert [] == turns_after(base, 2, 0)  # run 1 is over
-        assert [3, 4] == turns_after(base, 2, 1)  # run 2 has not begun: all of it to come
-        assert [4] == turns_after(base, 3, 1)
-        assert (2, 4) == (ended_at(base, 0), ended_at(base, 1))
+        assert [1, 2] == turns_after(base, 0, run_span(base, 0))
+        assert [2] == turns_after(base, 1, run_span(base, 0))
+        assert [] == turns_after(base, 2, run_span(base, 0))  # run 1 is over
+        assert [3, 4] == turns_after(
+            base, 2, run_span(base, 1)
+        )  # run 2 has not begun: all of it to come
+        assert [4] == turns_after(base, 3, run_span(base, 1))
+        assert (2, 4) == (ended_at(base, run_span(base, 0)), ended_at(base, run_span(base, 1)))
 
     def test_a_point_the_baseline_cannot_place_says_nothing(self) -> None:
         """Writes that lag land where one run's race puts them; a count the baseline never
         held, and a run it never started, have no place in its trace."""
-        assert [] == turns_after(baseline(TWO_RUNS, "r1", "r2", lag=True), 1, 0)
-        assert [] == turns_after(baseline(TWO_RUNS, "r1", "r2"), 5, 1)
-        assert [] == turns_after(baseline(TWO_RUNS, "r1", "r2"), 1, 2)
+        lagging, two = baseline(TWO_RUNS, "r1", "r2", lag=True), baseline(TWO_RUNS, "r1", "r2")
+        assert [] == turns_after(lagging, 1, run_span(lagging, 0))
+        assert [] == turns_after(two, 5, run_span(two, 1))
+        assert None is run_span(two, 2)  # no third run: nothing to place
 
 
 class TestTerminalEarly:
@@ -119,7 +122,7 @@ class TestTerminalEarly:
         has landed, it was over; before it, the cancel's own turn is no evidence for a
         CANCELLED run, though it is for a COMPLETED one."""
         ended = baseline(CANCELLED_AT_ONCE[:-3], "r1")  # checkpoint 3 is the run's last
-        assert [3] == turns_after(ended, 3, 0)
+        assert [3] == turns_after(ended, 3, run_span(ended, 0))
         assert [] == terminal_early(ended, session(r1="CANCELLED"), 3, "mid-model:3")
         base = baseline(CANCELLED_AT_ONCE, "r1")
         assert [] == terminal_early(base, session(r1="CANCELLED"), 3, "mid-model:3", 3)
