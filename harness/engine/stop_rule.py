@@ -111,7 +111,7 @@ class Stopped:
         text = f"{why}: {self.ran} of {count(self.planned, 'cell')} ran"
         # A row whose baseline failed had no kind of point planned: counted as covered, it
         # would read as crashed at every kind; it is said apart, as not planned.
-        if failed < len(self.rows) or not failed:
+        if not self.rows or failed < len(self.rows):  # unless every row's baseline failed
             text += (
                 f"; every kind of point planned ran in {whole} of "
                 f"{count(len(self.rows) - failed, 'row')}"
