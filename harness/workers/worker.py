@@ -129,6 +129,10 @@ class _Channel:
 
 
 def worker_main(spec: WorkerSpec, conn: Connection) -> None:
+    # Loaded by the forkserver, never by the engine (importing it starts its watch).
+    from killpoint.workers.forkserver.watch import die_with_forkserver
+
+    die_with_forkserver()
     # The forkserver turned the collector off (killpoint.workers.forkserver.gc_off); the runtime under
     # test gets it back.
     gc.enable()

@@ -272,3 +272,25 @@ def test_sigterm_while_the_reports_are_written_leaves_them_whole(
     assert len(b"".join(chunks)) > 4096
     assert run.html.read_text().rstrip().endswith("</html>")
     assert "SIGTERM came while the reports were written" in err
+
+
+def test_sigkill_of_the_whole_group_leaves_no_paused_worker(
+    tmp_path: Path, short_tmp: Path
+) -> None:
+    """SIGKILL to the command's process group (a CI runner's or an OOM killer's end):
+    the forkserver dies with the command, its watch never runs, and a paused worker,
+    in a session of its own, cannot notice anything while stopped. The kernel ends it:
+    each worker asked to be killed when its forkserver dies."""
+    run = campaign(tmp_path, short_tmp, "--points", "sigstop")
+    run.ticks(2 * 3 + 1)
+    paused: list[psutil.Process] = []
+    while not paused:  # a sigstop cell pauses its first worker: wait for that state
+        ready, _, _ = select.select([run.fd], [], [], 0.05)
+        if ready:
+            os.read(run.fd, 4096)
+        paused = [p for p in run.family() if p.status() == psutil.STATUS_STOPPED]
+        assert run.proc.poll() is None, "the campaign ended before a worker was paused"
+    family = run.family()
+    os.killpg(run.proc.pid, signal.SIGKILL)
+    run.finish()
+    assert_gone(family)
