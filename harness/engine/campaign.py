@@ -150,7 +150,8 @@ class Recorder(Protocol):
     """Told what a campaign has done as it does it (a journal of finished cells)."""
 
     def planned(self, result: CampaignResult) -> None:
-        """The baselines ran: `result` holds them, the skipped rows and the count planned."""
+        """The plan so far: `result` holds the baselines done, the skipped rows and the
+        count planned. Told as each row is planned, and last once every baseline ran."""
 
     def finished(self, cell: CellResult) -> None:
         """A cell finished and is recorded (called in the cell's thread, one at a time)."""
@@ -572,43 +573,68 @@ class Books:
         self.announced = False  # every baseline is done, and the plan was said
         self._planned: dict[int, tuple[Baseline, list[Cell]]] = {}  # by the row's place
         self._lock = threading.Lock()
+        self._plan_lock = threading.Lock()  # the plan is worked out and said one at a time
         self._news: queue.SimpleQueue[CellResult] = queue.SimpleQueue()
 
     def plan_row(self, n: int, base: Baseline, cells: list[Cell]) -> None:
         with self._lock:
             self._planned[n] = (base, cells)
+        if self.recorder is None:
+            return
+        # The plan so far, to the recorder as each row is planned: a campaign killed
+        # before its last baseline leaves a journal that still says what was planned.
+        # One at a time, so that the last line said holds every row planned before it.
+        with self._plan_lock:
+            view = self.settled()
+            with self._lock:
+                if not self.closed and not self.announced:
+                    self.recorder.planned(view)
 
     def announce_when_planned(self, on_planned: Callable[[int], None]) -> None:
         """Once every baseline is done: the plan is whole, and said (to the recorder,
         then `on_planned`); the cells recorded before it are reported after it."""
         if self.announced or not all(f.done() for f in self.baselines):
             return
-        self.announced = True
-        self.settle_plan()
-        if self.recorder is not None:
-            self.recorder.planned(self.result)
+        with self._plan_lock:
+            self.announced = True
+            self.settle_plan()
+            if self.recorder is not None:
+                with self._lock:
+                    self.recorder.planned(self.result)
         on_planned(self.result.planned)
 
     def settle_plan(self) -> None:
+        """The campaign's result takes the plan as the rows planned so far make it."""
+        view, result = self.settled(), self.result
+        result.baselines, result.plan = view.baselines, view.plan
+        result.not_planned, result.planned = view.not_planned, view.planned
+        result.skipped = view.skipped
+
+    def settled(self) -> CampaignResult:
         """The plan as the rows planned so far make it, in the rows' order whichever
         baseline finished first: their baselines, the schedules of their cells, what was
-        skipped."""
+        skipped. The campaign's result is left as it was."""
         result, rows = self.result, self.rows
         with self._lock:
             planned = dict(self._planned)
         done = sorted(planned)
-        result.baselines = [planned[n][0] for n in done]
+        view = CampaignResult(result.config, result.seed, accepted=result.accepted)
+        view.baselines = [planned[n][0] for n in done]
+        view.plan = dict(result.plan)
+        view.not_planned = dict(result.not_planned)
         for n in done:
-            result.plan[rows[n]] = [str(c.schedule) for c in planned[n][1]]
+            view.plan[rows[n]] = [str(c.schedule) for c in planned[n][1]]
             if rows[n] in self.not_planned:
-                result.not_planned[rows[n]] = self.not_planned[rows[n]]
-        result.planned = sum(len(planned[n][1]) for n in done)
+                view.not_planned[rows[n]] = self.not_planned[rows[n]]
+        view.planned = sum(len(planned[n][1]) for n in done)
         place = {row[:3]: n for n, row in enumerate(rows)}
         # Stable: a row's own skips stay in the order its thread found them.
-        result.skipped += sorted(
-            [s for found in self.skips for s in found],
-            key=lambda s: place.get((s.runtime, s.scenario, s.mode), len(rows)),
-        )
+        found = [s for skips in self.skips for s in list(skips)]
+        view.skipped = [
+            *result.skipped,
+            *sorted(found, key=lambda s: place.get((s.runtime, s.scenario, s.mode), len(rows))),
+        ]
+        return view
 
     def record(self, cell: CellResult) -> None:
         with self._lock:

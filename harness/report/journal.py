@@ -10,7 +10,10 @@ fsync'd before the next cell is recorded:
     {"cell": {...}, "t": SECONDS}           # one per finished cell
     {"end": {"interrupted": false, "seconds": S, "leftover_stores": [...]}}
 
-A last line cut short by a kill is left out when the journal is read. The journal goes
+A plan line is written as each row's baseline is done, with every row planned so far,
+and once more when the last is: the last one read is the plan (a campaign killed before
+its last baseline still says which rows it planned). A last line cut short by a kill is
+left out when the journal is read. The journal goes
 once the reports are written; one that is left behind names a campaign that did not
 write them, and is rebuilt into reports by `killpoint report --from-journal` or by the
 next campaign that writes the same JSON.

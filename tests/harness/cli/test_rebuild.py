@@ -25,7 +25,7 @@ from killpoint.report.targets import Target
 from tests.harness import failed_baseline
 from tests.harness.cli.test_signals import campaign, short_tmp  # noqa: F401  (a fixture)
 from tests.harness.report.test_journal import journal_of, result_of
-from tests.harness.ticking_campaign import cell_lines
+from tests.harness.ticking_campaign import TICKING, cell_lines
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -67,6 +67,41 @@ def test_sigkill_of_killpoint_loses_only_the_cells_in_flight(
     assert run.html.read_text().rstrip().endswith("</html>")
     assert not journal.exists()
     assert f"written: {run.json}, {run.html}" in done.stdout
+
+
+@pytest.mark.slow
+def test_a_journal_cut_before_the_last_baseline_keeps_the_rows_planned(
+    tmp_path: Path,
+    short_tmp: Path,  # noqa: F811
+) -> None:
+    """SIGKILL once the first row's cells run while the second row's baseline never
+    ends (its first tool call never returns): the rebuilt report keeps the first row's
+    plan, counts its cells not run, and shows the second row as never planned, as the
+    campaign's own report would have."""
+    blocking = "tests.harness.scenarios_for_tests:BLOCKING"
+    run = campaign(tmp_path, short_tmp, "--points", "all", "--modes", "tool",
+                   "--scenarios", f"{TICKING},{blocking}")  # fmt: skip
+    journal = journal_path(run.json)
+    try:
+        wait_until(lambda: len(cell_lines(journal)) >= 1, "a cell in the journal")
+        run.proc.send_signal(signal.SIGKILL)
+    finally:
+        run.finish()
+    finished = cell_lines(journal)
+    done = subprocess.run(
+        [sys.executable, "-m", "killpoint.cli.main", "report", "--from-journal", str(journal)],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert 0 == done.returncode, done.stderr
+    document = json.loads(run.json.read_text())
+    first, second = document["planned_cells"]
+    assert (TICKING, blocking) == (first["scenario"], second["scenario"])
+    assert second["schedules"] is None, second
+    assert {TICKING} == {c["scenario"] for c in document["cells"]}
+    assert len(first["schedules"]) == document["summary"]["planned"] > len(finished)
+    assert [TICKING] == [b["scenario"] for b in document["baselines"]]
+    html = (tmp_path / "m.html").read_text()
+    assert 1 == html.count("not run: the campaign stopped before this row")
 
 
 def test_a_journal_whose_campaign_runs_is_not_rebuilt(
