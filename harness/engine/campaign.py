@@ -432,6 +432,7 @@ class Campaign:
         books.rows = rows
         books.skips = (self.point_skips, self.skipped_points)  # filled as rows are planned
         books.not_planned = self.not_planned  # so is this
+        books.say_plan_so_far()
         for n, row in enumerate(rows):
             key = self.order.baseline_key(n)
             # Run here when no thread can be started: every cell of the row needs it.
@@ -579,11 +580,15 @@ class Books:
     def plan_row(self, n: int, base: Baseline, cells: list[Cell]) -> None:
         with self._lock:
             self._planned[n] = (base, cells)
+        self.say_plan_so_far()
+
+    def say_plan_so_far(self) -> None:
+        """The plan so far, to the recorder: before any baseline (every row, none planned
+        yet) and as each row is planned, so that a campaign killed before its last
+        baseline leaves a journal that still says which rows it planned and which not.
+        One at a time, so that the last said holds every row planned before it."""
         if self.recorder is None:
             return
-        # The plan so far, to the recorder as each row is planned: a campaign killed
-        # before its last baseline leaves a journal that still says what was planned.
-        # One at a time, so that the last line said holds every row planned before it.
         with self._plan_lock:
             view = self.settled()
             with self._lock:

@@ -25,7 +25,7 @@ from killpoint.report.targets import Target
 from tests.harness import failed_baseline
 from tests.harness.cli.test_signals import campaign, short_tmp  # noqa: F401  (a fixture)
 from tests.harness.report.test_journal import journal_of, result_of
-from tests.harness.ticking_campaign import TICKING, cell_lines
+from tests.harness.ticking_campaign import TICKING, TickingCampaign, cell_lines
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -102,6 +102,41 @@ def test_a_journal_cut_before_the_last_baseline_keeps_the_rows_planned(
     assert [TICKING] == [b["scenario"] for b in document["baselines"]]
     html = (tmp_path / "m.html").read_text()
     assert 1 == html.count("not run: the campaign stopped before this row")
+
+
+@pytest.mark.slow
+def test_a_journal_cut_in_the_first_baseline_names_every_row(
+    tmp_path: Path,
+    short_tmp: Path,  # noqa: F811
+) -> None:
+    """SIGKILL while every baseline is held in its first tool call, before any row was
+    planned: the rebuilt report names both rows as never planned and the campaign as
+    interrupted, as a Ctrl-C at the same moment does, not an empty report."""
+    run = TickingCampaign(
+        tmp_path,
+        *("--timeout", "60", "--points", "all", "--modes", "tool,tool-batch"),
+        env={"TMPDIR": str(short_tmp), "KILLPOINT_TEST_HOLD": "1"},
+        new_session=True,
+    )
+    try:
+        run.ticks(1)
+        run.proc.send_signal(signal.SIGKILL)
+    finally:
+        run.finish()
+    text = tmp_path / "m.txt"
+    journal = journal_path(run.json)
+    done = subprocess.run(
+        [sys.executable, "-m", "killpoint.cli.main", "report", "--from-journal", str(journal),
+         "--text", str(text)],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert 0 == done.returncode, done.stderr
+    document = json.loads(run.json.read_text())
+    assert [("tool", None), ("tool-batch", None)] == [
+        (r["mode"], r["schedules"]) for r in document["planned_cells"]
+    ]
+    said = text.read_text()
+    assert "not run: 2 rows whose cells were never planned (the campaign was interrupted)" in said
 
 
 def test_a_journal_whose_campaign_runs_is_not_rebuilt(
