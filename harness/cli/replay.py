@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from killpoint import kinds
 from killpoint.cli import output as cli_output
@@ -20,6 +20,10 @@ from killpoint.engine.options import CampaignConfig
 from killpoint.errors import ConfigError, OptionError
 from killpoint.values.durations import offset
 from killpoint.values.sentences import count
+
+if TYPE_CHECKING:
+    from killpoint.judge.baseline import Baseline
+    from killpoint.values.cell import Cell
 
 
 def signature(cell: dict[str, Any]) -> tuple[str, frozenset[str]]:
@@ -43,6 +47,16 @@ def compare(recorded: dict[str, Any], now: dict[str, Any]) -> str:
     if g1 - g2:
         parts.append("gone: " + ", ".join(sorted(g1 - g2)))
     return "; ".join(parts)
+
+
+def shown_as(cell: Cell, base: Baseline) -> str:
+    """The cell as every report names it: the stand-in of a row that could not be planned
+    (its baseline failed, or its two runs differ) made no crash, so it is named by its row,
+    never by the point its id keeps (which replay and --rerun-failed still parse)."""
+    from killpoint.report.planned import shown_cell
+
+    unplanned = base.problem is not None or base.nondeterministic is not None
+    return shown_cell(cell.id, [cell.row] if unplanned else [])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -141,10 +155,11 @@ def run(args: argparse.Namespace) -> int:
                 )
     out = cli_output.stdout()
     results = [engine.run_cell(cell) for _ in range(repeat)]
+    shown = shown_as(cell, base)
     same = 0
     for n, result in enumerate(results, start=1):
         now = result.to_json()
-        head = f"{cell.id}: {result.verdict} ({'expected' if result.expected else 'UNEXPECTED'})"
+        head = f"{shown}: {result.verdict} ({'expected' if result.expected else 'UNEXPECTED'})"
         cli_output.plain(out, head if repeat == 1 else f"run {n}: {head}")
         for line in cli_output.finding_lines(result.findings)[:8]:
             cli_output.plain(out, f"  {line}")

@@ -474,17 +474,8 @@ class Engine:
         try:
             if watch.cause is not None:
                 pass  # the store server is down: settled below, nothing to run
-            elif base.problem:
-                # No crash was made: the row could not be planned, and this cell carries
-                # the baseline's problem into the reports (NO_CRASH: no point is blamed).
-                run.event(
-                    "plan: no crash: the row's uninterrupted run failed, so none of its "
-                    "cells was planned; this cell carries that failure"
-                )
-                facts = {**(base.problem_facts or {}), NO_CRASH: True}
-                run.add(Finding(base.problem_kind, base.problem, expected=base.outage, facts=facts))
-            elif base.nondeterministic:
-                run.add(Finding("nondeterministic", base.nondeterministic))
+            elif base.problem or base.nondeterministic:
+                carry_baseline(run, base)
             else:
                 run.execute(copy)
         except Interrupted:
@@ -532,6 +523,23 @@ class BaselineRun:
     url: str = ""
     worker: Worker | None = None
     fs: PowerLossFS | None = None  # the store's folder, mounted to trace its operations
+
+
+def carry_baseline(run: CellRun, base: Baseline) -> None:
+    """The stand-in cell of a row that could not be planned (its baseline failed, or its two
+    runs differ): no crash was made, and it carries the baseline's problem into the reports.
+    NO_CRASH on its finding, so that no report blames the point its id keeps."""
+    if base.problem:
+        why = "the row's uninterrupted run failed"
+        facts = {**(base.problem_facts or {}), NO_CRASH: True}
+        finding = Finding(base.problem_kind, base.problem, expected=base.outage, facts=facts)
+    else:
+        why = "the row's two uninterrupted runs differ"
+        finding = Finding("nondeterministic", str(base.nondeterministic), facts={NO_CRASH: True})
+    run.event(
+        f"plan: no crash: {why}, so none of its cells was planned; this cell carries that failure"
+    )
+    run.add(finding)
 
 
 def trace_note(base: Baseline) -> str | None:

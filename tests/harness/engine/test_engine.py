@@ -175,6 +175,22 @@ class TestHarnessFailures:
         assert ("diverged", False) == (result.verdict, result.expected)
         assert "scenario is not deterministic" in result.detail
 
+    def test_the_stand_in_of_a_nondeterministic_row_makes_no_crash(self, tmp_path: Path) -> None:
+        """The one cell of a row whose two baselines differ (its id keeps mid-model:1, the
+        stand-in point) says in its plan that it made no crash, as a failed baseline's does,
+        so that its cause never says where a crash that was never made shows."""
+        from killpoint.judge.causes import find_causes
+        from killpoint.values.findings import NO_CRASH
+
+        row = ("reference", "tests.harness.scenarios_for_tests:IMPURE", "tool-batch", "sqlite")
+        result = engine_for(tmp_path).run_cell(Cell(*row, schedule=(kinds.stand_in(),)))
+        assert result.timeline[0].text.startswith("plan: no crash"), result.timeline
+        (found,) = result.findings
+        assert ("nondeterministic", True) == (found["kind"], found["facts"][NO_CRASH])
+        (cause,) = find_causes([result])
+        assert {"no crash": 1} == cause.points
+        assert "mid-model" not in cause.sentence, cause.sentence
+
     def test_a_hung_worker_is_killed_and_reported(self, tmp_path: Path) -> None:
         """A worker past its time limit is killed, the cell says hung, nothing is left."""
         engine = engine_for(tmp_path, timeout=2.0)

@@ -1,0 +1,47 @@
+"""`killpoint replay`, run as a user runs it (a real process, real workers, a real SQLite
+file): what its verdict line names."""
+
+# ruff: noqa: SIM300
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from killpoint import kinds
+from killpoint.cli.exit_codes import EXIT_UNEXPECTED
+from killpoint.report.planned import shown_cell
+from tests.harness import failed_baseline
+
+REPO = Path(__file__).resolve().parents[3]
+IMPURE = ("reference", "tests.harness.scenarios_for_tests:IMPURE", "tool-batch", "sqlite")
+
+pytestmark = pytest.mark.slow
+
+
+def replay(cell_id: str, work: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "killpoint.cli.main", "replay", cell_id, "--work-dir", str(work)],
+        cwd=REPO, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+
+
+# A row whose baseline fails, and one whose two baselines differ: neither is planned.
+@pytest.mark.parametrize("row", [failed_baseline.ROW, IMPURE], ids=["failed", "nondeterministic"])
+def test_the_stand_in_of_a_row_not_planned_is_named_without_its_point(
+    tmp_path: Path, row: tuple[str, str, str, str]
+) -> None:
+    """The row's one cell keeps the stand-in point in its id (replay parses it), but it
+    made no crash: its verdict line names it as the reports do, by its row, never by that
+    point (which its timeline's "plan: no crash" contradicted)."""
+    cell_id = "/".join((*row, str(kinds.stand_in())))
+    done = replay(cell_id, tmp_path)
+    assert EXIT_UNEXPECTED == done.returncode, done.stdout + done.stderr  # the row's failure
+    verdict, *timeline = done.stdout.splitlines()
+    assert verdict.startswith(f"{shown_cell(cell_id, [row])}: "), verdict
+    assert str(kinds.stand_in()) not in verdict, verdict
+    assert any("plan: no crash" in line for line in timeline), timeline
