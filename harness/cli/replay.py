@@ -16,6 +16,7 @@ from killpoint import kinds
 from killpoint.cli import output as cli_output
 from killpoint.cli import verbosity
 from killpoint.cli.exit_codes import EXIT_UNEXPECTED
+from killpoint.cli.kept import kept_note
 from killpoint.engine.options import CampaignConfig
 from killpoint.errors import ConfigError, OptionError
 from killpoint.values.durations import offset
@@ -57,6 +58,21 @@ def shown_as(cell: Cell, base: Baseline) -> str:
 
     unplanned = base.problem is not None or base.nondeterministic is not None
     return shown_cell(cell.id, [cell.row] if unplanned else [])
+
+
+def absent(document: dict[str, Any], cell: Cell, path: str) -> str:
+    """Why a cell has no result in a report: planned there but never run (the campaign
+    was stopped or interrupted first), or not of its plan at all."""
+    from killpoint.report.planned import read_planned
+
+    planned = (read_planned(document) or {}).get(cell.row)
+    if planned is not None and str(cell.schedule) in planned:
+        why = "it was stopped" if document.get("stopped") else "it was interrupted"
+        return (
+            f"killpoint: cell {cell.id!r} was planned in {path!r} but did not run ({why} "
+            "first): there is no result to compare with; replay it without --json"
+        )
+    return f"killpoint: cell {cell.id!r} is not in {path!r}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -101,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
             return cli_output.usage_error(str(exc))
         recorded = next((c for c in document["cells"] if c["id"] == cell.id), None)
         if recorded is None:
-            return cli_output.usage_error(f"killpoint: cell {cell.id!r} is not in {args.json!r}")
+            return cli_output.usage_error(absent(document, cell, args.json))
         try:
             same_as_report(document, cell, args.json)
         except RerunError as exc:
@@ -174,6 +190,10 @@ def run(args: argparse.Namespace) -> int:
             )
         if result.kept:
             cli_output.plain(out, f"kept: {result.kept} (store, ledger, worker logs)")
+    # A kept folder holds RAM in /dev/shm until removed: said as a campaign says it.
+    note = kept_note([r.kept for r in results if r.kept], postgresql=kind == "postgresql")
+    if note:
+        cli_output.plain(out, note)
     if repeat > 1:
         verdicts = sorted({r.verdict for r in results})
         line = f"{count(repeat, 'run')}: verdicts {', '.join(verdicts)}"

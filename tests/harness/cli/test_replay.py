@@ -13,6 +13,7 @@ import pytest
 
 from killpoint import kinds
 from killpoint.cli.exit_codes import EXIT_UNEXPECTED
+from killpoint.cli.replay import absent
 from killpoint.report.planned import shown_cell
 from tests.harness import failed_baseline
 
@@ -22,9 +23,10 @@ IMPURE = ("reference", "tests.harness.scenarios_for_tests:IMPURE", "tool-batch",
 pytestmark = pytest.mark.slow
 
 
-def replay(cell_id: str, work: Path) -> subprocess.CompletedProcess[str]:
+def replay(cell_id: str, work: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "killpoint.cli.main", "replay", cell_id, "--work-dir", str(work)],
+        [sys.executable, "-m", "killpoint.cli.main", "replay", cell_id, "--work-dir", str(work),
+         *extra],
         cwd=REPO, capture_output=True, text=True, timeout=300,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )  # fmt: skip
@@ -45,3 +47,30 @@ def test_the_stand_in_of_a_row_not_planned_is_named_without_its_point(
     assert verdict.startswith(f"{shown_cell(cell_id, [row])}: "), verdict
     assert str(kinds.stand_in()) not in verdict, verdict
     assert any("plan: no crash" in line for line in timeline), timeline
+
+
+def test_a_cell_planned_but_not_run_is_said_so() -> None:
+    """A report's cell that never ran (the campaign was stopped first) has no result to
+    compare with: replay --json says so, not that the cell is unknown to the report."""
+    cell = kinds.parse_cell("reference/research/tool-batch/sqlite/after-checkpoint:2")
+    row = dict(zip(("runtime", "scenario", "mode", "store"), cell.row, strict=True))
+    document = {
+        "cells": [],
+        "interrupted": True,
+        "planned_cells": [{**row, "schedules": ["after-checkpoint:1", "after-checkpoint:2"]}],
+    }
+    said = absent(document, cell, "r.json")
+    assert "was planned in 'r.json' but did not run (it was interrupted first)" in said
+    assert "replay it without --json" in said
+    other = kinds.parse_cell("reference/research/tool-batch/sqlite/after-checkpoint:3")
+    assert absent(document, other, "r.json").endswith("is not in 'r.json'")
+
+
+def test_a_kept_folder_is_said_with_the_command_that_removes_it(tmp_path: Path) -> None:
+    """A replay's kept folder holds RAM (in /dev/shm by default) until it is removed:
+    replay names it, its size and the `rm -rf` that removes it, as a campaign does."""
+    cell_id = "reference/tests.harness.scenarios_for_tests:TICKING/tool/sqlite/after-checkpoint:1"
+    done = replay(cell_id, tmp_path, "--keep")
+    assert 0 == done.returncode, done.stdout + done.stderr
+    (note,) = [line for line in done.stdout.splitlines() if line.startswith("kept 1 cell folder")]
+    assert f"remove them with: rm -rf {tmp_path}/" in note, note
