@@ -4,7 +4,8 @@
 1    an unexpected verdict
 2    bad input: one line names the value and the fix; nothing ran, nothing was written
 3    the results could not be written where asked (written to a fallback, named)
-5    no cell ran: every row or point was skipped (each reason printed), as pytest's 5
+5    no cell ran: every row or point was skipped (each reason printed), as pytest's 5; or
+     --rerun-failed found no unexpected cell in a report that did not run its whole plan
 130  interrupted (Ctrl-C, SIGINT); 143 on SIGTERM, 129 on SIGHUP: every worker is killed
      and the cells that finished are written
 """

@@ -177,11 +177,12 @@ def _cmd_report(args: argparse.Namespace) -> int:
         return cli_output.usage_error(
             f"killpoint: cannot write {str(out)!r}: {exc.strerror or exc}"
         )
-    stdout = cli_output.stdout()
-    if ending.write_outputs(document, found, written, cli_output.stderr()):
-        return EXIT_NOT_WRITTEN
-    cli_output.plain(stdout, ", ".join(written))
-    return 0
+    missed = ending.write_outputs(document, found, written, cli_output.stderr())
+    # As `matrix`, `merge` and `report --from-journal` say it (a fallback among them): one
+    # line a script can find.
+    if written:
+        cli_output.plain(cli_output.stdout(), f"written: {', '.join(written)}")
+    return EXIT_NOT_WRITTEN if missed else 0
 
 
 # -- parser -------------------------------------------------------------------------------

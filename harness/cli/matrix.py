@@ -69,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
         "scenarios": args.scenarios,
         "modes": args.modes,
         "cut": args.cut,
+        "seed": args.seed,
     }
     try:
         project = project_config.read(Path.cwd())
@@ -87,11 +88,9 @@ def run(args: argparse.Namespace) -> int:
 
             config, cells = rerun_config(config, args.rerun_failed, given)
             if not cells:
-                cli_output.plain(
-                    cli_output.stdout(),
-                    f"no unexpected cell in {args.rerun_failed}: nothing to rerun",
-                )
-                return 0
+                from killpoint.cli.rerun import nothing_to_rerun
+
+                return nothing_to_rerun(args.rerun_failed, cli_output.stdout())
         config.check()
         if config.shard is not None and config.seed is None:
             from killpoint.values.shard import unseeded

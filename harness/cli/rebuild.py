@@ -8,8 +8,8 @@ or to `-o`, and the other formats asked for (`--junit`, `--markdown`, `--text`,
 `--diff-base` too). A journal whose campaign still runs (it holds the JSON's lock) is
 refused, and so is one that names itself as the JSON or the HTML, or a JSON (an HTML not
 given with `-o`) that is an existing file other than a killpoint matrix report; so is
-another format's path that is one of those files or cannot be written. A refusal writes
-nothing.
+another format's path that is one of those files or cannot be written, and an HTML
+another campaign is writing (it holds the HTML's lock). A refusal writes nothing.
 """
 
 from __future__ import annotations
@@ -121,8 +121,9 @@ def run(args: argparse.Namespace) -> int:
         )
     # What `killpoint report` checks before it writes a saved JSON's outputs, checked here
     # the same way and as early: a refusal leaves no report half-written.
+    html = Target(html_path)
     try:
-        Target(html_path).check()
+        html.check()
     except TargetError as exc:
         named = "-o: " if args.output is not None else ""
         return cli_output.usage_error(f"killpoint: {named}{exc}")
@@ -145,6 +146,14 @@ def run(args: argparse.Namespace) -> int:
             f"killpoint: the campaign that writes {str(path)!r} is still running (it holds "
             f"{str(json_path)!r}); wait for it to end: it writes its reports itself"
         )
+    # The HTML too, as a campaign locks it: a campaign writing it now is not raced, and the
+    # lock file a killed campaign left beside it goes once this rebuild lets it go.
+    try:
+        html.lock()
+    except TargetError as exc:
+        target.close()
+        named = "-o: " if args.output is not None else ""
+        return cli_output.usage_error(f"killpoint: {named}{exc}")
     written = [str(json_path.absolute()), str(html_path.absolute())]
     try:
         write_rebuilt(left, json_path, html_path, base, args.diff_base or "")
@@ -156,6 +165,7 @@ def run(args: argparse.Namespace) -> int:
             f"killpoint: cannot write the rebuilt reports: {exc.strerror or exc}"
         )
     finally:
+        html.close()
         target.close()
     path.unlink(missing_ok=True)
     out = cli_output.stdout()

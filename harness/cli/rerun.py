@@ -2,8 +2,8 @@
 what a rerun says against the report it reran (still failing, now passing), judged with
 the accepted groups that report's campaign had (its `--accept`, carried).
 
-A rerun takes its runtime, store kind, scenarios and modes from the report, and a report
-is refused when it disagrees with itself or with what the command line asks (a
+A rerun takes its runtime, store kind, scenarios, modes and seed from the report, and a
+report is refused when it disagrees with itself or with what the command line asks (a
 PostgreSQL report rerun without `--store` would run its cells on SQLite under
 `…/postgresql/…` ids, and pass). Whether the runtime and the scenarios named are a
 runtime adapter and scenarios, never any callable, is CampaignConfig.check()'s part.
@@ -120,6 +120,11 @@ def rerun_config(
             f"killpoint: --cut={given['cut']!r}, but {path!r} cut its power-loss cells with "
             f"{cut!r}; leave --cut out (a rerun takes it from the report)"
         )
+    seed = document.get("seed")
+    if given.get("seed") is None and isinstance(seed, int) and not isinstance(seed, bool):
+        # The cells are named by id whatever the seed; it decides the order they start in,
+        # which a rerun keeps, as it keeps the report's seed line.
+        config = dataclasses.replace(config, seed=seed)
     return (
         dataclasses.replace(
             config,
@@ -130,6 +135,27 @@ def rerun_config(
         ),
         [c.id for c in cells],
     )
+
+
+def nothing_to_rerun(path: str, out: Console) -> int:
+    """What `--rerun-failed` says of a report without an unexpected cell, and its exit
+    status. A report whose campaign did not run its whole plan (interrupted, stopped by
+    --fail-fast or --budget) is no all clear: the cells it never ran say nothing of the
+    runtime, so it says how many and why, and exits as a campaign that ran no cell does."""
+    from killpoint.cli import output as cli_output
+    from killpoint.cli.exit_codes import EXIT_NO_CELLS, EXIT_OK
+    from killpoint.report.document import read_json
+    from killpoint.report.terminal import incomplete
+
+    left = incomplete(read_json(Path(path)))
+    if left is None:
+        cli_output.plain(out, f"no unexpected cell in {path}: nothing to rerun")
+        return EXIT_OK
+    cli_output.plain(out, f"no unexpected cell in {path}, but the report is incomplete: {left}")
+    cli_output.plain(
+        out, "nothing was rerun; run the matrix again without --rerun-failed to cover them"
+    )
+    return EXIT_NO_CELLS
 
 
 def report_cut(cells: Sequence[dict[str, Any]]) -> str | None:
@@ -194,6 +220,7 @@ __all__ = [
     "carried_accepted",
     "changes",
     "failed_cells",
+    "nothing_to_rerun",
     "parsed",
     "rerun_config",
     "same_as_report",

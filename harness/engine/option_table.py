@@ -427,7 +427,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "rerun_failed",
         "rerun only the unexpected cells of an earlier report (its runtime, store kind, "
-        "scenarios and modes)",
+        "scenarios, modes and seed)",
         sets=None,
         fronts=_fronts(CLI),
         why="one run's: a file that always reran the last failures would never run the rest; "

@@ -99,13 +99,17 @@ class Stopped:
     def planned(self) -> int:
         return sum(r.cells for r in self.rows)
 
-    def sentence(self) -> str:
+    def why(self) -> str:
+        """Why it stopped, as a clause ("stopped at its time budget (5 min 0 s)"): the start
+        of `sentence`, and what other outputs say of the cells it did not run."""
         if self.reason == FAIL_FAST:
-            why = "it stopped at its first unexpected cell (--fail-fast)"
-        elif self.reason == BUDGET:
-            why = f"it stopped at its time budget ({duration(self.budget or 0)})"
-        else:  # a stop condition of its caller's (Campaign's `stop`)
-            why = f"it stopped early ({self.reason})"
+            return "stopped at its first unexpected cell (--fail-fast)"
+        if self.reason == BUDGET:
+            return f"stopped at its time budget ({duration(self.budget or 0)})"
+        return f"stopped early ({self.reason})"  # a caller's stop condition (Campaign's `stop`)
+
+    def sentence(self) -> str:
+        why = f"it {self.why()}"
         whole = sum(1 for r in self.rows if r.whole)
         failed = sum(1 for r in self.rows if r.baseline_failed)
         text = f"{why}: {self.ran} of {count(self.planned, 'cell')} ran"

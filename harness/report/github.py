@@ -160,31 +160,15 @@ def annotation_lines(document: Mapping[str, Any], threshold: str | None = None) 
     return "".join(line + "\n" for line in lines)
 
 
-def _rows(document: Mapping[str, Any]) -> dict[tuple[str, str], list[int]]:
-    """Each row's cells, ok and failing: every planned row, in the plan's order, as the
-    terminal's table has them (a row none of whose cells ran is a row with none), then any
-    row of a cell the plan does not name (a report written before the plan was kept)."""
-    from killpoint.report.planned import read_planned
-
-    rows: dict[tuple[str, str], list[int]] = {
-        r[1:3]: [0, 0, 0] for r in read_planned(document) or {}
-    }
-    for c in document.get("cells") or []:
-        if not isinstance(c, Mapping):
-            continue
-        r = rows.setdefault((str(c.get("scenario")), str(c.get("mode"))), [0, 0, 0])
-        r[0] += 1
-        r[1] += c.get("verdict") == "ok"
-        r[2] += _fails(c)
-    return rows
-
-
-def _fails(cell: Mapping[str, Any]) -> bool:
-    from killpoint.values.findings import fails, open_severity
-
-    if cell.get("expected") or cell.get("accepted"):
-        return False
-    return fails(open_severity(cell.get("findings") or []) or "high")
+def _ended_early(document: Mapping[str, Any]) -> str:
+    """The headline's mark of a campaign that did not run its whole plan: the reader of a
+    step summary sees at once that its figures are partial (the `stopped:` line below
+    says why and what it covered)."""
+    if document.get("interrupted"):
+        return " (interrupted)"
+    if document.get("stopped"):  # --fail-fast, --budget
+        return " (stopped early)"
+    return ""
 
 
 def _paragraphs(lines: Sequence[str]) -> list[str]:
@@ -206,14 +190,10 @@ def summary_markdown(document: Mapping[str, Any], threshold: str | None = None) 
     groups. What did not run is said by the terminal's own lines (report.terminal), so the
     two never disagree."""
     from killpoint.report import terminal
-    from killpoint.report.planned import no_crash_rows, not_run_of, read_not_planned, shown_cell
+    from killpoint.report.planned import no_crash_rows, shown_cell
 
     figures = document.get("summary") or {}
-    unplanned = {n.row[1:3]: n for n in read_not_planned(document)}
-    unrun = {m.row[1:3]: m for m in not_run_of(document)}
     no_crash = no_crash_rows(document)  # an example there made no crash: named as its row
-    column = bool(unplanned or unrun)
-    extra = " not run |" if column else ""  # as the terminal's table names it
     low = figures.get("low") or 0
     beyond = figures.get("duplicates_beyond_bound")
     dups = count(int(figures.get("duplicates") or 0), "duplicate")
@@ -227,19 +207,18 @@ def summary_markdown(document: Mapping[str, Any], threshold: str | None = None) 
         + (f", {low} of low severity only" if low else "")
         + f", {count(int(figures.get('expected_losses') or 0), 'expected loss')}, {dups}, "
         f"{duration(float(figures.get('seconds') or 0))}, seed {markdown(document.get('seed'))}"
-        + (" (interrupted)" if document.get("interrupted") else ""),
+        + _ended_early(document),
         "",
-        "| scenario | mode | cells | ok | unexpected |" + extra,
-        "| --- | --- | ---: | ---: | ---: |" + (" ---: |" if column else ""),
     ]
-    for (scenario, mode), (n, ok, bad) in _rows(document).items():
-        row = f"| {markdown(scenario)} | {markdown(mode)} | {n} | {ok} | {bad} |"
-        if column:
-            left = terminal.not_run_text(
-                unrun.get((scenario, mode)), unplanned.get((scenario, mode))
-            )
-            row += f" {markdown(left)} |"
-        out.append(row)
+    # The terminal's own columns (report.terminal.table_rows): a column added there is here.
+    names, rows = terminal.table_rows(document)
+    out.append("| " + " | ".join(names) + " |")
+    out.append(
+        "| " + " | ".join("---" if n in terminal.ROW_COLUMNS else "---:" for n in names) + " |"
+    )
+    for row in rows:
+        texts = [row.scenario, row.mode, *row.figures]
+        out.append("| " + " | ".join(markdown(t) for t in texts) + " |")
     out += _paragraphs(
         [t for t, _ in [*terminal.preamble_lines(document), *terminal.stopped_lines(document)]]
     )

@@ -6,7 +6,10 @@ groups the cells by row; one more per row that breaks the contract without a cra
 (`STORE/without-crash`), and per row or point skipped. A row whose baseline failed had
 its crash cells not planned: its one cell, which carries the failure without a crash, is
 that row's `STORE/without-crash` case (as the pytest plugin names it), saying which cells
-were not planned, and stands for the row's other findings of its uninterrupted run.
+were not planned, and stands for the row's other findings of its uninterrupted run. A
+campaign that did not run its whole plan (interrupted, or stopped by --fail-fast or
+--budget) has one skipped case per row with cells not run, `STORE/not-run`, saying how
+many and why: without them its suite would read as complete and green.
 
 An unexpected cell is a <failure> carrying its findings and its replay command; one whose
 unexpected findings are all of low severity passes, its severity in its properties (it
@@ -30,6 +33,7 @@ from killpoint.redaction import redact
 from killpoint.report.planned import ROW_FIELDS, NotPlanned, Row, read_not_planned
 from killpoint.report.text import as_float, cut, visible
 from killpoint.values.findings import fails, open_severity
+from killpoint.values.sentences import count
 
 SUITE = "killpoint"
 
@@ -131,6 +135,38 @@ def _cell(
     return "failed"
 
 
+def _not_run(suite: ET.Element, document: Mapping[str, Any]) -> int:
+    """What an interrupted or stopped campaign did not run, as skipped cases: one per row
+    (`STORE/not-run`), however many of its cells, so that a CI's test view shows the suite
+    incomplete without a case per cell that never ran; one for the whole campaign when its
+    document keeps no plan to say which rows. How many were added."""
+    from killpoint.report.planned import not_run_of, read_planned
+    from killpoint.report.terminal import incomplete, not_run_reason
+
+    plan = read_planned(document)
+    if not plan:
+        said = incomplete(document)
+        if said is None:
+            return 0
+        case = _case(suite, _safe(SUITE), "not-run")
+        ET.SubElement(case, "skipped", type="not-run", message=_safe(said))
+        return 1
+    why = not_run_reason(document)
+    missing = not_run_of(document)
+    for m in missing:
+        runtime, scenario, mode, store = m.row
+        if m.schedules is None:
+            message = (
+                f"the row's cells were never planned because {why} before its baseline finished"
+            )
+        else:
+            of = count(len(plan.get(m.row) or ()), "planned cell")
+            message = f"{len(m.schedules)} of {of} did not run because {why}"
+        case = _case(suite, classname(runtime, scenario, mode), f"{store}/not-run")
+        ET.SubElement(case, "skipped", type="not-run", message=_safe(message))
+    return len(missing)
+
+
 def render(document: Mapping[str, Any]) -> str:
     """The campaign's JUnit XML, from its report document."""
     from killpoint.judge.groups import Group
@@ -184,6 +220,7 @@ def render(document: Mapping[str, Any]) -> str:
         )
         ET.SubElement(case, "skipped", message=_safe(cut(str(s.get("reason", "")))))
         counts["skipped"] += 1
+    counts["skipped"] += _not_run(suite, document)
     summary = document.get("summary") or {}
     suite.set("tests", str(sum(counts.values())))
     suite.set("failures", str(counts["failed"]))

@@ -10,8 +10,10 @@ A target is checked before any work starts, the way it will be written at the en
 - anything else (a folder, a block device, a socket): refused.
 Two campaigns writing one report at once would silently overwrite each other: a regular
 target is locked (an flock on a hidden file beside it) for the whole campaign, and the
-second campaign is refused. A write that fails at the end (a full disk) goes to a
-fallback file in the temporary folder instead, and the caller says where.
+second campaign is refused. The file means nothing once unlocked: its holder removes it
+as it lets go, and one a killed campaign left is removed by whoever locks it next (the
+next campaign, `report --from-journal`). A write that fails at the end (a full disk) goes
+to a fallback file in the temporary folder instead, and the caller says where.
 """
 
 from __future__ import annotations

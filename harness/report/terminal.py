@@ -12,6 +12,7 @@ content is plain text here and made safe where it is printed (killpoint.cli.outp
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from io import StringIO
 from typing import Any
 
@@ -68,22 +69,35 @@ def _low(cell: Mapping[str, Any]) -> bool:
     return not cell.get("expected") and not cell.get("accepted") and not _fails(cell)
 
 
-def table(document: Mapping[str, Any]) -> Table:
-    """One line per row: its cells, ok, expected losses, unexpected, low, duplicates, and
-    the cells that never ran, planned or not planned since the row's baseline failed (a
-    column only when there are some)."""
+ROW_COLUMNS = ("scenario", "mode")  # the table's columns of words; the others are figures
+
+
+@dataclass(frozen=True)
+class TableRow:
+    """A row of the table: what follows its scenario and mode, one text per column."""
+
+    scenario: str
+    mode: str
+    figures: tuple[str, ...]
+    failing: bool  # a cell of it fails the campaign
+
+
+def table_rows(document: Mapping[str, Any]) -> tuple[list[str], list[TableRow]]:
+    """The table's columns and rows: every planned row, in the plan's order, then any row
+    of a cell the plan does not name (a report written before the plan was kept). Its
+    cells, ok, expected losses, unexpected, low, duplicates, and the cells that never ran,
+    planned or not planned since the row's baseline failed (`low only` and `not run` only
+    when there are some). The terminal's table and the Markdown summary's (report.github)
+    are both these, so that neither has a column the other lacks."""
     cells = _cells(document)
     plan = read_planned(document) or {}
     missing = not_run_of(document)
     unrun = {m.row[1:3]: m for m in missing}
     unplanned = {n.row[1:3]: n for n in read_not_planned(document)}
     low = any(_low(c) for c in cells)
-    names = ["scenario", "mode", "cells", "ok", "lost (expected)", "unexpected"]
+    names = [*ROW_COLUMNS, "cells", "ok", "lost (expected)", "unexpected"]
     names += [*(["low only"] if low else []), "dups"]
     names += ["not run"] if missing or unplanned else []
-    out = Table(title="crash matrix", show_lines=False)
-    for name in names:
-        out.add_column(name, justify="left" if name in ("scenario", "mode") else "right")
     rows: dict[tuple[str, str], list[int]] = {row[1:3]: [0] * 6 for row in plan}
     for c in cells:
         r = rows.setdefault((str(c.get("scenario")), str(c.get("mode"))), [0] * 6)
@@ -93,16 +107,27 @@ def table(document: Mapping[str, Any]) -> Table:
         r[3] += _fails(c)
         r[4] += _low(c)
         r[5] += int(c.get("duplicates") or 0)
+    found = []
     for (scenario, mode), r in rows.items():
         m, n = unrun.get((scenario, mode)), unplanned.get((scenario, mode))
         left = [not_run_text(m, n)] if missing or unplanned else []
         figures = [*r[:4], *([r[4]] if low else []), r[5]]
+        found.append(TableRow(scenario, mode, (*map(str, figures), *left), bool(r[3])))
+    return names, found
+
+
+def table(document: Mapping[str, Any]) -> Table:
+    """The table of rows (`table_rows`), a failing row in red."""
+    names, rows = table_rows(document)
+    out = Table(title="crash matrix", show_lines=False)
+    for name in names:
+        out.add_column(name, justify="left" if name in ROW_COLUMNS else "right")
+    for row in rows:
         out.add_row(
-            escape(line(redact(scenario))),
-            escape(line(redact(mode))),
-            *map(str, figures),
-            *left,
-            style="red" if r[3] else None,
+            escape(line(redact(row.scenario))),
+            escape(line(redact(row.mode))),
+            *row.figures,
+            style="red" if row.failing else None,
         )
     return out
 
@@ -290,6 +315,46 @@ def preamble_lines(document: Mapping[str, Any]) -> list[Line]:
     return lines
 
 
+def not_run_reason(document: Mapping[str, Any]) -> str:
+    """Why a document's planned cells did not all run, as a clause: "the campaign was
+    interrupted", "the campaign stopped at its time budget (5 min 0 s)", ... (by the
+    campaign's own Stopped), or that the document holds no result for them."""
+    from killpoint.engine.stop_rule import Stopped
+
+    if document.get("interrupted"):
+        return "the campaign was interrupted"
+    data = document.get("stopped")
+    if isinstance(data, Mapping):
+        return f"the campaign {Stopped.from_json(data).why()}"
+    return "the report holds no result for them"
+
+
+def incomplete(document: Mapping[str, Any]) -> str | None:
+    """What of its plan a document's campaign did not run, in one sentence ("310 of 345
+    planned cells did not run because the campaign was interrupted"); None when it ran all
+    of it. A document without its plan (an older report, a merge of shards) counts from its
+    summary, and says so when even that cannot tell."""
+    figures = document.get("summary") or {}
+    planned, ran = (_whole(figures.get(k)) for k in ("planned", "cells"))
+    why = not_run_reason(document)
+    if read_planned(document):
+        cells, rows = count_not_run(not_run_of(document))
+    elif document.get("interrupted") or document.get("stopped"):
+        cells, rows = max(planned - ran, 0), 0
+        if not cells:  # it ended before it planned them all, or after it ran them all
+            return f"{why}, and its report does not keep which planned cells did not run"
+    else:
+        return None
+    parts = [f"{cells} of {count(planned, 'planned cell')} did not run"] if cells else []
+    if rows:
+        parts.append(f"the cells of {count(rows, 'row')} were never planned")
+    return f"{' and '.join(parts)} because {why}" if parts else None
+
+
+def _whole(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def stopped_lines(document: Mapping[str, Any]) -> list[Line]:
     """A campaign that stopped early (--fail-fast, --budget): why, and what it covered; the
     rows not every kind of whose points ran, named (a few). From the report's `stopped`, by
@@ -345,14 +410,19 @@ def render(document: Mapping[str, Any]) -> str:
 
 
 __all__ = [
+    "ROW_COLUMNS",
+    "TableRow",
     "cause_lines",
     "figures_line",
     "group_lines",
+    "incomplete",
     "lines",
+    "not_run_reason",
     "not_run_text",
     "preamble_lines",
     "render",
     "stopped_lines",
     "table",
+    "table_rows",
     "without_crash_lines",
 ]

@@ -23,8 +23,14 @@ REPO = Path(__file__).resolve().parents[2]
 TICKING = "tests.harness.scenarios_for_tests:TICKING"
 
 
-def _ctrl_c_default() -> None:
+def ctrl_c_default() -> None:
+    """For a child a test sends Ctrl-C to: as a terminal's foreground job has it, whatever
+    the test's own process inherited (a background job of a script ignores SIGINT)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _ctrl_c_ignored() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def read_ticks(fd: int, want: int, timeout: float) -> int:
@@ -52,7 +58,9 @@ def cell_lines(path: Path) -> list[dict[str, object]]:
 class TickingCampaign:
     """`killpoint matrix --scenarios TICKING --modes tool --workers 2` with the JSON and
     HTML in `tmp`, and `extra` options after (a later option wins). `new_session`: start
-    it as a shell with job control does, so a signal can go to its process group."""
+    it as a shell with job control does, so a signal can go to its process group.
+    `ctrl_c_ignored`: with SIGINT ignored, as a shell without job control (a script's
+    `killpoint matrix ... &`) starts a background job."""
 
     def __init__(
         self,
@@ -60,6 +68,7 @@ class TickingCampaign:
         *extra: str,
         env: dict[str, str] | None = None,
         new_session: bool = False,
+        ctrl_c_ignored: bool = False,
     ) -> None:
         self.json = tmp / "m.json"
         self.html = tmp / "m.html"
@@ -75,7 +84,7 @@ class TickingCampaign:
             start_new_session=new_session,
             # A shell with job control gives its foreground job Ctrl-C back; the test's
             # own process may have it ignored (a background job of a script does).
-            preexec_fn=_ctrl_c_default if new_session else None,
+            preexec_fn=_ctrl_c_ignored if ctrl_c_ignored else ctrl_c_default,
         )  # fmt: skip
 
     def ticks(self, want: int, timeout: float = 120) -> int:

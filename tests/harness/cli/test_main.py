@@ -17,6 +17,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from tests.harness.ticking_campaign import ctrl_c_default
+
 REPO = Path(__file__).resolve().parents[3]
 BLOCKING = "tests.harness.scenarios_for_tests:BLOCKING"
 
@@ -239,6 +241,7 @@ class TestInterrupt:
              "--modes", "tool-batch", "--points", "boundaries", "--timeout", "120",
              "--json", str(path), "--report", str(tmp_path / "m.html")],
             cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            preexec_fn=ctrl_c_default,
         )  # fmt: skip
         try:
             # Wait on the pipe for the tool to say it is running: no sleeps.
@@ -396,8 +399,37 @@ class TestOutput:
         (sub / "m.html").unlink()
         report = killpoint("report", "sub/m.json", cwd=tmp_path)
         assert 0 == report.returncode, report.stderr
-        assert str(sub / "m.html") == report.stdout.strip()
+        assert f"written: {sub / 'm.html'}" == report.stdout.strip()
         assert (sub / "m.html").exists()
+
+    def test_report_says_what_it_wrote_as_matrix_does_a_fallback_too(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """`killpoint report` printed bare paths where `matrix`, `merge` and the rebuild
+        print `written: …`, and nothing at all when a format went to a fallback."""
+        from killpoint.cli.exit_codes import EXIT_NOT_WRITTEN
+        from killpoint.cli.main import main
+        from killpoint.engine.campaign import CampaignResult
+        from killpoint.engine.cell_log import CellLog
+        from killpoint.engine.options import CampaignConfig
+        from killpoint.report.document import dumps, to_document
+        from killpoint.report.targets import fallback_path
+        from tests.harness.report.test_junit import cell
+
+        source = tmp_path / "m.json"
+        result = CampaignResult(CampaignConfig(), 9, CellLog([cell("after-checkpoint:1")]))
+        source.write_text(dumps(to_document(result)))
+        html, text = tmp_path / "r.html", tmp_path / "r.txt"
+        assert 0 == main(["report", str(source), "-o", str(html), "--text", str(text)])
+        assert [f"written: {html}, {text}"] == capsys.readouterr().out.splitlines()
+        if not os.access("/dev/full", os.W_OK):
+            pytest.skip("no writable /dev/full")
+        fallback = fallback_path(Path("/dev/full"))
+        try:
+            assert EXIT_NOT_WRITTEN == main(["report", str(source), "--text", "/dev/full"])
+            assert [f"written: {fallback}"] == capsys.readouterr().out.splitlines()
+        finally:
+            fallback.unlink(missing_ok=True)
 
 
 class TestRerunAndAccept:

@@ -6,6 +6,7 @@ writes the same JSON) rebuilds the reports from it."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -157,6 +158,41 @@ def test_a_journal_whose_campaign_runs_is_not_rebuilt(
     assert path.exists() and not (tmp_path / "m.json").exists()
     assert 0 == main(["report", "--from-journal", str(path)])
     assert 2 == len(json.loads((tmp_path / "m.json").read_text())["cells"])
+
+
+def test_the_lock_files_a_killed_campaign_left_go_with_the_rebuild(tmp_path: Path) -> None:
+    """SIGKILL leaves `.m.json.lock` and `.m.html.lock` beside the JSON, unlocked (their
+    holder is gone). The rebuild takes both locks, as a campaign does, and removes them as
+    it lets them go; it never took the HTML's, whose file outlived the rebuilt reports."""
+    path = journal_of(tmp_path, result_of(2), end=False)
+    left = [tmp_path / ".m.json.lock", tmp_path / ".m.html.lock"]
+    for lock in left:
+        lock.write_text("pid 999999")
+    assert 0 == main(["report", "--from-journal", str(path)])
+    assert (tmp_path / "m.html").exists()
+    assert [] == [p.name for p in left if p.exists()]
+
+
+def test_a_campaign_writing_the_html_holds_off_the_rebuild(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Taking the HTML's lock keeps two writers of it apart: while a campaign writes the
+    HTML given with -o, the rebuild is refused and writes nothing; then it runs."""
+    path = journal_of(tmp_path, result_of(2), end=False)
+    html = tmp_path / "o.html"
+    live = Target(html)
+    live.check()
+    live.lock()
+    try:
+        assert 2 == main(["report", "--from-journal", str(path), "-o", str(html)])
+    finally:
+        live.close()
+    said = capsys.readouterr().err
+    assert f"-o: another killpoint campaign (pid {os.getpid()}) is writing" in said, said
+    assert path.exists() and not (tmp_path / "m.json").exists() and not html.exists()
+    assert not (tmp_path / ".m.json.lock").exists()  # let go with the refusal
+    assert 0 == main(["report", "--from-journal", str(path), "-o", str(html)])
+    assert html.exists() and not path.exists()
 
 
 def test_report_takes_a_json_or_a_journal(

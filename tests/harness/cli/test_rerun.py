@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.harness.ticking_campaign import TickingCampaign
 
 REPO = Path(__file__).resolve().parents[3]
 CELL = "reference/research/tool-batch/sqlite/after-checkpoint:1"
@@ -216,3 +219,80 @@ def test_a_rerun_takes_the_cut_model_from_the_report(tmp_path: Path) -> None:
     )
     assert None is report_cut([{"store_at_crash": None}, {"id": "x"}])
     refused(rerun(tmp_path, path, "--cut", "reorder"), "leave --cut out", "torn-op:byte")
+
+
+def test_a_rerun_takes_the_reports_seed_unless_one_is_typed(tmp_path: Path) -> None:
+    """The cells are named by id whatever the seed, which decides the order they start in:
+    a rerun keeps the report's, as it keeps its runtime and scenarios, and says it; a
+    --seed typed wins."""
+    from killpoint.cli.rerun import rerun_config
+    from killpoint.engine.options import CampaignConfig
+
+    path = report(tmp_path, seed=1234)
+    assert 1234 == rerun_config(CampaignConfig(), str(path), {})[0].seed
+    typed = CampaignConfig.from_options(seed="7")
+    assert 7 == rerun_config(typed, str(path), {"seed": "7"})[0].seed
+    done = rerun(tmp_path, path)
+    assert 0 == done.returncode, done.stdout + done.stderr
+    assert "seed 1234" in done.stdout.splitlines()
+    assert 1234 == json.loads((tmp_path / "out.json").read_text())["seed"]
+
+
+def nothing_rerun(tmp_path: Path, path: Path) -> list[str]:
+    """`--rerun-failed` of a report without an unexpected cell whose campaign did not run
+    its whole plan: exit 5 (a CI job is not green), nothing written, and what it printed."""
+    done = rerun(tmp_path, path)
+    assert 5 == done.returncode, done.stdout + done.stderr
+    assert not (tmp_path / "out.json").exists()
+    lines = done.stdout.splitlines()
+    assert "nothing to rerun" not in done.stdout
+    assert (
+        "nothing was rerun; run the matrix again without --rerun-failed to cover them"
+        == (lines[-1])
+    )
+    return lines
+
+
+@pytest.mark.slow
+def test_an_interrupted_report_is_no_all_clear(tmp_path: Path) -> None:
+    """Ctrl-C a real campaign once a cell has finished: its report has no unexpected cell,
+    and most of its plan did not run. The rerun says how many cells did not run and why,
+    never "nothing to rerun" and 0, which a CI reads as all clear."""
+    from killpoint.cli.rerun import failed_cells
+
+    ticking = TickingCampaign(tmp_path, "--points", "all", new_session=True)
+    try:
+        ticking.ticks(2 * 3 + 10)
+        ticking.finished(1)
+        os.killpg(ticking.proc.pid, signal.SIGINT)
+        _, err = ticking.finish()
+    finally:
+        ticking.close()
+    assert 130 == ticking.proc.returncode, err
+    document = json.loads(ticking.json.read_text())
+    ran, planned = len(document["cells"]), document["summary"]["planned"]
+    assert 0 < ran < planned and [] == failed_cells(document)
+    assert [
+        f"no unexpected cell in {ticking.json}, but the report is incomplete: "
+        f"{planned - ran} of {planned} planned cells did not run because the campaign was "
+        "interrupted"
+    ] == nothing_rerun(tmp_path, ticking.json)[:-1]
+
+
+@pytest.mark.slow
+def test_a_report_stopped_at_its_budget_is_no_all_clear(tmp_path: Path) -> None:
+    """A second cannot run the research rows crashed twice over (several hundred cells):
+    the campaign stops at its budget with nothing unexpected, and its rerun says the report
+    is incomplete and why."""
+    first = killpoint(
+        "matrix", "--scenarios", "research", "--modes", "runs,tool-batch,tool",
+        "--depth", "2", "--budget", "1s", "--workers", "2", "--keep", "none",
+        "--json", "a.json", "--report", "a.html", cwd=tmp_path,
+    )  # fmt: skip
+    assert first.returncode in (0, 5), first.stdout + first.stderr  # 5: no cell ran by then
+    assert "budget" == json.loads((tmp_path / "a.json").read_text())["stopped"]["reason"]
+    said = nothing_rerun(tmp_path, tmp_path / "a.json")[0]
+    assert said.startswith(
+        f"no unexpected cell in {tmp_path / 'a.json'}, but the report is incomplete: "
+    )
+    assert said.endswith(" because the campaign stopped at its time budget (1.0 s)")

@@ -20,7 +20,7 @@ import psutil
 import pytest
 
 from killpoint.report.journal import journal_path
-from tests.harness.ticking_campaign import TickingCampaign
+from tests.harness.ticking_campaign import TickingCampaign, cell_lines, ctrl_c_default
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -198,6 +198,7 @@ def test_ctrl_c_during_start_up_exits_130_quietly(tmp_path: Path, short_tmp: Pat
         cwd=tmp_path, env={**os.environ, "KILLPOINT_TEST_FIFO": str(fifo), "TMPDIR": str(short_tmp),
                            "PYTHONPATH": str(REPO)},
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=ctrl_c_default,
     )  # fmt: skip
     try:
         with open(fifo) as f:
@@ -294,3 +295,89 @@ def test_sigkill_of_the_whole_group_leaves_no_paused_worker(
     os.killpg(run.proc.pid, signal.SIGKILL)
     run.finish()
     assert_gone(family)
+
+
+def ignoring_ctrl_c(tmp: Path, temp: Path, *extra: str, hold: bool = False) -> TickingCampaign:
+    """Started with SIGINT ignored, as a script's `killpoint matrix ... &` is: `hold`, every
+    worker held in its first tool call (no baseline ends)."""
+    return TickingCampaign(
+        tmp,
+        *("--timeout", "60", *extra),
+        env={"TMPDIR": str(temp), **({"KILLPOINT_TEST_HOLD": "1"} if hold else {})},
+        new_session=True,
+        ctrl_c_ignored=True,
+    )
+
+
+@pytest.mark.parametrize("when", ["baselines", "cells"])
+def test_a_ctrl_c_ignored_from_the_start_stops_no_part_of_the_campaign(
+    tmp_path: Path, short_tmp: Path, when: str
+) -> None:
+    """A shell ignores SIGINT in its background jobs on purpose: a process-group SIGINT,
+    during the baselines or among the cells, stops nothing (cells go on finishing), and
+    SIGTERM still ends the campaign cleanly with 143. A SIGINT taken would have been
+    handled first (the lower signal) and made it 130."""
+    run = ignoring_ctrl_c(tmp_path, short_tmp, "--points", "all", hold=when == "baselines")
+    journal = journal_path(run.json)
+    if when == "baselines":
+        run.ticks(1)
+    else:
+        run.ticks(2 * 3 + 10)
+        run.finished(1)
+    before = len(cell_lines(journal))
+    os.killpg(run.proc.pid, signal.SIGINT)
+    if when == "cells":
+        run.finished(before + 3)  # it goes on
+    assert run.proc.poll() is None
+    family = run.family()
+    run.proc.send_signal(signal.SIGTERM)
+    _, err = run.finish()
+    assert 143 == run.proc.returncode, err
+    assert "Traceback" not in err, err
+    assert "SIGINT" not in err, err
+    document = json.loads(run.json.read_text())
+    assert document["interrupted"] is True
+    if when == "cells":
+        assert before + 3 <= len(document["cells"]) < document["summary"]["planned"]
+    else:
+        assert [] == document["cells"]
+    assert_gone(family)
+
+
+def test_a_ctrl_c_ignored_from_the_start_is_ignored_while_the_reports_are_written(
+    tmp_path: Path, short_tmp: Path
+) -> None:
+    """The same SIGINT while the reports are written (the JSON goes to a FIFO of one page,
+    so that its writer is caught in the middle of it): ignored there too, where the hold on
+    signals took it over and ended the campaign with 130."""
+    os.mkfifo(tmp_path / "m.json")
+    reader = os.open(tmp_path / "m.json", os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        fcntl.fcntl(reader, fcntl.F_SETPIPE_SZ, 4096)
+        run = ignoring_ctrl_c(tmp_path, short_tmp, "--points", "boundaries")
+        chunks: list[bytes] = []
+        while True:
+            ready, _, _ = select.select([reader], [], [], 120)
+            assert ready, "the JSON was never written"
+            try:
+                chunk = os.read(reader, 65536)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                if chunks:
+                    break  # the writer closed the FIFO: the JSON is complete
+                assert run.proc.poll() is None, "the campaign ended before writing the JSON"
+                continue  # no writer yet
+            if not chunks:
+                # The JSON is longer than the FIFO holds: its writer is still in it.
+                os.killpg(run.proc.pid, signal.SIGINT)
+            chunks.append(chunk)
+    finally:
+        os.close(reader)
+    _, err = run.finish()
+    assert 0 == run.proc.returncode, err
+    assert "SIGINT" not in err, err
+    document = json.loads(b"".join(chunks))
+    assert len(document["cells"]) == document["summary"]["planned"] > 0
+    assert len(b"".join(chunks)) > 4096
+    assert run.html.read_text().rstrip().endswith("</html>")

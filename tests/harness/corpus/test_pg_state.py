@@ -31,6 +31,7 @@ from killpoint.corpus.record import record
 from killpoint.engine.options import CampaignConfig
 from killpoint.errors import CorpusError, Interrupted
 from killpoint.stores.postgresql import PostgresStores, schema_of
+from tests.harness.ticking_campaign import ctrl_c_default
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -393,6 +394,7 @@ def test_ctrl_c_during_a_restore(pg_corpus: tuple[Path, str], tmp_path: Path) ->
         [sys.executable, "-m", "killpoint.cli.main", "corpus", "check", str(copy), "--store",
          url, "--work-dir", str(work), "--workers", "1"],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+        preexec_fn=ctrl_c_default,
     )  # fmt: skip
     try:
         # The restore is underway once the server runs one of its INSERTs.

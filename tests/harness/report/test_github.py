@@ -13,6 +13,7 @@ from killpoint.judge.groups import Group
 from killpoint.redaction import remember
 from killpoint.report import github
 from killpoint.report.document import to_document
+from killpoint.values.findings import Finding
 from tests.harness.failed_baseline import (
     PROBLEM,
     ROW,
@@ -86,7 +87,7 @@ class TestStepSummary:
         assert "<img" not in text and SECRET not in text
         assert "&lt;img src=x onerror=alert\\(1\\)&gt; \\| \\*\\*" in text
         assert "`killpoint replay reference/research/tool-batch/sqlite/mid-model:1`" in text
-        assert "| research | tool\\-batch | 1 | 1 | 0 |" in text
+        assert "| research | tool\\-batch | 1 | 1 | 0 | 0 | 0 |" in text.splitlines()
         assert "Reports: `/r/m.json`" in text
 
     def test_run_content_cannot_link_or_mention(self) -> None:
@@ -126,8 +127,10 @@ def test_the_summary_says_which_rows_crash_cells_were_not_planned_and_why(
     cells not run, as the terminal's has, and a line per such row says why."""
     text = github.summary_markdown(document_of(failed_row))
     lines = text.splitlines()
-    assert "| scenario | mode | cells | ok | unexpected | not run |" in lines
-    assert "| research | tool\\-batch | 1 | 0 | 1 | 3 not planned |" in lines
+    assert (
+        "| scenario | mode | cells | ok | lost (expected) | unexpected | dups | not run |" in lines
+    )
+    assert "| research | tool\\-batch | 1 | 0 | 0 | 1 | 0 | 3 not planned |" in lines
     assert (
         github.markdown(
             "not planned: 1 row whose baseline failed; its one cell carries the failure, "
@@ -199,10 +202,12 @@ def test_the_summary_has_every_planned_row_and_the_cells_that_did_not_run() -> N
 
     document = to_document(interrupted_result())
     lines = github.summary_markdown(document).splitlines()
-    assert "| scenario | mode | cells | ok | unexpected | not run |" in lines
-    assert "| research | tool\\-batch | 2 | 1 | 1 | 2 |" in lines
-    assert "| research | runs | 0 | 0 | 0 | 1 |" in lines
-    assert "| cancel | runs | 0 | 0 | 0 | whole row |" in lines
+    assert (
+        "| scenario | mode | cells | ok | lost (expected) | unexpected | dups | not run |" in lines
+    )
+    assert "| research | tool\\-batch | 2 | 1 | 0 | 1 | 0 | 2 |" in lines
+    assert "| research | runs | 0 | 0 | 0 | 0 | 0 | 1 |" in lines
+    assert "| cancel | runs | 0 | 0 | 0 | 0 | 0 | whole row |" in lines
     (said, _), *_ = terminal.preamble_lines(document)
     assert said.startswith("not run: 3 planned cells and 1 row whose cells were never planned")
     assert github.markdown(said) in lines
@@ -224,3 +229,37 @@ def test_the_example_of_a_row_whose_baseline_failed_is_no_crash(
     (annotation,) = github.annotation_lines(document).splitlines()
     assert f"%0Ae.g. {'/'.join(ROW)} (no crash: its baseline failed): " in annotation
     assert "mid-model" not in annotation.replace(cell["replay"], ""), annotation
+
+
+def test_a_stopped_campaigns_headline_is_marked_as_an_interrupted_ones_is(
+    stopped_row: CampaignResult,  # noqa: F811
+) -> None:
+    """`--fail-fast` (or `--budget`): the figures are partial, as an interrupted campaign's
+    are, and the headline says so; the `stopped:` line below says why."""
+    headline = github.summary_markdown(document_of(stopped_row)).splitlines()[2]
+    assert headline.endswith(" (stopped early)"), headline
+    assert "(interrupted)" not in headline
+    whole = CampaignResult(CampaignConfig(), 9, CellLog([cell("mid-model:1")]))
+    assert github.summary_markdown(to_document(whole)).splitlines()[2].endswith(", seed 9")
+
+
+def test_the_summary_table_has_every_column_the_terminals_has() -> None:
+    """The Markdown table left out `lost (expected)` and `dups` (and `low only`): a row with
+    an expected loss, duplicates and a cell unexpected at low severity only has the same
+    columns and figures in the summary as in the terminal's table."""
+    from killpoint.report import terminal
+
+    low = Finding("usage-differs", "usage: baseline 10 tokens, resumed 12", path="usage")
+    cells = [
+        cell("after-checkpoint:1", duplicates=2),
+        cell("after-checkpoint:2", verdict="lost"),
+        cell("mid-model:1", low),
+    ]
+    document = to_document(CampaignResult(CampaignConfig(), 9, CellLog(cells)))
+    lines = github.summary_markdown(document).splitlines()
+    names = ["scenario", "mode", "cells", "ok", "lost (expected)", "unexpected", "low only"]
+    assert f"| {' | '.join([*names, 'dups'])} |" in lines
+    assert "| research | tool\\-batch | 3 | 1 | 1 | 0 | 1 | 2 |" in lines
+    assert "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |" in lines
+    header = next(line for line in terminal.render(document).splitlines() if "scenario" in line)
+    assert [*names, "dups"] == [n.strip() for n in re.split(r"┃", header) if n.strip()]

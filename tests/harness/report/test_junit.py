@@ -5,6 +5,7 @@ made visible (XML 1.0 cannot carry control characters)."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 from killpoint.engine.campaign import CampaignResult, Skipped
 from killpoint.engine.cell_log import CellLog
@@ -19,7 +20,9 @@ from tests.harness.failed_baseline import (
     RUNTIME,
     document_of,
     failed_row,  # noqa: F401  (a fixture)
+    run,
 )
+from tests.harness.report.test_terminal import interrupted_result
 from tests.harness.runner_commands import HOSTILE, controls
 
 SECRET = "hunter2-very-secret"
@@ -171,3 +174,69 @@ def test_a_row_whose_baseline_failed_is_its_without_crash_case(
         "were not planned"
     )
     assert any(PROBLEM in line for line in rest)
+
+
+def not_run(root: ET.Element) -> list[tuple[str | None, str | None, str | None]]:
+    """The cases that say what did not run: (classname, name, message)."""
+    return [
+        (case.get("classname"), case.get("name"), skipped.get("message"))
+        for case in root.iter("testcase")
+        for skipped in case.iter("skipped")
+        if skipped.get("type") == "not-run"
+    ]
+
+
+def test_a_stopped_campaign_has_a_skipped_case_for_what_it_did_not_run(tmp_path: Path) -> None:
+    """A real campaign stopped by --fail-fast (one worker: the cells after the first
+    unexpected one never start): its row has one skipped `STORE/not-run` case saying how
+    many of its planned cells did not run and why, counted in the suite's `skipped`, rather
+    than a suite of what ran alone that a CI shows as complete."""
+    result = run(
+        tmp_path / "work", runtime="tests.harness.broken_runtimes:early_checkpoint",
+        fail_fast=True, workers=1,
+    )  # fmt: skip
+    document = document_of(result)
+    ran, planned = document["summary"]["cells"], document["summary"]["planned"]
+    assert 0 < ran < planned, document.get("stopped")
+    root = ET.fromstring(render(document))
+    row = "killpoint.tests.harness.broken_runtimes:early_checkpoint/research/tool-batch"
+    assert [
+        (
+            row,
+            "sqlite/not-run",
+            f"{planned - ran} of {planned} planned cells did not run because the campaign "
+            "stopped at its first unexpected cell (--fail-fast)",
+        )
+    ] == not_run(root)
+    suite = root.find("testsuite")
+    assert suite is not None
+    assert (suite.get("tests"), suite.get("skipped")) == (str(ran + 1), "1")
+
+
+def test_an_interrupted_campaign_has_one_not_run_case_per_row_not_one_per_cell() -> None:
+    """Ctrl-C after three cells: a case for each row with cells not run, whether its cells
+    were planned or not; one for the whole campaign when its document keeps no plan (a
+    merge of shards); none when every planned cell ran."""
+    document = to_document(interrupted_result())
+    root = ET.fromstring(render(document))
+    why = "because the campaign was interrupted"
+    assert [
+        ("killpoint.agno/research/tool-batch", "sqlite/not-run",
+         f"2 of 4 planned cells did not run {why}"),
+        ("killpoint.agno/research/runs", "sqlite/not-run", f"1 of 1 planned cell did not run {why}"),
+        ("killpoint.agno/cancel/runs", "sqlite/not-run",
+         f"the row's cells were never planned {why} before its baseline finished"),
+    ] == not_run(root)  # fmt: skip
+    suite = root.find("testsuite")
+    assert suite is not None
+    assert (suite.get("tests"), suite.get("skipped")) == ("5", "3")
+    merged = {k: v for k, v in document.items() if k != "planned_cells"}
+    assert [("killpoint", "not-run", f"3 of 5 planned cells did not run {why}")] == not_run(
+        ET.fromstring(render(merged))
+    )
+    whole = interrupted_result()
+    whole.interrupted, whole.planned = False, 2
+    whole.plan = {
+        ("agno", "research", "tool-batch", "sqlite"): ["after-checkpoint:1", "after-checkpoint:2"]
+    }
+    assert not_run(ET.fromstring(render(to_document(whole)))) == []
