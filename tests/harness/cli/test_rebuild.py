@@ -39,6 +39,15 @@ def wait_until(ready: Callable[[], bool], what: str, timeout: float = 120) -> No
         time.sleep(0.01)
 
 
+def rebuilt(journal: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    """`killpoint report --from-journal JOURNAL`, run as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "killpoint.cli.main", "report", "--from-journal", str(journal),
+         *extra],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
 @pytest.mark.slow
 def test_sigkill_of_killpoint_loses_only_the_cells_in_flight(
     tmp_path: Path,
@@ -56,10 +65,7 @@ def test_sigkill_of_killpoint_loses_only_the_cells_in_flight(
     assert not run.json.exists()
     finished = [c["cell"]["id"] for c in cell_lines(journal)]  # type: ignore[index]
     assert len(finished) >= 3
-    done = subprocess.run(
-        [sys.executable, "-m", "killpoint.cli.main", "report", "--from-journal", str(journal)],
-        cwd=REPO, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    done = rebuilt(journal)
     assert 0 == done.returncode, done.stderr
     document = json.loads(run.json.read_text())
     assert document["interrupted"] is True
@@ -89,10 +95,7 @@ def test_a_journal_cut_before_the_last_baseline_keeps_the_rows_planned(
     finally:
         run.finish()
     finished = cell_lines(journal)
-    done = subprocess.run(
-        [sys.executable, "-m", "killpoint.cli.main", "report", "--from-journal", str(journal)],
-        cwd=REPO, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    done = rebuilt(journal)
     assert 0 == done.returncode, done.stderr
     document = json.loads(run.json.read_text())
     first, second = document["planned_cells"]
@@ -126,11 +129,7 @@ def test_a_journal_cut_in_the_first_baseline_names_every_row(
         run.finish()
     text = tmp_path / "m.txt"
     journal = journal_path(run.json)
-    done = subprocess.run(
-        [sys.executable, "-m", "killpoint.cli.main", "report", "--from-journal", str(journal),
-         "--text", str(text)],
-        cwd=REPO, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    done = rebuilt(journal, "--text", str(text))
     assert 0 == done.returncode, done.stderr
     document = json.loads(run.json.read_text())
     assert [("tool", None), ("tool-batch", None)] == [

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psutil
@@ -157,12 +157,9 @@ def test_ctrl_c_during_the_baselines_draws_the_rows_never_started(
     assert "every verdict expected" not in html
 
 
-def test_sigkill_of_the_command_leaves_no_forkserver_nor_worker(
-    tmp_path: Path, short_tmp: Path
-) -> None:
-    """SIGKILL gives the command no chance to clean up: its forkserver sees its parent
-    gone and kills every worker it forked, a paused (SIGSTOPped) one included."""
-    run = campaign(tmp_path, short_tmp, "--points", "sigstop")
+def with_a_paused_worker(tmp: Path, temp: Path) -> TickingCampaign:
+    """A campaign of sigstop cells, once one of them has paused its first worker."""
+    run = campaign(tmp, temp, "--points", "sigstop")
     run.ticks(2 * 3 + 1)
     paused: list[psutil.Process] = []
     while not paused:  # a sigstop cell pauses its first worker: wait for that state
@@ -171,6 +168,15 @@ def test_sigkill_of_the_command_leaves_no_forkserver_nor_worker(
             os.read(run.fd, 4096)
         paused = [p for p in run.family() if p.status() == psutil.STATUS_STOPPED]
         assert run.proc.poll() is None, "the campaign ended before a worker was paused"
+    return run
+
+
+def test_sigkill_of_the_command_leaves_no_forkserver_nor_worker(
+    tmp_path: Path, short_tmp: Path
+) -> None:
+    """SIGKILL gives the command no chance to clean up: its forkserver sees its parent
+    gone and kills every worker it forked, a paused (SIGSTOPped) one included."""
+    run = with_a_paused_worker(tmp_path, short_tmp)
     family = run.family()
     forkserver = [
         p for p in family if p.ppid() == run.proc.pid and "forkserver" in " ".join(p.cmdline())
@@ -234,19 +240,20 @@ def test_two_ctrl_c_in_a_row_still_write_what_finished(tmp_path: Path, short_tmp
     assert not journal_path(run.json).exists()
 
 
-def test_sigterm_while_the_reports_are_written_leaves_them_whole(
-    tmp_path: Path, short_tmp: Path
-) -> None:
-    """The JSON goes to a FIFO whose buffer is one page, so that its writer is caught in
-    the middle of the JSON: SIGTERM then is held until both reports are written whole,
-    and the status still says SIGTERM."""
-    os.mkfifo(tmp_path / "m.json")
-    reader = os.open(tmp_path / "m.json", os.O_RDONLY | os.O_NONBLOCK)
+def json_through_a_fifo(
+    tmp: Path,
+    start: Callable[[], TickingCampaign],
+    interrupt: Callable[[TickingCampaign], None],
+) -> tuple[TickingCampaign, bytes]:
+    """The campaign `start` starts, its JSON going to a FIFO whose buffer is one page, so
+    that its writer is caught in the middle of the JSON: `interrupt` is called then, once.
+    The campaign and the JSON it wrote."""
+    os.mkfifo(tmp / "m.json")
+    reader = os.open(tmp / "m.json", os.O_RDONLY | os.O_NONBLOCK)
     try:
         fcntl.fcntl(reader, fcntl.F_SETPIPE_SZ, 4096)
-        run = campaign(tmp_path, short_tmp, "--points", "boundaries")
+        run = start()
         chunks: list[bytes] = []
-        signalled = False
         while True:
             ready, _, _ = select.select([reader], [], [], 120)
             assert ready, "the JSON was never written"
@@ -259,18 +266,31 @@ def test_sigterm_while_the_reports_are_written_leaves_them_whole(
                     break  # the writer closed the FIFO: the JSON is complete
                 assert run.proc.poll() is None, "the campaign ended before writing the JSON"
                 continue  # no writer yet
-            chunks.append(chunk)
-            if not signalled:
+            if not chunks:
                 # The JSON is longer than the FIFO holds: its writer is still in it.
-                run.proc.send_signal(signal.SIGTERM)
-                signalled = True
+                interrupt(run)
+            chunks.append(chunk)
     finally:
         os.close(reader)
+    return run, b"".join(chunks)
+
+
+def test_sigterm_while_the_reports_are_written_leaves_them_whole(
+    tmp_path: Path, short_tmp: Path
+) -> None:
+    """The JSON goes to a FIFO whose buffer is one page, so that its writer is caught in
+    the middle of the JSON: SIGTERM then is held until both reports are written whole,
+    and the status still says SIGTERM."""
+    run, written = json_through_a_fifo(
+        tmp_path,
+        lambda: campaign(tmp_path, short_tmp, "--points", "boundaries"),
+        lambda run: run.proc.send_signal(signal.SIGTERM),
+    )
     _, err = run.finish()
     assert 143 == run.proc.returncode, err
-    document = json.loads(b"".join(chunks))
+    document = json.loads(written)
     assert len(document["cells"]) == document["summary"]["planned"] > 0
-    assert len(b"".join(chunks)) > 4096
+    assert len(written) > 4096
     assert run.html.read_text().rstrip().endswith("</html>")
     assert "SIGTERM came while the reports were written" in err
 
@@ -282,15 +302,7 @@ def test_sigkill_of_the_whole_group_leaves_no_paused_worker(
     the forkserver dies with the command, its watch never runs, and a paused worker,
     in a session of its own, cannot notice anything while stopped. The kernel ends it:
     each worker asked to be killed when its forkserver dies."""
-    run = campaign(tmp_path, short_tmp, "--points", "sigstop")
-    run.ticks(2 * 3 + 1)
-    paused: list[psutil.Process] = []
-    while not paused:  # a sigstop cell pauses its first worker: wait for that state
-        ready, _, _ = select.select([run.fd], [], [], 0.05)
-        if ready:
-            os.read(run.fd, 4096)
-        paused = [p for p in run.family() if p.status() == psutil.STATUS_STOPPED]
-        assert run.proc.poll() is None, "the campaign ended before a worker was paused"
+    run = with_a_paused_worker(tmp_path, short_tmp)
     family = run.family()
     os.killpg(run.proc.pid, signal.SIGKILL)
     run.finish()
@@ -350,34 +362,15 @@ def test_a_ctrl_c_ignored_from_the_start_is_ignored_while_the_reports_are_writte
     """The same SIGINT while the reports are written (the JSON goes to a FIFO of one page,
     so that its writer is caught in the middle of it): ignored there too, where the hold on
     signals took it over and ended the campaign with 130."""
-    os.mkfifo(tmp_path / "m.json")
-    reader = os.open(tmp_path / "m.json", os.O_RDONLY | os.O_NONBLOCK)
-    try:
-        fcntl.fcntl(reader, fcntl.F_SETPIPE_SZ, 4096)
-        run = ignoring_ctrl_c(tmp_path, short_tmp, "--points", "boundaries")
-        chunks: list[bytes] = []
-        while True:
-            ready, _, _ = select.select([reader], [], [], 120)
-            assert ready, "the JSON was never written"
-            try:
-                chunk = os.read(reader, 65536)
-            except BlockingIOError:
-                continue
-            if not chunk:
-                if chunks:
-                    break  # the writer closed the FIFO: the JSON is complete
-                assert run.proc.poll() is None, "the campaign ended before writing the JSON"
-                continue  # no writer yet
-            if not chunks:
-                # The JSON is longer than the FIFO holds: its writer is still in it.
-                os.killpg(run.proc.pid, signal.SIGINT)
-            chunks.append(chunk)
-    finally:
-        os.close(reader)
+    run, written = json_through_a_fifo(
+        tmp_path,
+        lambda: ignoring_ctrl_c(tmp_path, short_tmp, "--points", "boundaries"),
+        lambda run: os.killpg(run.proc.pid, signal.SIGINT),
+    )
     _, err = run.finish()
     assert 0 == run.proc.returncode, err
     assert "SIGINT" not in err, err
-    document = json.loads(b"".join(chunks))
+    document = json.loads(written)
     assert len(document["cells"]) == document["summary"]["planned"] > 0
-    assert len(b"".join(chunks)) > 4096
+    assert len(written) > 4096
     assert run.html.read_text().rstrip().endswith("</html>")
