@@ -168,6 +168,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
         found = output_targets(others, [source, *([out] if html else [])])
         if html:
             target.check()
+            # As a campaign and a rebuild take it: two writers of one HTML are kept apart,
+            # and the lock file a killed campaign left goes as this one is let go.
+            target.lock()
             page = render_report(document, diff_base=base, diff_base_name=args.diff_base or "")
             target.write(redact(page))
             written.append(str(out.absolute()))
@@ -177,6 +180,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
         return cli_output.usage_error(
             f"killpoint: cannot write {str(out)!r}: {exc.strerror or exc}"
         )
+    finally:
+        target.close()
     missed = ending.write_outputs(document, found, written, cli_output.stderr())
     # As `matrix`, `merge` and `report --from-journal` say it (a fallback among them): one
     # line a script can find.

@@ -194,6 +194,30 @@ def test_a_campaign_writing_the_html_holds_off_the_rebuild(
     assert html.exists() and not path.exists()
 
 
+def test_report_of_a_saved_json_takes_the_html_lock(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`killpoint report m.json` writes the HTML under its lock as the rebuild does: while
+    a campaign writes it, refused, nothing written; the lock file a killed campaign left
+    beside it goes once the report is written."""
+    assert 0 == main(["report", "--from-journal", str(journal_of(tmp_path, result_of(2)))])
+    source, html = tmp_path / "m.json", tmp_path / "again.html"
+    live = Target(html)
+    live.check()
+    live.lock()
+    try:
+        assert 2 == main(["report", str(source), "-o", str(html)])
+    finally:
+        live.close()
+    said = capsys.readouterr().err
+    assert f"another killpoint campaign (pid {os.getpid()}) is writing" in said, said
+    assert not html.exists()
+    stale = tmp_path / ".again.html.lock"
+    stale.write_text("pid 999999")
+    assert 0 == main(["report", str(source), "-o", str(html)])
+    assert html.exists() and not stale.exists()
+
+
 def test_report_takes_a_json_or_a_journal(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
