@@ -301,9 +301,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     previous: dict[signal.Signals, Any] = {}
     if threading.current_thread() is threading.main_thread():
         # SIGTERM and SIGHUP take the Ctrl-C path: raised in the main thread, where the
-        # campaign waits, they kill every worker and write what finished.
+        # campaign waits, they kill every worker and write what finished. One ignored by
+        # whoever started killpoint (nohup: SIGHUP) stays ignored, as SIGINT does.
         for signum in (signal.SIGTERM, signal.SIGHUP):
-            previous[signum] = signal.signal(signum, _raise_stopped)
+            if signal.getsignal(signum) is not signal.SIG_IGN:
+                previous[signum] = signal.signal(signum, _raise_stopped)
     try:
         args = build_parser().parse_args(argv)
         common.apply(args)

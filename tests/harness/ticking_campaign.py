@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -29,8 +30,13 @@ def ctrl_c_default() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def _ctrl_c_ignored() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+def _ignoring(signals: tuple[signal.Signals, ...]) -> Callable[[], None]:
+    def start() -> None:
+        ctrl_c_default()
+        for signum in signals:
+            signal.signal(signum, signal.SIG_IGN)
+
+    return start
 
 
 def read_ticks(fd: int, want: int, timeout: float) -> int:
@@ -59,8 +65,8 @@ class TickingCampaign:
     """`killpoint matrix --scenarios TICKING --modes tool --workers 2` with the JSON and
     HTML in `tmp`, and `extra` options after (a later option wins). `new_session`: start
     it as a shell with job control does, so a signal can go to its process group.
-    `ctrl_c_ignored`: with SIGINT ignored, as a shell without job control (a script's
-    `killpoint matrix ... &`) starts a background job."""
+    `ignored`: signals ignored from its start, as a shell without job control (a script's
+    `killpoint matrix ... &`) starts a background job (SIGINT), or nohup does (SIGHUP)."""
 
     def __init__(
         self,
@@ -68,7 +74,7 @@ class TickingCampaign:
         *extra: str,
         env: dict[str, str] | None = None,
         new_session: bool = False,
-        ctrl_c_ignored: bool = False,
+        ignored: tuple[signal.Signals, ...] = (),
     ) -> None:
         self.json = tmp / "m.json"
         self.html = tmp / "m.html"
@@ -84,7 +90,7 @@ class TickingCampaign:
             start_new_session=new_session,
             # A shell with job control gives its foreground job Ctrl-C back; the test's
             # own process may have it ignored (a background job of a script does).
-            preexec_fn=_ctrl_c_ignored if ctrl_c_ignored else ctrl_c_default,
+            preexec_fn=_ignoring(ignored),
         )  # fmt: skip
 
     def ticks(self, want: int, timeout: float = 120) -> int:

@@ -317,7 +317,7 @@ def ignoring_ctrl_c(tmp: Path, temp: Path, *extra: str, hold: bool = False) -> T
         *("--timeout", "60", *extra),
         env={"TMPDIR": str(temp), **({"KILLPOINT_TEST_HOLD": "1"} if hold else {})},
         new_session=True,
-        ctrl_c_ignored=True,
+        ignored=(signal.SIGINT,),
     )
 
 
@@ -374,3 +374,23 @@ def test_a_ctrl_c_ignored_from_the_start_is_ignored_while_the_reports_are_writte
     assert len(document["cells"]) == document["summary"]["planned"] > 0
     assert len(written) > 4096
     assert run.html.read_text().rstrip().endswith("</html>")
+
+
+def test_a_sighup_ignored_from_the_start_stops_nothing(tmp_path: Path, short_tmp: Path) -> None:
+    """`nohup killpoint matrix ...`: SIGHUP ignored on purpose, so a closed terminal leaves
+    the campaign running; killpoint's own handler (SIGHUP ends a campaign as a Ctrl-C does)
+    must not take that back. Cells go on finishing; SIGTERM still ends it with 143."""
+    run = TickingCampaign(
+        tmp_path, "--timeout", "60", "--points", "all", env={"TMPDIR": str(short_tmp)},
+        new_session=True, ignored=(signal.SIGHUP,),
+    )  # fmt: skip
+    run.ticks(2 * 3 + 10)
+    run.finished(1)
+    before = len(cell_lines(journal_path(run.json)))
+    run.proc.send_signal(signal.SIGHUP)
+    run.finished(before + 3)  # it goes on
+    assert run.proc.poll() is None
+    run.proc.send_signal(signal.SIGTERM)
+    _, err = run.finish()
+    assert 143 == run.proc.returncode, err
+    assert "SIGHUP" not in err, err
