@@ -61,18 +61,22 @@ def shown_as(cell: Cell, base: Baseline) -> str:
 
 
 def absent(document: dict[str, Any], cell: Cell, path: str) -> str:
-    """Why a cell has no result in a report: planned there but never run (the campaign
-    was stopped or interrupted first), or not of its plan at all."""
+    """Why a cell has no result in a report: planned there but never run, or in a row
+    never planned (the campaign was stopped or interrupted first), or not of its plan."""
     from killpoint.report.planned import read_planned
 
-    planned = (read_planned(document) or {}).get(cell.row)
-    if planned is not None and str(cell.schedule) in planned:
-        why = "it was stopped" if document.get("stopped") else "it was interrupted"
-        return (
-            f"killpoint: cell {cell.id!r} was planned in {path!r} but did not run ({why} "
-            "first): there is no result to compare with; replay it without --json"
-        )
-    return f"killpoint: cell {cell.id!r} is not in {path!r}"
+    plan = read_planned(document) or {}
+    why = "it was stopped" if document.get("stopped") else "it was interrupted"
+    if cell.row in plan and plan[cell.row] is None:
+        said = f"is of a row {path!r} never planned ({why} before the row's baseline ended)"
+    elif str(cell.schedule) in (plan.get(cell.row) or ()):
+        said = f"was planned in {path!r} but did not run ({why} first)"
+    else:
+        return f"killpoint: cell {cell.id!r} is not in {path!r}"
+    return (
+        f"killpoint: cell {cell.id!r} {said}: there is no result to compare with; replay it "
+        "without --json"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -160,17 +160,6 @@ def annotation_lines(document: Mapping[str, Any], threshold: str | None = None) 
     return "".join(line + "\n" for line in lines)
 
 
-def _ended_early(document: Mapping[str, Any]) -> str:
-    """The headline's mark of a campaign that did not run its whole plan: the reader of a
-    step summary sees at once that its figures are partial (the `stopped:` line below
-    says why and what it covered)."""
-    if document.get("interrupted"):
-        return " (interrupted)"
-    if document.get("stopped"):  # --fail-fast, --budget
-        return " (stopped early)"
-    return ""
-
-
 def _paragraphs(lines: Sequence[str]) -> list[str]:
     """The terminal's lines in Markdown: a line as a paragraph, and the lines indented
     under it as its list."""
@@ -207,14 +196,14 @@ def summary_markdown(document: Mapping[str, Any], threshold: str | None = None) 
         + (f", {low} of low severity only" if low else "")
         + f", {count(int(figures.get('expected_losses') or 0), 'expected loss')}, {dups}, "
         f"{duration(float(figures.get('seconds') or 0))}, seed {markdown(document.get('seed'))}"
-        + _ended_early(document),
+        + terminal.ended_early(document),
         "",
     ]
     # The terminal's own columns (report.terminal.table_rows): a column added there is here.
     names, rows = terminal.table_rows(document)
     out.append("| " + " | ".join(names) + " |")
     out.append(
-        "| " + " | ".join("---" if n in terminal.ROW_COLUMNS else "---:" for n in names) + " |"
+        "| " + " | ".join("---" if n in terminal.WORD_COLUMNS else "---:" for n in names) + " |"
     )
     for row in rows:
         texts = [row.scenario, row.mode, *row.figures]

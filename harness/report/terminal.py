@@ -69,7 +69,8 @@ def _low(cell: Mapping[str, Any]) -> bool:
     return not cell.get("expected") and not cell.get("accepted") and not _fails(cell)
 
 
-ROW_COLUMNS = ("scenario", "mode")  # the table's columns of words; the others are figures
+ROW_COLUMNS = ("scenario", "mode")  # what names a row; the other columns are of it
+WORD_COLUMNS = (*ROW_COLUMNS, "not run")  # aligned left: words ("whole row"), not figures
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,7 @@ def table(document: Mapping[str, Any]) -> Table:
     names, rows = table_rows(document)
     out = Table(title="crash matrix", show_lines=False)
     for name in names:
-        out.add_column(name, justify="left" if name in ROW_COLUMNS else "right")
+        out.add_column(name, justify="left" if name in WORD_COLUMNS else "right")
     for row in rows:
         out.add_row(
             escape(line(redact(row.scenario))),
@@ -171,7 +172,18 @@ def figures_line(document: Mapping[str, Any]) -> str:
         + f"{count(dups, 'duplicate')}"
         + (f" ({beyond} beyond the bound)" if beyond is not None and dups else "")
         + f", {duration(seconds)} ({rate} cells/s)"
+        + ended_early(document)
     )
+
+
+def ended_early(document: Mapping[str, Any]) -> str:
+    """The headline's mark of a campaign that did not run its whole plan: its figures are
+    partial, seen at once (the lines below say why and what it covered)."""
+    if document.get("interrupted"):
+        return " (interrupted)"
+    if document.get("stopped"):  # --fail-fast, --budget
+        return " (stopped early)"
+    return ""
 
 
 def cause_lines(document: Mapping[str, Any]) -> list[Line]:
@@ -411,8 +423,10 @@ def render(document: Mapping[str, Any]) -> str:
 
 __all__ = [
     "ROW_COLUMNS",
+    "WORD_COLUMNS",
     "TableRow",
     "cause_lines",
+    "ended_early",
     "figures_line",
     "group_lines",
     "incomplete",

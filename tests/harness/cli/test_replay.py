@@ -64,6 +64,11 @@ def test_a_cell_planned_but_not_run_is_said_so() -> None:
     assert "replay it without --json" in said
     other = kinds.parse_cell("reference/research/tool-batch/sqlite/after-checkpoint:3")
     assert absent(document, other, "r.json").endswith("is not in 'r.json'")
+    # Its row never planned: killed before the row's baseline ended.
+    document["planned_cells"] = [{**row, "schedules": None}]
+    said = absent(document, cell, "r.json")
+    assert "is of a row 'r.json' never planned (it was interrupted before the row's" in said
+    assert "replay it without --json" in said
 
 
 def test_a_kept_folder_is_said_with_the_command_that_removes_it(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import io
 import re
 from collections.abc import Callable
 
+import pytest
 from rich.console import Console
 
 from killpoint.cli import output as cli_output
@@ -234,6 +235,20 @@ def test_the_figures_line_has_one_time_format_counted_nouns_and_the_bound() -> N
         "1 cell, 1 unexpected from 1 cause, 1 expected loss, 1 duplicate (1 beyond the bound), "
         "12 min 24 s (0.5 cells/s)"
     )
+
+
+@pytest.mark.parametrize(
+    ("ended", "mark"),
+    [({"interrupted": True}, " (interrupted)"), ({"stopped": {"reason": "budget"}}, " (stopped early)"),
+     ({}, "cells/s)")],
+)  # fmt: skip
+def test_the_figures_line_says_a_campaign_ran_part_of_its_plan(
+    ended: dict[str, object], mark: str
+) -> None:
+    """The terminal's and --text's headline, as the Markdown's: figures of a campaign that
+    did not run its whole plan are partial, said at once, not only in a line below."""
+    document = {"summary": {"cells": 2, "seconds": 1.0, "cells_per_second": 2.0}, **ended}
+    assert terminal.figures_line(document).endswith(mark)
 
 
 def test_no_line_of_the_text_file_commands_a_runner_whatever_the_report_holds() -> None:
