@@ -145,7 +145,7 @@ def nothing_to_rerun(path: str, out: Console) -> int:
     from killpoint.cli import output as cli_output
     from killpoint.cli.exit_codes import EXIT_NO_CELLS, EXIT_OK
     from killpoint.report.document import read_json
-    from killpoint.report.terminal import incomplete
+    from killpoint.report.planned import incomplete
 
     left = incomplete(read_json(Path(path)))
     if left is None:

@@ -140,8 +140,7 @@ def _not_run(suite: ET.Element, document: Mapping[str, Any]) -> int:
     (`STORE/not-run`), however many of its cells, so that a CI's test view shows the suite
     incomplete without a case per cell that never ran; one for the whole campaign when its
     document keeps no plan to say which rows. How many were added."""
-    from killpoint.report.planned import not_run_of, read_planned
-    from killpoint.report.terminal import incomplete, not_run_reason
+    from killpoint.report.planned import incomplete, not_run_of, not_run_reason, read_planned
 
     plan = read_planned(document)
     if not plan:

@@ -327,46 +327,6 @@ def preamble_lines(document: Mapping[str, Any]) -> list[Line]:
     return lines
 
 
-def not_run_reason(document: Mapping[str, Any]) -> str:
-    """Why a document's planned cells did not all run, as a clause: "the campaign was
-    interrupted", "the campaign stopped at its time budget (5 min 0 s)", ... (by the
-    campaign's own Stopped), or that the document holds no result for them."""
-    from killpoint.engine.stop_rule import Stopped
-
-    if document.get("interrupted"):
-        return "the campaign was interrupted"
-    data = document.get("stopped")
-    if isinstance(data, Mapping):
-        return f"the campaign {Stopped.from_json(data).why()}"
-    return "the report holds no result for them"
-
-
-def incomplete(document: Mapping[str, Any]) -> str | None:
-    """What of its plan a document's campaign did not run, in one sentence ("310 of 345
-    planned cells did not run because the campaign was interrupted"); None when it ran all
-    of it. A document without its plan (an older report, a merge of shards) counts from its
-    summary, and says so when even that cannot tell."""
-    figures = document.get("summary") or {}
-    planned, ran = (_whole(figures.get(k)) for k in ("planned", "cells"))
-    why = not_run_reason(document)
-    if read_planned(document):
-        cells, rows = count_not_run(not_run_of(document))
-    elif document.get("interrupted") or document.get("stopped"):
-        cells, rows = max(planned - ran, 0), 0
-        if not cells:  # it ended before it planned them all, or after it ran them all
-            return f"{why}, and its report does not keep which planned cells did not run"
-    else:
-        return None
-    parts = [f"{cells} of {count(planned, 'planned cell')} did not run"] if cells else []
-    if rows:
-        parts.append(f"the cells of {count(rows, 'row')} were never planned")
-    return f"{' and '.join(parts)} because {why}" if parts else None
-
-
-def _whole(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
 def stopped_lines(document: Mapping[str, Any]) -> list[Line]:
     """A campaign that stopped early (--fail-fast, --budget): why, and what it covered; the
     rows not every kind of whose points ran, named (a few). From the report's `stopped`, by
@@ -429,9 +389,7 @@ __all__ = [
     "ended_early",
     "figures_line",
     "group_lines",
-    "incomplete",
     "lines",
-    "not_run_reason",
     "not_run_text",
     "preamble_lines",
     "render",

@@ -5,10 +5,12 @@ before their cells were planned."""
 from __future__ import annotations
 
 from killpoint.engine.campaign import CampaignResult
+from killpoint.report.document import to_document
 from killpoint.report.planned import (
     NotPlanned,
     NotRun,
     count_not_run,
+    incomplete,
     no_crash_rows,
     not_planned_json,
     not_planned_lines,
@@ -26,6 +28,7 @@ from tests.harness.failed_baseline import (
     document_of,
     failed_row,  # noqa: F401  (a fixture)
 )
+from tests.harness.report.test_terminal import interrupted_result
 
 CANCEL = ("agno", "cancel", "runs", "sqlite")
 CONFIRM = ("agno", "confirm", "runs", "sqlite")
@@ -147,3 +150,31 @@ def test_the_cells_not_run_are_read_from_the_document_as_from_the_plan() -> None
         not_run_of(document)
     )
     assert [] == not_run_of({"cells": document["cells"]})  # no plan kept: nothing to say
+
+
+def test_what_a_campaign_did_not_run_is_one_sentence_with_its_reason() -> None:
+    """What `--rerun-failed` and JUnit say of a report that is not whole: the cells and rows
+    not run, and why (interrupted, or the stop's own clause); a document without its plan
+    (a merge of shards) counts from its summary; a whole campaign says nothing."""
+    from killpoint.engine.stop_rule import BUDGET, Stopped
+
+    document = to_document(interrupted_result())
+    assert (
+        "3 of 5 planned cells did not run and the cells of 1 row were never planned because "
+        "the campaign was interrupted"
+    ) == incomplete(document)
+    stopped = document | {"interrupted": False, "stopped": Stopped(BUDGET, 300, 300).to_json()}
+    assert incomplete(stopped) == (
+        "3 of 5 planned cells did not run and the cells of 1 row were never planned because "
+        "the campaign stopped at its time budget (5 min 0 s)"
+    )
+    merged = {k: v for k, v in document.items() if k != "planned_cells"}
+    assert "3 of 5 planned cells did not run because the campaign was interrupted" == (
+        incomplete(merged)
+    )
+    whole = interrupted_result()
+    whole.interrupted, whole.planned = False, 2
+    whole.plan = {
+        ("agno", "research", "tool-batch", "sqlite"): ["after-checkpoint:1", "after-checkpoint:2"]
+    }
+    assert None is incomplete(to_document(whole))

@@ -169,34 +169,6 @@ def test_a_campaign_that_ran_every_planned_cell_has_no_not_run_column() -> None:
     assert not any("not run" in line for line in lines), lines
 
 
-def test_what_a_campaign_did_not_run_is_one_sentence_with_its_reason() -> None:
-    """What `--rerun-failed` and JUnit say of a report that is not whole: the cells and rows
-    not run, and why (interrupted, or the stop's own clause); a document without its plan
-    (a merge of shards) counts from its summary; a whole campaign says nothing."""
-    from killpoint.engine.stop_rule import BUDGET, Stopped
-
-    document = to_document(interrupted_result())
-    assert (
-        "3 of 5 planned cells did not run and the cells of 1 row were never planned because "
-        "the campaign was interrupted"
-    ) == terminal.incomplete(document)
-    stopped = document | {"interrupted": False, "stopped": Stopped(BUDGET, 300, 300).to_json()}
-    assert terminal.incomplete(stopped) == (
-        "3 of 5 planned cells did not run and the cells of 1 row were never planned because "
-        "the campaign stopped at its time budget (5 min 0 s)"
-    )
-    merged = {k: v for k, v in document.items() if k != "planned_cells"}
-    assert "3 of 5 planned cells did not run because the campaign was interrupted" == (
-        terminal.incomplete(merged)
-    )
-    whole = interrupted_result()
-    whole.interrupted, whole.planned = False, 2
-    whole.plan = {
-        ("agno", "research", "tool-batch", "sqlite"): ["after-checkpoint:1", "after-checkpoint:2"]
-    }
-    assert None is terminal.incomplete(to_document(whole))
-
-
 def test_a_row_whose_baseline_failed_says_its_crash_cells_were_not_planned_and_why(
     failed_row: CampaignResult,  # noqa: F811
 ) -> None:
