@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from killpoint.engine.options import CampaignConfig
 from killpoint.errors import RerunError
 from killpoint.values.cell import Cell, CellResult
+from killpoint.values.input_files import read_int
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -120,8 +121,8 @@ def rerun_config(
             f"killpoint: --cut={given['cut']!r}, but {path!r} cut its power-loss cells with "
             f"{cut!r}; leave --cut out (a rerun takes it from the report)"
         )
-    seed = document.get("seed")
-    if given.get("seed") is None and isinstance(seed, int) and not isinstance(seed, bool):
+    seed = read_int(document.get("seed"))
+    if given.get("seed") is None and seed is not None:
         # The cells are named by id whatever the seed; it decides the order they start in,
         # which a rerun keeps, as it keeps the report's seed line.
         config = dataclasses.replace(config, seed=seed)

@@ -19,6 +19,7 @@ from typing import Any
 
 from killpoint.values.cell import CellResult, Row
 from killpoint.values.durations import duration
+from killpoint.values.input_files import read_int
 from killpoint.values.sentences import count, verb
 
 FAIL_FAST, BUDGET = "fail-fast", "budget"
@@ -178,9 +179,6 @@ class Stopped:
         it from these methods, as the campaign's own terminal does. A field missing or of
         another type (an older or a hand-made report) reads as nothing of it."""
 
-        def whole(value: Any) -> int:
-            return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
         def texts(value: Any) -> tuple[str, ...]:
             return tuple(str(v) for v in value) if isinstance(value, list) else ()
 
@@ -189,8 +187,8 @@ class Stopped:
                 row=_row(r),
                 kinds=texts(r.get("kinds")),
                 covered=texts(r.get("covered")),
-                cells=whole(r.get("cells")),
-                ran=whole(r.get("ran")),
+                cells=read_int(r.get("cells")) or 0,
+                ran=read_int(r.get("ran")) or 0,
                 planned=r.get("planned") is not False,
                 baseline_failed=r.get("baseline_failed") is True,
             )

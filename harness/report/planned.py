@@ -37,6 +37,7 @@ from typing import Any
 from killpoint.engine.stop_rule import Stopped
 from killpoint.report.text import cut
 from killpoint.values.cell import Row
+from killpoint.values.input_files import read_int
 from killpoint.values.sentences import count, verb
 
 ROW_FIELDS = ("runtime", "scenario", "mode", "store")
@@ -223,7 +224,7 @@ def incomplete(document: Mapping[str, Any]) -> str | None:
     of it. A document without its plan (an older report, a merge of shards) counts from its
     summary, and says so when even that cannot tell."""
     figures = document.get("summary") or {}
-    planned, ran = (_whole(figures.get(k)) for k in ("planned", "cells"))
+    planned, ran = (read_int(figures.get(k)) or 0 for k in ("planned", "cells"))
     why = not_run_reason(document)
     if read_planned(document):
         cells, rows = count_not_run(not_run_of(document))
@@ -237,10 +238,6 @@ def incomplete(document: Mapping[str, Any]) -> str | None:
     if rows:
         parts.append(f"the cells of {count(rows, 'row')} were never planned")
     return f"{' and '.join(parts)} because {why}" if parts else None
-
-
-def _whole(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def not_planned_lines(found: Sequence[NotPlanned], limit: int) -> list[str]:

@@ -50,6 +50,12 @@ def read_bounded(path: Path, limit: int) -> str:
         ) from None
 
 
+def read_int(value: Any) -> int | None:
+    """An integer a document read back holds; None for anything else, a bool among them
+    (JSON's `true` parses as a Python int)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def nesting(value: Any) -> int:
     """How deep a parsed value nests (lists and objects), walked without recursion;
     counting stops past DEPTH."""

@@ -39,3 +39,11 @@ def test_not_utf8_is_one_line(tmp_path: Path) -> None:
     path.write_bytes(b'{"a": "\xff"}')
     with pytest.raises(InputError, match="not UTF-8"):
         load_json(path)
+
+
+def test_an_integer_read_back_is_never_a_bool() -> None:
+    """JSON's `true` parses as a Python int: a count or a seed read from a report must not
+    take it for 1."""
+    from killpoint.values.input_files import read_int
+
+    assert [7, 0, None, None, None] == [read_int(v) for v in (7, 0, True, "7", 7.0)]
