@@ -46,4 +46,4 @@ def test_an_integer_read_back_is_never_a_bool() -> None:
     take it for 1."""
     from killpoint.values.input_files import read_int
 
-    assert [7, 0, None, None, None] == [read_int(v) for v in (7, 0, True, "7", 7.0)]
+    assert [read_int(v) for v in (7, 0, True, "7", 7.0)] == [7, 0, None, None, None]
