@@ -163,7 +163,7 @@ FIELDS: dict[str, dict[str, str]] = {
         "now_passing": "cell ids now passing",
     },
     "STOPPED": {
-        "reason": "`fail-fast`, `budget`, or a caller's own stop condition",
+        "reason": "`fail-fast`, `budget`, or a caller's own stop condition (a merge of shards that stopped for different reasons: theirs, joined by commas)",
         "seconds": "when it stopped, after the campaign began",
         "budget": "the `--budget` in seconds, or `null`",
         "ran": "cells that ran",

@@ -15,14 +15,16 @@ the caller raises it): each file is bounded by itself, but not their number.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from killpoint.engine.campaign import sorted_cells
+from killpoint.engine.stop_rule import RowCoverage, Stopped, coverage
 from killpoint.errors import MergeError
 from killpoint.report.document import assemble
-from killpoint.values.cell import CellResult
+from killpoint.report.planned import ROW_FIELDS, planned_json, read_planned
+from killpoint.values.cell import CellResult, Row
 from killpoint.values.input_files import MERGE_BYTES, MIB
 from killpoint.values.sentences import count as count_of
 from killpoint.values.sentences import plural_of
@@ -193,6 +195,9 @@ def merge(
         ),
     }
     cells = sorted_cells(CellResult.from_json(c) for d in docs for c in d["cells"])
+    plan = _plan(docs)
+    if plan is not None:
+        planned["planned_cells"] = planned_json(plan)
     document = assemble(
         top,
         planned,
@@ -202,9 +207,75 @@ def merge(
         seconds=max(float(d.get("summary", {}).get("seconds", 0.0)) for d in docs),
         interrupted=any(d.get("interrupted") for d in docs),
         leftover_stores=[x for d in docs for x in d.get("leftover_stores", [])],
+        stopped=_stopped(docs, plan, cells, planned["baselines"]),
     )
     document["merged_from"] = [name for name, _ in documents]
     return document
+
+
+def _plan(documents: Sequence[dict[str, Any]]) -> dict[Row, tuple[str, ...] | None] | None:
+    """The campaign's plan, each shard's cells of a row together (None: a shard kept no
+    plan, so the merge cannot tell a cell not run from one not applicable). A row one
+    shard stopped before planning is unplanned in the merge too: its cells of that shard
+    are not known."""
+    plans = [read_planned(d) for d in documents]
+    if any(p is None for p in plans):
+        return None
+    merged: dict[Row, tuple[str, ...] | None] = {}
+    for one in plans:
+        for row, schedules in (one or {}).items():
+            if row in merged and merged[row] is None:
+                continue
+            merged[row] = None if schedules is None else (*(merged.get(row) or ()), *schedules)
+    return merged
+
+
+def _stopped(
+    documents: Sequence[dict[str, Any]],
+    plan: Mapping[Row, Sequence[str] | None] | None,
+    cells: Sequence[CellResult],
+    baselines: Sequence[dict[str, Any]],
+) -> dict[str, Any] | None:
+    """How the merged campaign stopped early, if a shard did (--fail-fast, --budget): the
+    shards' reasons, and what all of them covered, from the merged plan and cells. A
+    shard that ran every cell is in the coverage too, so the merge says what the campaign
+    covered, not what its stopped shards did."""
+    stops = [
+        Stopped.from_json(d["stopped"]) for d in documents if isinstance(d.get("stopped"), Mapping)
+    ]
+    if not stops:
+        return None
+    reasons = list(dict.fromkeys(s.reason for s in stops))
+    if plan is not None:
+        failed = {
+            tuple(str(b.get(k, "")) for k in ROW_FIELDS) for b in baselines if b.get("not_planned")
+        }
+        rows = coverage(plan, cells, not_planned=failed)  # type: ignore[arg-type]
+    else:  # shards that kept no plan: what the stopped ones say of their own cells
+        rows = _summed([r for s in stops for r in s.rows])
+    stopped = Stopped(
+        reason=reasons[0] if len(reasons) == 1 else ", ".join(reasons),
+        seconds=max(s.seconds for s in stops),
+        budget=next((s.budget for s in stops if s.budget is not None), None),
+        rows=rows,
+    )
+    return {**stopped.to_json(), "sentence": stopped.sentence()}
+
+
+def _summed(rows: Sequence[RowCoverage]) -> list[RowCoverage]:
+    """The shards' coverage of each row added up."""
+    found: dict[Row, RowCoverage] = {}
+    for r in rows:
+        had = found.get(r.row)
+        if had is None:
+            found[r.row] = RowCoverage(**vars(r))
+            continue
+        had.kinds = tuple(dict.fromkeys([*had.kinds, *r.kinds]))
+        had.covered = tuple(dict.fromkeys([*had.covered, *r.covered]))
+        had.cells, had.ran = had.cells + r.cells, had.ran + r.ran
+        had.planned = had.planned and r.planned
+        had.baseline_failed = had.baseline_failed or r.baseline_failed
+    return list(found.values())
 
 
 def _narrowed_by(document: dict[str, Any]) -> list[str]:

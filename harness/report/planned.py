@@ -17,7 +17,7 @@ written before the plan was kept has no `planned_cells`; it reads as it always d
 
 A row whose baseline failed has one cell planned, which carries the failure without a
 crash; its crash cells were not planned. Its baseline says so (`baselines[]`, which a merge
-of shards keeps, as it does not keep the plan), with how many crash cells the row would
+of shards keeps as it keeps the plan: each shard's cells of a row together), with how many crash cells the row would
 have had when its run reached its end:
 
     {"scenario": "research", ..., "problem": "...", "not_planned": true,
@@ -221,7 +221,7 @@ def not_run_reason(document: Mapping[str, Any]) -> str:
 def incomplete(document: Mapping[str, Any]) -> str | None:
     """What of its plan a document's campaign did not run, in one sentence ("310 of 345
     planned cells did not run because the campaign was interrupted"); None when it ran all
-    of it. A document without its plan (an older report, a merge of shards) counts from its
+    of it. A document without its plan (an older report, or a merge of such) counts from its
     summary, and says so when even that cannot tell."""
     figures = document.get("summary") or {}
     planned, ran = (read_int(figures.get(k)) or 0 for k in ("planned", "cells"))

@@ -125,6 +125,17 @@ class TestMergedEqualsUnsharded:
         assert ["s1.json", "s2.json"] == merged["merged_from"]
         assert whole["cells"][0]["id"] in (runs / "merged.html").read_text()
 
+    def test_the_merge_keeps_the_plan_of_the_unsharded_run(self, runs: Path) -> None:
+        """The plan is what tells a cell not run from one that does not apply: each row's
+        cells of both shards together are the unsharded run's."""
+        killpoint("merge", "s1.json", "s2.json", "-o", "plan.json", cwd=runs)
+        plan = lambda d: {  # noqa: E731
+            tuple(r[k] for k in ("runtime", "scenario", "mode", "store")): sorted(r["schedules"])
+            for r in d["planned_cells"]
+        }
+        whole = plan(read(runs / "all.json"))
+        assert whole and whole == plan(read(runs / "plan.json"))
+
     def test_the_merge_and_the_unsharded_run_have_no_difference(self, runs: Path) -> None:
         killpoint("merge", "s2.json", "s1.json", "-o", "m2.json", cwd=runs)
         result = killpoint("diff", "all.json", "m2.json", cwd=runs)
@@ -253,3 +264,33 @@ class TestDiffBase:
         report = killpoint("report", "d.json", "-o", "r.html", "--diff-base", "base.json", cwd=runs)
         assert 0 == report.returncode, report.stderr
         assert "Against base.json: 0 new groups, 1 fixed" in (runs / "r.html").read_text()
+
+
+@pytest.mark.slow
+def test_a_shard_stopped_at_its_budget_leaves_the_merge_stopped(runs: Path) -> None:
+    """A merge dropped the shards' `stopped`: a CI job whose shard ran out of its budget
+    got a merged report and JUnit that read as a complete, green campaign. The merge says
+    the campaign stopped, counts what every shard ran against the whole plan, and its
+    other outputs name the cells not run and why."""
+    first = killpoint(
+        "matrix", *SELECTION, "--shard", "1/2", "--budget", "1s",
+        "--json", "b1.json", "--report", "b1.html", cwd=runs,
+    )  # fmt: skip
+    assert first.returncode in (0, 5), first.stdout + first.stderr  # 5: no cell ran by then
+    assert "budget" == read(runs / "b1.json")["stopped"]["reason"]
+    result = killpoint(
+        "merge", "b1.json", "s2.json", "-o", "b.json", "--junit", "b.xml", "--text", "b.txt",
+        cwd=runs,
+    )  # fmt: skip
+    assert 0 == result.returncode, result.stderr
+    merged = read(runs / "b.json")
+    stopped = merged["stopped"]
+    assert "budget" == stopped["reason"] and 1.0 == stopped["budget"]
+    planned = sum(len(r["schedules"] or ()) for r in merged["planned_cells"])
+    assert (len(merged["cells"]), planned) == (stopped["ran"], stopped["planned"])
+    assert stopped["ran"] < len(read(runs / "all.json")["cells"])
+    assert "it stopped at its time budget (1.0 s): " in merged["narrowed"]
+    assert "stopped at its time budget (1.0 s)" in (runs / "b.txt").read_text()
+    not_run = [c for c in cases(runs / "b.xml") if c[1].endswith("not-run")]
+    assert not_run and all("skipped" == outcome for *_, outcome in not_run)
+    assert "stopped at its time budget" in (runs / "b.xml").read_text()
