@@ -206,9 +206,10 @@ def campaign(
     narrow = narrowed(result, rerun=cells is not None)
     cli_output.show_unmet(unmet([*groups, *result.row_groups()], accepted, narrow), narrow, out)
     if rerun_of is not None and cells is not None:
-        from killpoint.cli.rerun import show_changes
+        from killpoint.cli.rerun import incomplete_notice, show_changes
 
         show_changes(rerun_of, len(cells), out)
+        incomplete_notice(args.rerun_failed, out)
     cli_output.plain(out, f"seed {camp.seed}")
     for left in result.leftover_stores:
         cli_output.plain(

@@ -159,6 +159,24 @@ def nothing_to_rerun(path: str, out: Console) -> int:
     return EXIT_NO_CELLS
 
 
+def incomplete_notice(path: str, out: Console) -> None:
+    """After a rerun that ran cells: the report it reran did not run its whole plan, and
+    its cells never run are no more covered now than they were (a rerun runs the failed
+    ones only). The rerun's exit status is its own cells'; this line keeps it from
+    reading as the whole campaign's."""
+    from killpoint.cli import output as cli_output
+    from killpoint.report.document import read_json
+    from killpoint.report.planned import incomplete
+
+    left = incomplete(read_json(Path(path)))
+    if left is not None:
+        cli_output.plain(
+            out,
+            f"{path} is incomplete: {left}; this rerun ran its failed cells only: run the "
+            "matrix again without --rerun-failed to cover the rest",
+        )
+
+
 def report_cut(cells: Sequence[dict[str, Any]]) -> str | None:
     """The cut model the report's power-loss cells were cut with (their evidence names
     it), or None when no cell says."""
@@ -221,6 +239,7 @@ __all__ = [
     "carried_accepted",
     "changes",
     "failed_cells",
+    "incomplete_notice",
     "nothing_to_rerun",
     "parsed",
     "rerun_config",

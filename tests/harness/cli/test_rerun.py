@@ -196,6 +196,31 @@ class TestRerunAgainstTheReport:
         assert ["a clock in every run"] == [a["reason"] for a in written["accepted"].values()]
 
 
+def test_a_rerun_of_an_incomplete_report_says_the_rest_is_not_covered(tmp_path: Path) -> None:
+    """The rerun's failed cell passes now, so it exits 0, which is its own cells'; the
+    report it reran never ran one cell of its plan, and the rerun says so."""
+    row = dict(zip(("runtime", "scenario", "mode", "store"), CELL.split("/")[:4], strict=True))
+    path = report(
+        tmp_path,
+        interrupted=True,
+        summary={"planned": 2, "cells": 1},
+        planned_cells=[{**row, "schedules": ["after-checkpoint:1", "after-checkpoint:2"]}],
+    )
+    done = rerun(tmp_path, path)
+    assert 0 == done.returncode, done.stdout + done.stderr
+    assert (
+        f"{path} is incomplete: 1 of 2 planned cells did not run because the campaign was "
+        "interrupted; this rerun ran its failed cells only: run the matrix again without "
+        "--rerun-failed to cover the rest"
+    ) in done.stdout.splitlines()
+
+
+def test_a_rerun_of_a_complete_report_says_nothing_of_the_rest(tmp_path: Path) -> None:
+    done = rerun(tmp_path, report(tmp_path))
+    assert 0 == done.returncode, done.stdout + done.stderr
+    assert "is incomplete" not in done.stdout
+
+
 def power_loss_report(tmp_path: Path, model: dict[str, Any]) -> Path:
     path = report(tmp_path, "reference/research/tool-batch/sqlite/power-loss:1")
     document = json.loads(path.read_text())
