@@ -33,13 +33,14 @@ def shown_size(n: int) -> str:
 
 
 def kept_note(kept: Iterable[str], *, postgresql: bool = False) -> str | None:
-    """One line: how many folders, how big, where, and the `rm -rf` that removes them
-    (their campaign folders, which hold nothing else once the campaign has ended)."""
+    """One line: how many cell folders, in which campaign folders, how much those hold,
+    and the `rm -rf` that removes them. The size is the campaign folders' whole, as the
+    command removes them whole: the baselines' and traces' folders are there too."""
     folders = [Path(k) for k in kept]
     if not folders:
         return None
     roots = sorted({str(f.parent) for f in folders})
-    size = sum(size_of(f) for f in folders)
+    size = sum(size_of(Path(r)) for r in roots)
     where = " of RAM" if any(Path(r).is_relative_to(RAM_DIR) for r in roots) else ""
     command = "rm -rf " + " ".join(shlex.quote(r) for r in roots)
     schemas = (
@@ -47,9 +48,11 @@ def kept_note(kept: Iterable[str], *, postgresql: bool = False) -> str | None:
         if postgresql
         else ""
     )
+    holds, it = ("holds", "it") if len(roots) == 1 else ("hold", "them")
     return (
-        f"kept {count(len(folders), 'cell folder')}, {shown_size(size)}{where}, in "
-        f"{', '.join(roots)}; remove them with: {command}{schemas}"
+        f"kept {count(len(folders), 'cell folder')} in {', '.join(roots)}, which {holds} "
+        f"{shown_size(size)}{where} with the baselines' folders; remove {it} with: "
+        f"{command}{schemas}"
     )
 
 

@@ -51,8 +51,8 @@ class TestAPassingRun:
             == f"written: {tmp_path / 'm.json'}, {tmp_path / 'm.html'}, {tmp_path / 'j.xml'}"
         )
         kept = out[-2]
-        assert kept.startswith("kept 2 cell folders, ")
-        command = kept.partition("remove them with: ")[2]
+        assert kept.startswith("kept 2 cell folders in ")
+        command = kept.partition("remove it with: ")[2]
         folders = [c["kept"] for c in json.loads((tmp_path / "m.json").read_text())["cells"]]
         assert all(Path(f).is_dir() for f in folders)
         subprocess.run(["sh", "-c", command], check=True)

@@ -24,10 +24,16 @@ class TestNote:
         """The command, run by a shell, removes the folders (a space in the path is quoted)."""
         root = tmp_path / "killpoint-a b"  # a space: the command quotes it
         folders = kept(root, 3)
+        (root / "00000-baseline").mkdir()  # removed with them, so counted with them
+        (root / "00000-baseline" / "store.db").write_bytes(b"x" * 300_000)
         note = kept_note(folders)
         assert note is not None
-        assert note.startswith(f"kept 3 cell folders, {shown_size(size_of(root))}, in {root};")
-        command = note.partition("remove them with: ")[2]
+        assert 600_000 <= size_of(root) < 800_000
+        assert note.startswith(
+            f"kept 3 cell folders in {root}, which holds {shown_size(size_of(root))} with the "
+            "baselines' folders;"
+        )
+        command = note.partition("remove it with: ")[2]
         assert f"rm -rf '{root}'" == command
         subprocess.run(["sh", "-c", command], check=True)
         assert not root.exists()

@@ -13,6 +13,7 @@ import pytest
 
 from killpoint import kinds
 from killpoint.cli.exit_codes import EXIT_UNEXPECTED
+from killpoint.cli.kept import size_of
 from killpoint.cli.replay import absent
 from killpoint.report.planned import shown_cell
 from tests.harness import failed_baseline
@@ -78,4 +79,10 @@ def test_a_kept_folder_is_said_with_the_command_that_removes_it(tmp_path: Path) 
     done = replay(cell_id, tmp_path, "--keep")
     assert 0 == done.returncode, done.stdout + done.stderr
     (note,) = [line for line in done.stdout.splitlines() if line.startswith("kept 1 cell folder")]
-    assert f"remove them with: rm -rf {tmp_path}/" in note, note
+    assert f"remove it with: rm -rf {tmp_path}/" in note, note
+    # The size is the whole folder's that the command removes (the baselines' with the
+    # cell's), not the cell folder's alone: about three runs' stores against one.
+    root = Path(note.partition("remove it with: rm -rf ")[2])
+    (cell,) = [p for p in root.iterdir() if "baseline" not in p.name]
+    said = float(note.partition("which holds ")[2].partition(" kB")[0]) * 1000
+    assert said > 2 * size_of(cell) and abs(said - size_of(root)) < 0.1 * said, note
