@@ -193,10 +193,23 @@ def campaign(
             from killpoint.cli.rerun import changes
 
             rerun_of = changes(args.rerun_failed, cells, heads(result.cells))
-        document, (not_written, lost, written) = write_reports(
-            result, json_target, html_target, err, rerun=cells is not None, rerun_of=rerun_of
-        )
-        not_written |= ending.write_outputs(document, outputs or {}, written, err)
+        if planned_nothing(result):
+            # A report of no cell would replace the last one (which --rerun-failed and
+            # replay read) with nothing: the files are left as they were.
+            from killpoint.report.document import to_document
+
+            document, (not_written, lost, written) = to_document(result), (False, False, [])
+            kept = [t for t in shown_targets(json_target, html_target, outputs) if Path(t).exists()]
+            cli_output.plain(
+                err,
+                "killpoint: no cell was planned, so no report was written"
+                + (f"; kept as they were: {', '.join(kept)}" if kept else ""),
+            )
+        else:
+            document, (not_written, lost, written) = write_reports(
+                result, json_target, html_target, err, rerun=cells is not None, rerun_of=rerun_of
+            )
+            not_written |= ending.write_outputs(document, outputs or {}, written, err)
         if journal is not None:
             finish_journal(journal, lost, err)
     finally:
@@ -248,6 +261,24 @@ def campaign(
         cli_output.no_cells(result, err)
         return EXIT_NO_CELLS
     return 0
+
+
+def planned_nothing(result: CampaignResult) -> bool:
+    """Whether the campaign planned no cell at all (every row skipped, or no point of
+    those asked in any row) and was neither interrupted nor stopped: its report would
+    say nothing the command's own lines do not."""
+    return (
+        result.planned == 0
+        and not result.cells
+        and not result.interrupted
+        and result.stopped is None
+    )
+
+
+def shown_targets(
+    json_target: Target, html_target: Target, outputs: dict[str, Target] | None
+) -> list[str]:
+    return [str(t.path) for t in (json_target, html_target, *(outputs or {}).values())]
 
 
 def name_swept(folders: list[Path], err: Console) -> None:

@@ -341,7 +341,29 @@ class TestPointsARowLacks:
             "after-checkpoint:9 is not a boundary of this baseline; it has 1 checkpoint, "
             "no boundary between two (research/runs, cancel/runs)"
         ) in result.stderr.splitlines()
-        assert [] == json.loads(path.read_text())["cells"]  # the reports are still written
+        assert not path.exists() and not (tmp_path / "m.html").exists()
+        assert "killpoint: no cell was planned, so no report was written" in result.stderr
+        assert "written:" not in result.stdout
+
+    def test_a_campaign_that_plans_no_cell_keeps_the_last_report(self, tmp_path: Path) -> None:
+        """A user's earlier report, which replay and --rerun-failed read, was replaced by a
+        report of no cell when a later command planned none (a point no row has): the
+        reports are left as they were, and the command says so."""
+        for name in ("m.json", "m.html"):
+            (tmp_path / name).write_text(f"the earlier {name}")
+        result = killpoint(
+            "matrix", "--scenarios", "research", "--modes", "runs",
+            "--points", "after-checkpoint:9", "--json", str(tmp_path / "m.json"),
+            "--report", str(tmp_path / "m.html"), "--junit", str(tmp_path / "m.xml"),
+        )  # fmt: skip
+        assert 5 == result.returncode, result.stdout + result.stderr
+        for name in ("m.json", "m.html"):
+            assert f"the earlier {name}" == (tmp_path / name).read_text()
+        assert not (tmp_path / "m.xml").exists()
+        assert (
+            "killpoint: no cell was planned, so no report was written; kept as they were: "
+            f"{tmp_path / 'm.json'}, {tmp_path / 'm.html'}"
+        ) in result.stderr.splitlines()
 
     def test_power_loss_without_libfuse_says_how_to_install_it_and_exits_5(
         self, tmp_path: Path
