@@ -193,17 +193,18 @@ def campaign(
             from killpoint.cli.rerun import changes
 
             rerun_of = changes(args.rerun_failed, cells, heads(result.cells))
-        if planned_nothing(result):
-            # A report of no cell would replace the last one (which --rerun-failed and
+        earlier = cells_in(json_target.path) if planned_nothing(result) else 0
+        if earlier:
+            # A report of no cell would replace one of cells (which --rerun-failed and
             # replay read) with nothing: the files are left as they were.
             from killpoint.report.document import to_document
 
-            document, (not_written, lost, written) = to_document(result), (False, False, [])
-            kept = [t for t in shown_targets(json_target, html_target, outputs) if Path(t).exists()]
+            document = to_document(result)
+            not_written, lost, written = False, False, list[str]()
             cli_output.plain(
                 err,
-                "killpoint: no cell was planned, so no report was written"
-                + (f"; kept as they were: {', '.join(kept)}" if kept else ""),
+                f"killpoint: no cell was planned, so the reports were left as they were: "
+                f"{json_target.path} holds the {count(earlier, 'cell')} of an earlier campaign",
             )
         else:
             document, (not_written, lost, written) = write_reports(
@@ -265,8 +266,7 @@ def campaign(
 
 def planned_nothing(result: CampaignResult) -> bool:
     """Whether the campaign planned no cell at all (every row skipped, or no point of
-    those asked in any row) and was neither interrupted nor stopped: its report would
-    say nothing the command's own lines do not."""
+    those asked in any row) and was neither interrupted nor stopped."""
     return (
         result.planned == 0
         and not result.cells
@@ -275,10 +275,18 @@ def planned_nothing(result: CampaignResult) -> bool:
     )
 
 
-def shown_targets(
-    json_target: Target, html_target: Target, outputs: dict[str, Target] | None
-) -> list[str]:
-    return [str(t.path) for t in (json_target, html_target, *(outputs or {}).values())]
+def cells_in(path: Path) -> int:
+    """How many cells the report at `path` holds (0: none, or no report there)."""
+    from killpoint.errors import KillpointError
+    from killpoint.report.document import read_json
+
+    if not path.is_file():
+        return 0
+    try:
+        found = read_json(path).get("cells")
+    except (KillpointError, OSError):  # not a report: nothing of a campaign's to keep
+        return 0
+    return len(found) if isinstance(found, list) else 0
 
 
 def name_swept(folders: list[Path], err: Console) -> None:

@@ -59,6 +59,7 @@ from killpoint.values.scenario_refs import resolve_scenario
 from killpoint.values.sentences import count
 from killpoint.workers.limits import exhausted, refusals
 from killpoint.workers.processes import Outcome, Worker, context, kill_left_behind
+from killpoint.workers.raised_where import ADAPTER_STAGES
 from killpoint.workers.worker import LEDGER, MODEL_STATE, WorkerSpec
 
 if TYPE_CHECKING:
@@ -321,6 +322,10 @@ class Engine:
                 return base
             if out.kind != "done":
                 tail = log_tail(run.work, "baseline")
+                if out.stage in ADAPTER_STAGES:  # the adapter's own code, before any run
+                    base.problem = f"{out.stage} raised before the run began: {out.detail}" + tail
+                    base.problem_kind = "adapter-error"
+                    return base
                 base.problem = f"the baseline run failed ({out.kind}): {out.detail}" + tail
                 base.problem_kind = "hung" if out.kind == "timeout" else "missed"
                 return base

@@ -27,6 +27,7 @@ import psutil
 from killpoint.errors import Interrupted, NoProcess
 from killpoint.values.timeline import Event, gate_event
 from killpoint.workers.children import descendants, held_children
+from killpoint.workers.raised_where import RUN
 from killpoint.workers.worker import WorkerSpec, worker_main
 
 # What every forkserver imports. A runtime adds its own modules (its adapter's
@@ -146,6 +147,7 @@ class Outcome:
     kind: str  # "gates" | "done" | "error" | "died" | "timeout" | "interrupted"
     detail: str = ""
     results: list[dict[str, Any]] = field(default_factory=list)
+    stage: str = ""  # an error's: which part of the adapter's contract ran (raised_where)
 
 
 class Worker:
@@ -272,7 +274,10 @@ class Worker:
             self.finished = Outcome("done", results=message[1])
             self.event(f"{self.spec.log_name} done", "end")
         elif kind == "error":
-            self.finished = Outcome("error", f"{message[1]}: {message[2]}")
+            stage, where = (message[3], message[4]) if len(message) > 4 else (RUN, None)
+            at = f" (at {where})" if where else ""
+            detail = f"{message[1]}: {message[2]}{at}"
+            self.finished = Outcome("error", detail, stage=stage)
             self.event(f"{self.spec.log_name} raised {message[1]}", "fault")
         return None
 

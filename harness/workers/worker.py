@@ -3,7 +3,8 @@
 It runs in a child of the forkserver, in a session of its own so that the whole
 process group can be killed at once. It talks to the engine over one pipe:
   worker -> engine  ("gate", name) ("trace", name) ("ack", result) ("done", results)
-                    ("error", kind, message) ("own-write", what the disk refused)
+                    ("error", kind, message, stage, where) ("own-write", what the disk
+                    refused); stage and where: killpoint.workers.raised_where
   engine -> worker  ("release", name)
 """
 
@@ -42,6 +43,7 @@ from killpoint.scenarios.own_writes import on_refused
 from killpoint.values.scenario_refs import resolve_scenario
 from killpoint.workers.clock import skew_clock
 from killpoint.workers.limits import record_refusals
+from killpoint.workers.raised_where import DRIVER, INSTRUMENT, LOADING, RUN, innermost
 
 LEDGER = "ledger.jsonl"
 MODEL_STATE = "model"
@@ -170,10 +172,15 @@ def worker_main(spec: WorkerSpec, conn: Connection) -> None:
             sys.stderr.flush()
         except OSError as log_error:
             unlogged = f" (its log could not be written: {log_error})"
-        channel.send(("error", type(exc).__name__, str(exc)[:2000] + unlogged))
+        where = innermost(exc.__traceback__)
+        channel.send(("error", type(exc).__name__, str(exc)[:2000] + unlogged, _stage[0], where))
         os._exit(1)
     channel.send(("done", [asdict(r) for r in results]))
     os._exit(0)  # no atexit work: the engine has everything it needs
+
+
+# Which part of the adapter's contract is running (raised_where): said with an error.
+_stage = [LOADING]
 
 
 def _run(spec: WorkerSpec, channel: _Channel, work: Path) -> list[RunResult]:
@@ -190,7 +197,9 @@ def _run(spec: WorkerSpec, channel: _Channel, work: Path) -> list[RunResult]:
         skew_clock(spec.clock_skew)
         history.record("clock", skew=spec.clock_skew)
     adapter = load_adapter(spec.runtime)
+    _stage[0] = INSTRUMENT
     adapter.instrument(CheckpointGates(spec.checkpoint_offset))
+    _stage[0] = RUN
     scenario = resolve_scenario(spec.scenario)
     threading.Thread(target=channel.listen, daemon=True).start()
     gates.configure(
@@ -216,9 +225,11 @@ def _run(spec: WorkerSpec, channel: _Channel, work: Path) -> list[RunResult]:
         if local_model(adapter):
             # Before the driver: the runtime's clients read the base URL when they are made.
             stack.enter_context(serve(model))
+        _stage[0] = DRIVER
         driver = adapter.driver(
             scenario, spec.store_url, spec.mode, ledger, lease_seconds=spec.lease_seconds
         )
+        _stage[0] = RUN
         stack.enter_context(model)
         return asyncio.run(
             _then_over(

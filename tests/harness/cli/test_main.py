@@ -341,29 +341,32 @@ class TestPointsARowLacks:
             "after-checkpoint:9 is not a boundary of this baseline; it has 1 checkpoint, "
             "no boundary between two (research/runs, cancel/runs)"
         ) in result.stderr.splitlines()
-        assert not path.exists() and not (tmp_path / "m.html").exists()
-        assert "killpoint: no cell was planned, so no report was written" in result.stderr
-        assert "written:" not in result.stdout
+        assert [] == json.loads(path.read_text())["cells"]  # the reports are still written
+        assert "skipped" in (tmp_path / "m.html").read_text()
 
-    def test_a_campaign_that_plans_no_cell_keeps_the_last_report(self, tmp_path: Path) -> None:
+    def test_a_campaign_that_plans_no_cell_keeps_an_earlier_report(self, tmp_path: Path) -> None:
         """A user's earlier report, which replay and --rerun-failed read, was replaced by a
         report of no cell when a later command planned none (a point no row has): the
         reports are left as they were, and the command says so."""
-        for name in ("m.json", "m.html"):
-            (tmp_path / name).write_text(f"the earlier {name}")
-        result = killpoint(
-            "matrix", "--scenarios", "research", "--modes", "runs",
-            "--points", "after-checkpoint:9", "--json", str(tmp_path / "m.json"),
-            "--report", str(tmp_path / "m.html"), "--junit", str(tmp_path / "m.xml"),
+        paths = ("--json", str(tmp_path / "m.json"), "--report", str(tmp_path / "m.html"))
+        first = killpoint(
+            "matrix", "--scenarios", "research", "--modes", "tool-batch",
+            "--points", "after-checkpoint:1", *paths,
         )  # fmt: skip
-        assert 5 == result.returncode, result.stdout + result.stderr
-        for name in ("m.json", "m.html"):
-            assert f"the earlier {name}" == (tmp_path / name).read_text()
+        assert 0 == first.returncode, first.stdout + first.stderr
+        before = {n: (tmp_path / n).read_bytes() for n in ("m.json", "m.html")}
+        again = killpoint(
+            "matrix", "--scenarios", "research", "--modes", "tool-batch",
+            "--points", "after-checkpoint:99", *paths, "--junit", str(tmp_path / "m.xml"),
+        )  # fmt: skip
+        assert 5 == again.returncode, again.stdout + again.stderr
+        assert before == {n: (tmp_path / n).read_bytes() for n in ("m.json", "m.html")}
         assert not (tmp_path / "m.xml").exists()
         assert (
-            "killpoint: no cell was planned, so no report was written; kept as they were: "
-            f"{tmp_path / 'm.json'}, {tmp_path / 'm.html'}"
-        ) in result.stderr.splitlines()
+            "killpoint: no cell was planned, so the reports were left as they were: "
+            f"{tmp_path / 'm.json'} holds the 1 cell of an earlier campaign"
+        ) in again.stderr.splitlines()
+        assert "written:" not in again.stdout
 
     def test_power_loss_without_libfuse_says_how_to_install_it_and_exits_5(
         self, tmp_path: Path
@@ -517,3 +520,33 @@ def test_a_parser_error_is_one_line_with_the_fix(args: list[str], named: str) ->
     lines = done.stderr.strip().splitlines()
     assert 1 == len(lines), done.stderr
     assert named in lines[0] and "--help`" in lines[0], lines[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (
+            ["matrix", "--timout", "5"],
+            "killpoint: unrecognized arguments: --timout 5; did you mean --timeout? "
+            "(see `killpoint matrix --help`)",
+        ),
+        (
+            ["corpus", "record", "--out", "c", "--runtme", "reference"],
+            "killpoint: unrecognized arguments: --runtme reference; did you mean --runtime? "
+            "(see `killpoint corpus record --help`)",
+        ),
+        (
+            ["matrix", "--no-such-option"],
+            "killpoint: unrecognized arguments: --no-such-option (see `killpoint matrix --help`)",
+        ),
+    ],
+)
+def test_an_unknown_option_points_at_the_commands_help_and_its_nearest_option(
+    tmp_path: Path, args: list[str], expected: str
+) -> None:
+    """An option the subcommand does not take: its own help, and the option it was
+    probably meant to be; nothing runs."""
+    done = killpoint(*args, cwd=tmp_path, env={"PYTHONPATH": str(REPO)})
+    assert 2 == done.returncode
+    assert [expected] == done.stderr.strip().splitlines()
+    assert [] == list(tmp_path.iterdir())
