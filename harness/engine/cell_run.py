@@ -84,7 +84,7 @@ class CellRun(WorkerSteps):
         if self.base.writes_lag and held != plan.checkpoints:
             # What landed before the crash is this run's race: judged on what the store holds.
             plan = replace(plan, checkpoints=held)
-        self.allow(self.in_flight(session), "in flight without a durable result")
+        self.allow(self.in_flight(session), "with their effect done and no durable result")
         found = self.call(
             "the adapter's inspect()",
             charged("inspect()", self.adapter.inspect),

@@ -161,7 +161,11 @@ def _timeline(
                 "faults",
             )
     if killed:
-        add(f"{rng.randrange(0, 3)} calls in flight without a durable result", "other", "harness")
+        add(
+            f"{rng.randrange(0, 3)} calls with their effect done and no durable result",
+            "other",
+            "harness",
+        )
         add("inspect: store sound", "store", "store")
         add(f"resumer started (pid {pid + 7})", "start", "resumer")
         for _ in range(rng.randrange(0, 3)):
