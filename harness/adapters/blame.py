@@ -61,6 +61,13 @@ def checked(method: str, value: T, wanted: type | tuple[type, ...], shape: str) 
     return value
 
 
+def checked_progress(value: Any) -> int:
+    """What `progress` returned when it is an int, else AdapterFault saying what it
+    returned (its type and repr): the one wording of the matrix, the corpus check and
+    check-adapter."""
+    return checked("progress()", value, int, "the number of checkpoints landed (an int)")
+
+
 def checked_problems(value: Any) -> list[str | Finding]:
     """What `inspect` found, each a sentence or a Finding, or AdapterFault naming the
     first item that is neither."""
@@ -79,4 +86,11 @@ def checked_problems(value: Any) -> list[str | Finding]:
     return items
 
 
-__all__ = ["AdapterFault", "charged", "checked", "checked_problems", "checked_session"]
+__all__ = [
+    "AdapterFault",
+    "charged",
+    "checked",
+    "checked_problems",
+    "checked_progress",
+    "checked_session",
+]

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from killpoint.adapters.blame import charged, checked, checked_problems
+from killpoint.adapters.blame import charged, checked_problems, checked_progress
 from killpoint.corpus import files, groups, snapshot
 from killpoint.corpus import manifest as mf
 from killpoint.engine.engine import SESSION_ID, Engine
@@ -249,8 +249,7 @@ class Checker:
         AdapterFault for what it raised or answered outside its Protocol."""
         session = self.engine.read_session(self.runtime, url)
         found = checked_problems(charged("inspect()", self.adapter.inspect)(url, SESSION_ID))
-        held = charged("progress()", self.adapter.progress)(url, SESSION_ID)
-        held = checked("progress()", held, int, "the number of checkpoints landed (an int)")
+        held = checked_progress(charged("progress()", self.adapter.progress)(url, SESSION_ID))
         problems = [
             p if isinstance(p, Finding) else Finding("store-invariant", p, path="store")
             for p in found

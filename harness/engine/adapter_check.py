@@ -21,6 +21,8 @@ nothing), so each defect is reported once, by the check that names it.
 
 from __future__ import annotations
 
+import importlib
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -28,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from killpoint import kinds
-from killpoint.adapters.blame import charged, checked_problems
+from killpoint.adapters.blame import charged, checked_problems, checked_progress
 from killpoint.adapters.protocol import local_model
 from killpoint.engine.cell_run import log_tail
 from killpoint.engine.deadline import Caller
@@ -174,12 +176,17 @@ def _traced(engine: Engine, row: Row, label: str) -> TracedRun:
             run.read_error = f"the adapter's {exc}"
         except Exception as exc:
             run.read_error = f"read_session raised {type(exc).__name__}: {exc}"
+        # Read and judged as a matrix cell reads it (cell_store.progress): one that raised
+        # or answered other than an int is said as the matrix says it ("returned str '5'").
+        progress = charged("progress()", adapter.progress)
         try:
-            run.progress = caller.call("progress()", limit, adapter.progress, url, SESSION_ID)
+            run.progress = checked_progress(
+                caller.call("progress()", limit, progress, url, SESSION_ID)
+            )
         except Overdue as exc:
             run.progress_error = f"the adapter's {exc}"
-        except Exception as exc:
-            run.progress_error = f"progress() raised {type(exc).__name__}: {exc}"
+        except AdapterFault as exc:
+            run.progress_error = str(exc)
         inspect = charged("inspect()", adapter.inspect)
         try:
             run.inspected = checked_problems(
@@ -217,17 +224,12 @@ def _baseline(
     for label, run in (("first", first), ("second", second)):
         if run.outcome.kind != "done":
             run.keep = True
-            what = "hung (past --timeout)" if run.outcome.kind == "timeout" else "raised or died"
             add(
                 "baseline",
                 FAIL,
                 f"the {label} baseline run failed ({run.outcome.kind}): {run.outcome.detail}"
                 + log_tail(run.work, "baseline", n),
-                f"the driver {what} in the baseline of {cell} (a store error must "
-                "propagate, but a run of a built-in scenario should not meet one). "
-                + model_traffic(run.requests, served_locally)
-                + " "
-                + kept_folder(run),
+                _failed_run_hint(run, cell, served_locally),
             )
             return
     ended = [r["status"] for r in first.outcome.results]
@@ -280,26 +282,91 @@ def _baseline(
     )
 
 
-def model_traffic(requests: list[dict[str, Any]], served_locally: bool) -> str:
-    """What the scripted model received in one run, what of it no format serves, and, when
-    it received nothing, how a runtime's model client reaches it."""
-    answers = ", ".join(f"POST …{p}" for p in SERVED_PATHS)
-    if not requests:
-        if served_locally:
-            return (
-                "The scripted model received no request: the worker served it at a local "
-                "address (its base URL in KILLPOINT_MODEL_URL, OPENAI_BASE_URL and "
-                "ANTHROPIC_BASE_URL), and the runtime's model client was not pointed there "
-                "(a base URL or a client set in code or configuration wins over the "
-                f"environment; see {OTHER_CLIENTS})."
-            )
+# The worker's and the drive loop's calls into the adapter, as a traceback shows their
+# lines: which of them an exception came out of (the outermost such frame).
+ADAPTER_CALLS = (
+    ("killpoint.workers.worker", "adapter.instrument(", "instrument()", True),
+    ("killpoint.workers.worker", "driver = adapter.driver(", "driver()", True),
+    ("killpoint.scenarios.drive", "driver.start(", "driver's start()", False),
+    ("killpoint.scenarios.drive", "driver.resume(", "driver's resume()", False),
+)
+FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line \d+, in \S+$')
+
+
+@dataclass(frozen=True)
+class Raised:
+    """Which of the adapter's calls raised, by the worker's traceback."""
+
+    call: str  # "instrument()", "driver()", "driver's start()", "driver's resume()"
+    before_run: bool  # before the scenario's run began (no model request was possible)
+
+
+def raised_in(work: Path) -> Raised | None:
+    """Which adapter call the exception that ended a worker came out of, read from the
+    traceback in its log (the last one there); None when the log names none of them."""
+    lines = log_tail(work, "baseline", 10**6).splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent")]
+    if not starts:
+        return None
+    frames = lines[starts[-1] :]
+    for i, line in enumerate(frames[:-1]):
+        frame = FRAME.match(line)
+        if frame is None:
+            continue
+        where = Path(frame["file"]).parts[-2:]
+        source = frames[i + 1].strip()
+        for module, text, call, before in ADAPTER_CALLS:
+            if where == _file_of(module) and text in source:
+                return Raised(call, before)
+    return None
+
+
+def _file_of(module: str) -> tuple[str, ...]:
+    """The last two parts of a module's file (`workers/worker.py`), as a traceback has it."""
+    return Path(importlib.import_module(module).__file__ or "").parts[-2:]
+
+
+def _failed_run_hint(run: TracedRun, cell: str, served_locally: bool) -> str:
+    """The hint of a baseline whose worker did not end with a result: what raised, as far
+    as its traceback tells, and what the model received when the run had begun."""
+    kind = run.outcome.kind
+    raised = raised_in(run.work) if kind == "error" else None
+    if raised is not None and raised.before_run:
+        # Nothing of the scenario ran: the model was never asked, whatever its client.
         return (
-            "The scripted model received no request: it is served in the worker to the "
-            "openai SDK's own transport, and the runtime's model client is not that (LiteLLM, "
-            "the anthropic SDK, a client of its own, a call from another process). Set "
-            "`local_model = True` on the adapter to serve it at a real local address too, "
-            f"its base URL in the worker's environment; see {OTHER_CLIENTS}."
+            f"the adapter's {raised.call} raised in the worker before the run began (in "
+            f"the baseline of {cell}), so the scripted model was never asked: fix "
+            f"{raised.call} (the exception and its traceback are in baseline.log). "
+            + kept_folder(run)
         )
+    who = f"the {raised.call}" if raised is not None else "the driver"
+    what = {"timeout": "hung (past --timeout)", "error": "raised", "died": "died"}.get(
+        kind, "raised or died"
+    )
+    return (
+        f"{who} {what} in the baseline of {cell} (a store error must propagate, but a "
+        "run of a built-in scenario should not meet one). "
+        + model_traffic(run.requests, served_locally, raised=kind == "error")
+        + " "
+        + kept_folder(run)
+    )
+
+
+def model_traffic(
+    requests: list[dict[str, Any]], served_locally: bool, *, raised: bool = False
+) -> str:
+    """What the scripted model received in one run, what of it no format serves, and, when
+    it received nothing, how a runtime's model client reaches it (`raised`: the run raised,
+    which may or may not be its model client's doing)."""
+    answers = ", ".join(f"POST …{p}" for p in SERVED_PATHS)
+    if not requests and raised:
+        return (
+            "The scripted model received no request before it raised; if what it raised "
+            "comes from the runtime's model client (a connection refused, a key missing): "
+            + _unreached(served_locally)
+        )
+    if not requests:
+        return "The scripted model received no request: " + _unreached(served_locally)
     labels = {f.name: f.label for f in FORMATS}
     served = Counter(
         (r["method"], r["path"], labels[r["format"]] + (", streamed" if r.get("stream") else ""))
@@ -320,6 +387,24 @@ def model_traffic(requests: list[dict[str, Any]], served_locally: bool) -> str:
             + f" (it answers {answers})"
         )
     return "; ".join(parts) + "."
+
+
+def _unreached(served_locally: bool) -> str:
+    """How a runtime's model client missed the scripted model, and what reaches it."""
+    if served_locally:
+        return (
+            "the worker served it at a local address (its base URL in KILLPOINT_MODEL_URL, "
+            "OPENAI_BASE_URL and ANTHROPIC_BASE_URL), and the runtime's model client was not "
+            "pointed there (a base URL or a client set in code or configuration wins over "
+            f"the environment; see {OTHER_CLIENTS})."
+        )
+    return (
+        "it is served in the worker to the openai SDK's own transport, and the runtime's "
+        "model client is not that (LiteLLM, the anthropic SDK, a client of its own, a call "
+        "from another process). Set `local_model = True` on the adapter to serve it at a "
+        "real local address too, its base URL in the worker's environment; see "
+        f"{OTHER_CLIENTS}."
+    )
 
 
 def kept_folder(run: TracedRun) -> str:

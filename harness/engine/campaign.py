@@ -191,6 +191,8 @@ class Campaign:
         self.point_skips: list[Skipped] = []  # explicit points a row's baseline lacks
         # Points of kinds that cannot run here (no FUSE for power loss): one per row and kind.
         self.skipped_points: list[Skipped] = []
+        # Rows whose baseline ran but offers no point of the kinds asked for: one each.
+        self.empty_rows: list[Skipped] = []
         # Rows whose baseline failed: the crash cells each would have had (CampaignResult's).
         self.not_planned: dict[Row, int | None] = {}
 
@@ -252,10 +254,28 @@ class Campaign:
             # the reports say which cells it stands for.
             self.not_planned[row] = self._would_plan(base, chosen, explicit)
             return [Cell(*row, schedule=Schedule((explicit or [kinds.stand_in()])[:1]))]
-        return [
-            Cell(*row, schedule=Schedule(s))
-            for s in self._schedules(base, chosen, explicit, self.point_skips)
-        ]
+        schedules = self._schedules(base, chosen, explicit, self.point_skips)
+        if not schedules and chosen:
+            # The kinds asked for that can run here offer no point in this row: the row is
+            # said skipped, with why, as a row that cannot run is (an explicit point it
+            # lacks, a kind that cannot run here, each said already).
+            self.empty_rows.append(
+                Skipped(base.runtime, base.scenario, base.mode, self._no_point(base, chosen))
+            )
+        return [Cell(*row, schedule=Schedule(s)) for s in schedules]
+
+    def _no_point(self, base: Baseline, chosen: tuple[str, ...]) -> str:
+        """Why a row whose baseline ran offers no point of the kinds asked for: what of
+        the run the points are made from (its checkpoints, its tool batches), and a mode
+        that writes only at a run's end."""
+        mode = find(self.engine.adapter(base.runtime).modes, base.mode)
+        why = (
+            f"no {', '.join(chosen)} point in this row: its baseline has "
+            f"{count(base.checkpoints, 'checkpoint')} and {count(len(base.batches), 'tool batch')}"
+        )
+        if mode is not None and not mode.persists_mid_run:
+            why += f"; mode {base.mode!r} writes only at a run's end"
+        return why
 
     def _would_plan(
         self, base: Baseline, chosen: tuple[str, ...], explicit: list[CrashPoint]
@@ -430,7 +450,8 @@ class Campaign:
             use_huge_pages()  # before the first worker (a baseline) starts the forkserver
         result.plan = dict.fromkeys(rows)
         books.rows = rows
-        books.skips = (self.point_skips, self.skipped_points)  # filled as rows are planned
+        # Filled as rows are planned.
+        books.skips = (self.point_skips, self.skipped_points, self.empty_rows)
         books.not_planned = self.not_planned  # so is this
         books.say_plan_so_far()
         for n, row in enumerate(rows):

@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from killpoint.adapters.blame import charged, checked
+from killpoint.adapters.blame import charged, checked, checked_progress
 from killpoint.engine.polling import poll
 from killpoint.judge import contract
 from killpoint.judge.baseline import durable_results, effects
@@ -58,7 +58,7 @@ class StoreReading(CellBase):
             self.url,
             self.engine.session_id,
         )
-        return checked("progress()", landed, int, "the number of checkpoints landed (an int)")
+        return checked_progress(landed)
 
     def lease_deadline(self) -> float | None:
         deadline = self.call(

@@ -110,6 +110,10 @@ def make_plan(config: CampaignConfig, *, cells: list[str] | None = None) -> Matr
         row = "/".join((s.runtime, s.scenario, s.mode, campaign.store_kind))
         plan.skipped.append((f"{row}/{s.reason.partition(' points: ')[0]}", s.reason))
         plan.skipped_rows.append(s)
+    for s in campaign.empty_rows:  # a row that offers no point of the kinds asked for
+        row = "/".join((s.runtime, s.scenario, s.mode, campaign.store_kind))
+        plan.skipped.append((row, s.reason))
+        plan.skipped_rows.append(s)
     return plan
 
 

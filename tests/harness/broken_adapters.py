@@ -130,3 +130,26 @@ class RaisingAfterCrash(ReferenceAdapter):
         if any(r["status"] == "RUNNING" for r in (session or {}).get("runs", {}).values()):
             raise KeyError("pending_confirmations")
         return session
+
+
+class TextProgress(ReferenceAdapter):
+    """progress: returns the count as a string ("5"), not an int."""
+
+    def progress(self, store_url: str, session_id: str) -> Any:
+        return str(super().progress(store_url, session_id))
+
+
+class RaisingDriverFactory(ReferenceAdapter):
+    """baseline: driver() raises before the run begins."""
+
+    def driver(
+        self, scenario: Any, store_url: str, mode: str, ledger: Any, *, lease_seconds: float
+    ) -> Any:
+        raise ValueError("no driver for this store")
+
+
+class RaisingInstrument(ReferenceAdapter):
+    """baseline: instrument() raises before the run begins."""
+
+    def instrument(self, checkpoints: CheckpointGates) -> None:
+        raise RuntimeError("cannot wrap the store's write")

@@ -54,6 +54,7 @@ def test_the_reference_adapter_passes_every_check(tmp_path: Path) -> None:
         ("Unnormal", "normal form"),
         ("Ungated", "checkpoint gates"),
         ("Overcounting", "progress"),
+        ("TextProgress", "progress"),
         ("RaisingInspect", "inspect"),
         ("Misdeclared", "mode"),
         ("ignores_mode", "mode"),
@@ -185,3 +186,64 @@ def test_a_hung_baseline_says_which_requests_the_model_does_not_serve(tmp_path: 
     assert "hung (past --timeout)" in check.hint
     assert "it does not serve 1 × GET /v1/models" in check.hint
     assert "POST …/v1/chat/completions" in check.hint  # what it does answer
+
+
+def failed_lines(result: subprocess.CompletedProcess[str]) -> tuple[str, str]:
+    """The one FAIL line of a check-adapter run, and the hint under it."""
+    lines = result.stdout.splitlines()
+    failed = [n for n, line in enumerate(lines) if line.startswith("FAIL")]
+    assert 1 == len(failed), result.stdout + result.stderr
+    return lines[failed[0]], lines[failed[0] + 1]
+
+
+def test_a_progress_of_the_wrong_type_is_said_by_its_type_as_the_matrix_says_it() -> None:
+    """progress() returned "5" for 5 checkpoints: the line says it returned a str (as a
+    matrix cell's adapter-error says it), never "said 5 ...; 5 checkpoints landed"."""
+    result = check_adapter("--runtime", f"{BROKEN}:TextProgress")
+    assert 1 == result.returncode, result.stdout + result.stderr
+    line, hint = failed_lines(result)
+    assert line.startswith("FAIL  progress")
+    assert (
+        "the adapter's progress() returned str '5'; it returns the number of checkpoints "
+        "landed (an int)"
+    ) in line
+    assert "said 5" not in line
+    assert "hint: progress(store_url, session_id) counts" in hint
+
+
+@pytest.mark.parametrize(
+    ("broken", "call"),
+    [("RaisingDriverFactory", "driver()"), ("RaisingInstrument", "instrument()")],
+)
+def test_an_adapter_that_raises_before_the_run_is_named_without_a_model_client_hint(
+    broken: str, call: str, tmp_path: Path
+) -> None:
+    """driver() or instrument() raised in the worker before the scenario ran: the hint
+    names the call that raised (by the worker's traceback), and says nothing of the
+    model's client, which was never in question (the model could not be asked)."""
+    result = check_adapter("--runtime", f"{BROKEN}:{broken}", "--work-dir", str(tmp_path))
+    assert 1 == result.returncode, result.stdout + result.stderr
+    line, hint = failed_lines(result)
+    assert line.startswith("FAIL  baseline")
+    assert f"hint: the adapter's {call} raised in the worker before the run began" in hint
+    assert f"fix {call}" in hint
+    other = {"driver()", "instrument()"} - {call}
+    assert not any(f"the adapter's {o}" in hint for o in other), hint
+    assert "the driver raised" not in hint
+    assert "received no request" not in hint
+    assert "local_model" not in hint and "model client" not in hint
+    folder = Path(hint.split("The run's folder is kept: ")[1].split(" (")[0])
+    assert (folder / "baseline.log").is_file()
+    assert tmp_path in folder.parents
+
+
+def test_a_driver_whose_start_raised_is_named_and_the_model_client_only_a_maybe(
+    tmp_path: Path,
+) -> None:
+    """start() raised before the model was asked: the hint names the driver's start(), and
+    the model-client advice is conditional (what raised may or may not be the client)."""
+    result = check_adapter("--runtime", f"{BROKEN}:NeverStarts", "--work-dir", str(tmp_path))
+    assert 1 == result.returncode, result.stdout + result.stderr
+    _, hint = failed_lines(result)
+    assert "hint: the driver's start() raised in the baseline of" in hint
+    assert "received no request before it raised; if what it raised comes from" in hint
