@@ -207,10 +207,54 @@ class Parser(argparse.ArgumentParser):
     """argparse with its errors in one line that names the fix, as every other bad input
     of killpoint's (its default prints the whole usage block first)."""
 
-    def error(self, message: str) -> NoReturn:
+    def error(self, message: str, *, help_of: str | None = None) -> NoReturn:
         from killpoint.values.shown import line
 
-        self.exit(EXIT_USAGE, f"{line(f'{self.prog}: {message}')} (see `{self.prog} --help`)\n")
+        see = help_of or self.prog
+        self.exit(EXIT_USAGE, f"{line(f'{self.prog}: {message}')} (see `{see} --help`)\n")
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            # What a subcommand did not know reaches the top parser: point at the help of
+            # the command it was given to (`killpoint matrix --help`), with its nearest option.
+            command = self._command_parser(parsed)
+            message = f"unrecognized arguments: {' '.join(extras)}"
+            near = _near_options(command, extras)
+            if near:
+                message += f"; did you mean {' or '.join(near)}?"
+            self.error(message, help_of=command.prog)
+        return parsed
+
+    def _command_parser(self, parsed: argparse.Namespace) -> argparse.ArgumentParser:
+        """The innermost (sub)command's parser that `parsed` went through."""
+        parser: argparse.ArgumentParser = self
+        while True:
+            chosen = None
+            for action in parser._actions:
+                if isinstance(action, argparse._SubParsersAction):
+                    name = getattr(parsed, action.dest, None)
+                    chosen = action.choices.get(name) if isinstance(name, str) else None
+            if chosen is None:
+                return parser
+            parser = chosen
+
+
+def _near_options(parser: argparse.ArgumentParser, extras: Sequence[str]) -> list[str]:
+    """The options of `parser` closest to each unknown option among `extras` (`--timout`:
+    `--timeout`)."""
+    import difflib
+
+    known = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
+    near: list[str] = []
+    for extra in extras:
+        if extra.startswith("--"):
+            for match in difflib.get_close_matches(extra.partition("=")[0], known, n=1):
+                if match not in near:
+                    near.append(match)
+    return near
 
 
 class CommandParser(Parser):

@@ -221,7 +221,7 @@ def runtime_adapter(spec: str) -> Any:
     try:
         return load_adapter(spec)
     except AdapterError as exc:
-        hint = f"; {IMPORT_HINT}" if "No module named" in str(exc) else ""
+        hint = f"; {IMPORT_HINT}" if _not_found(str(exc)) else ""
         raise OptionError("runtime", spec, f"{exc}{hint}") from None
     except Exception as exc:
         # A factory that needs arguments (an Agent factory, not wrapped), or a module that
@@ -244,10 +244,16 @@ def scenario_ref(name: str) -> Any:
         return resolve_scenario(name)
     except (ScenarioRefError, LookupError) as exc:
         text = str(exc.args[0]) if isinstance(exc, LookupError) and exc.args else str(exc)
-        hint = f"; {IMPORT_HINT}" if "No module named" in text else ""
+        hint = f"; {IMPORT_HINT}" if _not_found(text) else ""
         raise OptionError("scenarios", name, f"{text}{hint}") from None
     except Exception as exc:
         raise OptionError("scenarios", name, f"loading it raised {raised(exc)}") from None
+
+
+def _not_found(text: str) -> bool:
+    """Whether an import error says the module itself was not found (not one that the
+    module, found, failed to import: import_paths.raised_while_importing)."""
+    return "No module named" in text and "while being imported" not in text
 
 
 def raised(exc: BaseException) -> str:

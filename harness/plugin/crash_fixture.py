@@ -8,7 +8,7 @@ plugin module); this module is what it returns.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 CHECK_KEYS = tuple(o.name for o in table.on(table.CHECK) if o.name != "runtime")
 # Those that set no campaign field: the fixture's own (`cassette`: killpoint.plugin.cassettes).
 OWN_KEYS = tuple(o.name for o in table.on(table.CHECK) if o.sets is None)
+# How an error that names where the option was given begins (_unknown_options).
+NAMING_WHERE = (f"killpoint: @pytest.mark.{MARKER} ", "killpoint: crash.check ")
 SHOWN_ROWS = 8  # of a stopped check's rows not wholly covered, named in its message
 
 
@@ -119,6 +121,18 @@ class CrashResults:
         return "\n".join(shown.line(each) for each in lines)
 
 
+def _unknown_options(source: str, unknown: list[str], known: Sequence[str]) -> str:
+    """`killpoint: SOURCE got unknown option 'mode'; did you mean 'modes'? choose from ...`"""
+    import difflib
+
+    near = [m for u in unknown for m in difflib.get_close_matches(u, known, n=1)]
+    guess = f"; did you mean {' or '.join(repr(m) for m in dict.fromkeys(near))}?" if near else ";"
+    return (
+        f"killpoint: {source} got unknown {plural_of('option', unknown)} "
+        f"{', '.join(repr(u) for u in unknown)}{guess} choose from {', '.join(known)}"
+    )
+
+
 class Crash:
     """The `crash` fixture: run the crash matrix of your own runtime and scenarios.
 
@@ -162,7 +176,9 @@ class Crash:
             key = "scenario" if exc.option == "scenarios" else exc.option
             problem = exc.text(f"crash.check {key}")
         except ConfigError as exc:
-            problem = f"{exc} (in crash.check)"
+            # One that names where it was given (the marker, or the call) says so itself.
+            text = str(exc)
+            problem = text if text.startswith(NAMING_WHERE) else f"{text} (in crash.check)"
         if problem is not None:
             # Outside the except clause: the failure is one line, without the option
             # error chained to it as "During handling of the above exception".
@@ -240,12 +256,13 @@ class Crash:
             merged["runtime"] = runtime
         if scenario is not None:
             merged["scenario"] = scenario
-        unknown = sorted(set(merged) - {"runtime", "scenario", *CHECK_KEYS})
-        if unknown:
-            raise ConfigError(
-                f"killpoint: crash.check got unknown {plural_of('option', unknown)} "
-                f"{', '.join(unknown)}; choose from runtime, scenario, {', '.join(CHECK_KEYS)}"
-            )
+        known = ("runtime", "scenario", *CHECK_KEYS)
+        given = {k for k, v in options.items() if v is not None}
+        for source, keys in ((f"@pytest.mark.{MARKER}", set(marker_args)), ("crash.check", given)):
+            # Named where the typo is: the marker's keywords are not the call's.
+            unknown = sorted(keys - set(known))
+            if unknown:
+                raise ConfigError(_unknown_options(source, unknown, known))
         overrides: dict[str, Any] = {
             # This process's share of the cores (the table says why no front sets it).
             "workers": self.state.parallel(),

@@ -194,12 +194,27 @@ def record(plan: Plan) -> Recording:
     finally:
         recorder.close()
         shutil.rmtree(work, ignore_errors=True)
+    if recorder.unreached:
+        # The agent went through the proxy; the provider behind it did not answer (a
+        # cassette without those requests would not be the run the agent had).
+        first = recorder.unreached[0]
+        flag = "--provider" if first.base == upstream.openai else "--anthropic-provider"
+        raise RecordError(
+            f"killpoint record: the provider at {_shown_url(first.base)} could not be reached "
+            f"({first.error}): check {flag} and the network; nothing was written"
+        )
     refused = [i for i in recorder.interactions if i.response.status in (401, 403)]
     if refused:
         raise RecordError(
             f"killpoint record: the provider refused the agent's requests "
             f"({refused[0].response.status} to {refused[0].path}): set OPENAI_API_KEY (or "
             "ANTHROPIC_API_KEY) to your key for it; nothing was written"
+        )
+    if not recorder.interactions and recorder.unrecordable:
+        raise RecordError(
+            "killpoint record: none of the requests the agent sent through the recording proxy "
+            f"is one a replay can answer ({', '.join(recorder.unrecordable[:3])}); nothing "
+            "was written"
         )
     if not recorder.interactions:
         raise RecordError(

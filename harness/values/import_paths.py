@@ -22,17 +22,101 @@ from typing import Any
 
 
 def import_attribute(spec: str) -> tuple[str, Any]:
-    """The module's name and the attribute `spec` names; ImportError or AttributeError."""
+    """The module's name and the attribute `spec` names; ImportError (also when the module,
+    found, raised while being imported: `raised_while_importing`) or AttributeError."""
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise ImportError(f"{spec!r} is not 'package.module:attribute'")
+    if "/" in module_name or "\\" in module_name:
+        raise ImportError(_file_path(module_name, attr))
     if module_name.partition(".")[0] in sys.stdlib_module_names:
         # Not even imported: some standard modules act when imported (`antigravity`).
         raise ImportError(f"{module_name!r} is a module of the standard library")
-    obj: Any = importlib.import_module(module_name)
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and (module_name + ".").startswith(exc.name + "."):
+            # The module itself (or its package) is not there.
+            if module_name.endswith(".py"):
+                raise ImportError(_file_path(module_name, attr)) from None
+            raise
+        # One the module imports.
+        raise ImportError(raised_while_importing(module_name, exc)) from exc
+    except Exception as exc:
+        raise ImportError(raised_while_importing(module_name, exc)) from exc
     for part in attr.split("."):
         obj = getattr(obj, part)
     return module_name, obj
+
+
+def raised_while_importing(module_name: str, exc: BaseException) -> str:
+    """The user's module was found but raised while being imported: what it raised, and
+    where in the user's own code (`file:line`)."""
+    said = exc.msg if isinstance(exc, SyntaxError) else exc  # its place is `at`
+    what = " ".join(f"{type(exc).__name__}: {said}".split())
+    where = _raised_at(exc)
+    at = f" (at {where})" if where else ""
+    return f"module {module_name!r} raised {what} while being imported{at}"
+
+
+def _file_path(module_name: str, attr: str) -> str:
+    """A file given where a module belongs (`myagent/adapter.py`): the dotted form."""
+    path = Path(module_name.replace("\\", "/"))
+    if path.suffix == ".py":
+        path = path.with_suffix("")
+    if path.is_absolute():
+        try:
+            path = path.relative_to(Path.cwd())
+        except ValueError:
+            path = Path(path.name)
+    parts = [p for p in path.parts if p not in ("", ".")]
+    if ".." in parts:
+        parts = [path.name]
+    if parts[-1:] == ["__init__"]:
+        parts.pop()
+    dotted = ".".join(parts) or "package.module"
+    return (
+        f"{module_name!r} is a file path, not a module; give a module path with dots, "
+        f"e.g. '{dotted}:{attr}'"
+    )
+
+
+def _raised_at(exc: BaseException) -> str | None:
+    """Where `exc` was raised in the user's own code (`file:line`, relative to the current
+    folder where it is under it): the innermost such frame; a SyntaxError's own line."""
+    if isinstance(exc, SyntaxError) and exc.filename and exc.lineno:
+        return f"{_shown_path(exc.filename)}:{exc.lineno}"
+    found = None
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        module_name = str(tb.tb_frame.f_globals.get("__name__") or "")
+        if (
+            not code.co_filename.startswith("<")
+            and module_name.partition(".")[0] != "killpoint"
+            and _installed(Path(code.co_filename)) is None
+        ):
+            found = f"{_shown_path(code.co_filename)}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return found
+
+
+def _shown_path(filename: str) -> str:
+    path = Path(filename)
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return filename
+
+
+def _installed(path: Path) -> str | None:
+    """The install location (`stdlib`, `purelib`, ...) that holds `path`; None: none does."""
+    resolved = path.resolve()
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        root = sysconfig.get_paths().get(key)
+        if root and resolved.is_relative_to(Path(root).resolve()):
+            return key
+    return None
 
 
 def call_problem(obj: Any, fits: Callable[[type], bool], what: str) -> str | None:
@@ -108,4 +192,4 @@ def _name(obj: Any) -> str:
     return repr(obj)
 
 
-__all__ = ["call_problem", "import_attribute"]
+__all__ = ["call_problem", "import_attribute", "raised_while_importing"]

@@ -60,8 +60,19 @@ class Upstream:
         return url + (f"?{query.decode()}" if query else "")
 
 
+@dataclass(frozen=True)
+class Unreached:
+    """A request the provider could not be reached for: its base URL (as `Upstream` has
+    it) and what the client raised."""
+
+    base: str
+    error: str
+
+
 class Recorder:
-    """Passes requests on to `upstream` and keeps each answered one as an Interaction."""
+    """Passes requests on to `upstream` and keeps each answered one as an Interaction;
+    counts every request it got (`received`) and each the provider was out of reach for
+    (`unreached`), so that an empty recording says which of the two it was."""
 
     def __init__(
         self,
@@ -77,6 +88,8 @@ class Recorder:
         self.keys = dict(keys or {})
         self.interactions: list[Interaction] = []
         self.unrecordable: list[str] = []
+        self.received = 0
+        self.unreached: list[Unreached] = []
         self.secrets: set[str] = set(v for v in self.keys.values() if v)
         self._responses: dict[str, dict[str, Any]] = {}  # Responses API chaining
         self._lock = threading.Lock()
@@ -97,6 +110,8 @@ class Recorder:
     # -- the proxy ------------------------------------------------------------------------
 
     def handle(self, request: httpx.Request, *, via: str = "local") -> httpx.Response:
+        with self._lock:
+            self.received += 1
         wire = format_for(request.method, request.url.path)
         if wire is not None and self._hooks:
             self._call_hooks(wire, request)
@@ -109,6 +124,12 @@ class Recorder:
         except httpx.HTTPError as exc:
             # The provider cannot be reached: the agent hears it as a provider's error.
             message = f"killpoint record: the provider at {url} cannot be reached: {exc}"
+            anthropic = wire is not None and wire.name == MESSAGES
+            base = self.upstream.anthropic if anthropic else self.upstream.openai
+            with self._lock:
+                self.unreached.append(
+                    Unreached(base, " ".join(f"{type(exc).__name__}: {exc}".split()))
+                )
             return openai_error(502, message)
         text = upstream.content.decode("utf-8", "replace")
         streamed = "text/event-stream" in upstream.headers.get("content-type", "")
@@ -254,4 +275,4 @@ def _redact_event(event: str, redactions: Redactions) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["ANTHROPIC_URL", "OPENAI_URL", "Recorder", "Upstream"]
+__all__ = ["ANTHROPIC_URL", "OPENAI_URL", "Recorder", "Unreached", "Upstream"]

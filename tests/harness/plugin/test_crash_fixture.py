@@ -227,3 +227,32 @@ def test_the_summary_names_each_checks_own_seed_and_its_stop(
     assert (
         "stopped: test_own.py::test_stops: it stopped at its first unexpected cell (--fail-fast)"
     ) in text, text
+
+
+def test_an_unknown_option_is_named_where_it_was_given(pytester: pytest.Pytester) -> None:
+    """A typo in the `killpoint` marker is the marker's, not the crash.check call's; a typo
+    in the call is the call's; each with the nearest option. Nothing runs."""
+    pytester.makepyfile(
+        test_typos="""
+        import pytest
+
+        @pytest.mark.killpoint(mode="every-batch")
+        def test_marker_typo(crash):
+            crash.check(scenario="research")
+
+        def test_call_typo(crash):
+            crash.check(scenario="research", point="boundaries")
+        """
+    )
+    result = pytester.runpytest("-p", "no:randomly")
+    result.assert_outcomes(failed=2)
+    text = "\n".join(result.outlines)
+    assert (
+        "killpoint: @pytest.mark.killpoint got unknown option 'mode'; did you mean 'modes'? "
+        "choose from runtime, scenario, "
+    ) in text, text
+    assert (
+        "killpoint: crash.check got unknown option 'point'; did you mean 'points'? "
+        "choose from runtime, scenario, "
+    ) in text, text
+    assert "(in crash.check)" not in text

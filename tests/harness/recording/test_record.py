@@ -128,3 +128,17 @@ def test_bad_input_names_the_fix(tmp_path: Path, plan: dict[str, object], messag
     with pytest.raises(RecordError, match=message):
         record(Plan("reference", tmp_path / "c.json", **plan))  # type: ignore[arg-type]
     assert [] == os.listdir(tmp_path)
+
+
+@pytest.mark.usefixtures("keyed")
+def test_a_provider_out_of_reach_is_named_not_the_agents_client(tmp_path: Path) -> None:
+    """The agent's requests came through the proxy but the provider could not be reached:
+    said so (with --provider to check), not blamed on a base URL of the client's own."""
+    out = tmp_path / "c.json"
+    plan = Plan("reference", out, scenario="research", provider="http://127.0.0.1:9/v1")
+    with pytest.raises(RecordError) as raised:
+        record(plan)
+    message = str(raised.value)
+    assert message.startswith("killpoint record: the provider at http://127.0.0.1:9/v1 could")
+    assert "check --provider and the network" in message
+    assert not out.exists()

@@ -65,3 +65,18 @@ def test_an_undeclared_function_of_an_installed_package_is_refused() -> None:
 def test_standard_modules_are_not_even_imported() -> None:
     with pytest.raises(ImportError, match="standard library"):
         import_attribute("antigravity:x")
+
+
+@pytest.mark.parametrize(
+    ("spec", "dotted"),
+    [
+        ("shop/agents.py:build", "'shop.agents:build'"),
+        ("shop\\agents.py:build", "'shop.agents:build'"),
+        ("agents.py:build", "'agents:build'"),
+        ("shop/__init__.py:build", "'shop:build'"),
+    ],
+)
+def test_a_file_path_is_refused_with_the_dotted_form(spec: str, dotted: str) -> None:
+    with pytest.raises(ImportError, match="is a file path") as raised:
+        import_attribute(spec)
+    assert f"give a module path with dots, e.g. {dotted}" in str(raised.value)

@@ -93,3 +93,16 @@ def test_hooks_run_when_their_turn_is_asked(tmp_path: Path) -> None:
             converse(proxy.url, RESPONSES, False)
         recorder.close()
     assert [3] == seen
+
+
+def test_a_provider_out_of_reach_is_counted_as_such(tmp_path: Path) -> None:
+    """The recorder says a request came and the provider was out of reach for it (the
+    recording then names the provider, not the agent's client)."""
+    recorder = Recorder(Upstream("http://127.0.0.1:9/v1", "http://127.0.0.1:9"))
+    with ModelServer(recorder) as proxy:
+        httpx.post(f"{proxy.url}/v1/responses", json={"model": "m", "input": "hi"})
+    recorder.close()
+    assert 1 == recorder.received
+    (unreached,) = recorder.unreached
+    assert "http://127.0.0.1:9/v1" == unreached.base
+    assert unreached.error.startswith("ConnectError: ")
