@@ -186,6 +186,8 @@ _stage = [LOADING]
 def _run(spec: WorkerSpec, channel: _Channel, work: Path) -> list[RunResult]:
     from killpoint.workers import warm  # noqa: F401  (a no-op when the forkserver preloaded it)
 
+    _stage[0] = LOADING  # whatever the forkserver's warm-up left
+
     # The run's history, shared by every worker of the cell (scenarios.history).
     history.configure(work / history.HISTORY)
     finish_order.reset()
