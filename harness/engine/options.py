@@ -192,8 +192,9 @@ class CampaignConfig:
 
 
 IMPORT_HINT = (
-    "is the project importable from here? killpoint imports it with the current folder "
-    "last on sys.path (pytest: set `pythonpath = .` in its ini file)"
+    "is the project importable from here? The killpoint command adds the folder it runs in "
+    "to the end of sys.path: run it from the folder that holds the package; pytest adds "
+    "none: set `pythonpath = .` in its ini file"
 )
 
 

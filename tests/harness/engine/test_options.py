@@ -166,3 +166,14 @@ class TestModelBehaviour:
             "killpoint: --model-behaviour='regenerate': not a model behaviour; choose from "
             "regenerate-ids, reorder, respell, replan"
         ) == str(caught.value)
+
+
+def test_a_module_not_found_says_where_each_front_looks_for_it() -> None:
+    """The hint said killpoint imports with the current folder on sys.path; under pytest
+    it is not there at all (the plugin adds none): each front is said as it is."""
+    with pytest.raises(OptionError) as raised:
+        runtime_adapter("no_such_project_module:adapter")
+    text = str(raised.value)
+    assert "No module named 'no_such_project_module'" in text
+    assert "run it from the folder that holds the package" in text
+    assert "pytest adds none: set `pythonpath = .` in its ini file" in text
