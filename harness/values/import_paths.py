@@ -20,6 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from killpoint.values.own_code import innermost, shown_path
+
 
 def import_attribute(spec: str) -> tuple[str, Any]:
     """The module's name and the attribute `spec` names; ImportError (also when the module,
@@ -82,41 +84,11 @@ def _file_path(module_name: str, attr: str) -> str:
 
 
 def _raised_at(exc: BaseException) -> str | None:
-    """Where `exc` was raised in the user's own code (`file:line`, relative to the current
-    folder where it is under it): the innermost such frame; a SyntaxError's own line."""
+    """Where `exc` was raised in the user's own code: a SyntaxError's own line, else the
+    innermost frame of the project's code (killpoint.values.own_code)."""
     if isinstance(exc, SyntaxError) and exc.filename and exc.lineno:
-        return f"{_shown_path(exc.filename)}:{exc.lineno}"
-    found = None
-    tb = exc.__traceback__
-    while tb is not None:
-        code = tb.tb_frame.f_code
-        module_name = str(tb.tb_frame.f_globals.get("__name__") or "")
-        if (
-            not code.co_filename.startswith("<")
-            and module_name.partition(".")[0] != "killpoint"
-            and _installed(Path(code.co_filename)) is None
-        ):
-            found = f"{_shown_path(code.co_filename)}:{tb.tb_lineno}"
-        tb = tb.tb_next
-    return found
-
-
-def _shown_path(filename: str) -> str:
-    path = Path(filename)
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except (ValueError, OSError):
-        return filename
-
-
-def _installed(path: Path) -> str | None:
-    """The install location (`stdlib`, `purelib`, ...) that holds `path`; None: none does."""
-    resolved = path.resolve()
-    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
-        root = sysconfig.get_paths().get(key)
-        if root and resolved.is_relative_to(Path(root).resolve()):
-            return key
-    return None
+        return f"{shown_path(exc.filename)}:{exc.lineno}"
+    return innermost(exc.__traceback__)
 
 
 def call_problem(obj: Any, fits: Callable[[type], bool], what: str) -> str | None:

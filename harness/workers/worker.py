@@ -40,10 +40,11 @@ from killpoint.scenarios import (
 from killpoint.scenarios.effects import use_ledger
 from killpoint.scenarios.model_server import serve
 from killpoint.scenarios.own_writes import on_refused
+from killpoint.values.own_code import innermost
 from killpoint.values.scenario_refs import resolve_scenario
 from killpoint.workers.clock import skew_clock
 from killpoint.workers.limits import record_refusals
-from killpoint.workers.raised_where import DRIVER, INSTRUMENT, LOADING, RUN, innermost
+from killpoint.workers.raised_where import DRIVER, INSTRUMENT, LOADING, RUN
 
 LEDGER = "ledger.jsonl"
 MODEL_STATE = "model"

@@ -121,6 +121,6 @@ def test_a_module_that_raises_while_imported_is_named_with_where(
     shown = one_line(matrix(tmp_path, option, value))
     assert (
         "module 'myagent.adapter' raised NameError: name 'undefined_name' is not defined "
-        "while being imported (at myagent/adapter.py:3)"
+        "while being imported (at myagent/adapter.py:3, in <module>)"
     ) in shown, shown
     assert "agent_adapter" not in shown and "is the project importable" not in shown
