@@ -59,7 +59,7 @@ from killpoint.values.scenario_refs import resolve_scenario
 from killpoint.values.sentences import count
 from killpoint.workers.limits import exhausted, refusals
 from killpoint.workers.processes import Outcome, Worker, context, kill_left_behind
-from killpoint.workers.raised_where import ADAPTER_STAGES
+from killpoint.workers.raised_where import ADAPTER_STAGES, RUN
 from killpoint.workers.worker import LEDGER, MODEL_STATE, WorkerSpec
 
 if TYPE_CHECKING:
@@ -327,7 +327,7 @@ class Engine:
                     base.problem_kind = "adapter-error"
                     return base
                 base.problem = f"the baseline run failed ({out.kind}): {out.detail}" + tail
-                base.problem_kind = "hung" if out.kind == "timeout" else "missed"
+                base.problem_kind = _failed_run_kind(out)
                 return base
             self._read_baseline(row, base, run)
             return base
@@ -528,6 +528,17 @@ class BaselineRun:
     url: str = ""
     worker: Worker | None = None
     fs: PowerLossFS | None = None  # the store's folder, mounted to trace its operations
+
+
+def _failed_run_kind(out: Outcome) -> str:
+    """The finding of a baseline whose worker ended without its run done: a run that raised
+    once it began is the runtime's or its adapter's (its line is in the detail), not a point
+    the engine could not reach; a worker that died without a word may be either's."""
+    if out.kind == "timeout":
+        return "hung"
+    if out.kind == "error" and out.stage == RUN:
+        return "run-failed"
+    return "missed"
 
 
 def carry_baseline(run: CellRun, base: Baseline) -> None:

@@ -27,7 +27,6 @@ import psutil
 from killpoint.errors import Interrupted, NoProcess
 from killpoint.values.timeline import Event, gate_event
 from killpoint.workers.children import descendants, held_children
-from killpoint.workers.raised_where import RUN
 from killpoint.workers.worker import WorkerSpec, worker_main
 
 # What every forkserver imports. A runtime adds its own modules (its adapter's
@@ -274,7 +273,7 @@ class Worker:
             self.finished = Outcome("done", results=message[1])
             self.event(f"{self.spec.log_name} done", "end")
         elif kind == "error":
-            stage, where = (message[3], message[4]) if len(message) > 4 else (RUN, None)
+            stage, where = (message[3], message[4]) if len(message) > 4 else ("", None)
             at = f" (at {where})" if where else ""
             detail = f"{message[1]}: {message[2]}{at}"
             self.finished = Outcome("error", detail, stage=stage)

@@ -44,7 +44,7 @@ from killpoint.values.own_code import innermost
 from killpoint.values.scenario_refs import resolve_scenario
 from killpoint.workers.clock import skew_clock
 from killpoint.workers.limits import record_refusals
-from killpoint.workers.raised_where import DRIVER, INSTRUMENT, LOADING, RUN
+from killpoint.workers.raised_where import DRIVER, INSTRUMENT, LOADING, RUN, SETUP
 
 LEDGER = "ledger.jsonl"
 MODEL_STATE = "model"
@@ -202,7 +202,7 @@ def _run(spec: WorkerSpec, channel: _Channel, work: Path) -> list[RunResult]:
     adapter = load_adapter(spec.runtime)
     _stage[0] = INSTRUMENT
     adapter.instrument(CheckpointGates(spec.checkpoint_offset))
-    _stage[0] = RUN
+    _stage[0] = SETUP
     scenario = resolve_scenario(spec.scenario)
     threading.Thread(target=channel.listen, daemon=True).start()
     gates.configure(
