@@ -63,6 +63,7 @@ class CellBase:
         self.url = ""
         self.store_at_crash: dict[str, Any] | None = None
         self.allowed: Counter[Signature] = Counter()  # repeats the crashes so far allow
+        self.left_out: dict[Signature, int] = {}  # call -> the checkpoint that left it out
         self.judged = False  # the run was continued to its end and compared
         self.rest = cell.schedule.rest  # crashes still to come (depth 2)
         self.terminal: dict[str, str] = {}  # run id -> the terminal status the store held

@@ -84,7 +84,7 @@ class CellRun(WorkerSteps):
         if self.base.writes_lag and held != plan.checkpoints:
             # What landed before the crash is this run's race: judged on what the store holds.
             plan = replace(plan, checkpoints=held)
-        self.allow(self.in_flight(session), "with their effect done and no durable result")
+        self.allow_in_flight(session, held)
         found = self.call(
             "the adapter's inspect()",
             charged("inspect()", self.adapter.inspect),
@@ -220,6 +220,7 @@ class CellRun(WorkerSteps):
             self.allowed,
             judged=self.judged,
             evidence=ledger_lines(entries, self.wall0),
+            left_out=self.left_out,
         )
         self.findings += contract.idempotency(entries, self.base.effects)
         scenario = resolve_scenario(self.cell.scenario)

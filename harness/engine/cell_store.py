@@ -13,6 +13,7 @@ from killpoint.adapters.blame import charged, checked, checked_progress
 from killpoint.engine.polling import poll
 from killpoint.judge import contract
 from killpoint.judge.baseline import durable_results, effects
+from killpoint.judge.left_out import batch_durable, left_out
 from killpoint.judge.terminal_early import terminal_early
 from killpoint.kinds.base import Plan
 from killpoint.scenarios import history
@@ -24,7 +25,9 @@ from killpoint.scenarios.model import (
     turn_log,
 )
 from killpoint.values.findings import Finding
+from killpoint.values.modes import find
 from killpoint.values.scenario_refs import resolve_scenario
+from killpoint.values.sentences import count
 from killpoint.workers.worker import LEDGER, MODEL_STATE
 
 if TYPE_CHECKING:
@@ -101,6 +104,28 @@ class StoreReading(CellBase):
         beyond those already allowed: what a resume may repeat once each."""
         entries = self.ledger() if entries is None else entries
         return (effects(entries) - durable_results(session, entries)) - self.allowed
+
+    def allow_in_flight(self, session: dict[str, Any] | None, held: int) -> None:
+        """At a crash: each call in flight may repeat once; one whose result a checkpoint
+        of its batch left out (killpoint.judge.left_out) was not in flight, and may not.
+        `held`: the checkpoints the store holds (a power cut takes back landed ones)."""
+        entries = self.ledger()
+        flight = self.in_flight(session, entries)
+        left: dict[Signature, int] = {}
+        if flight and batch_durable(find(self.adapter.modes, self.cell.mode)):
+            left = left_out(self.history(), flight, entries, held)
+        self.allow(
+            flight - Counter(dict.fromkeys(left, 1 << 30)),
+            "with their effect done and no durable result",
+        )
+        for number in sorted(set(left.values())):
+            calls = [sig for sig, n in left.items() if n == number]
+            self.left_out.update(dict.fromkeys(calls, number))
+            self.fault(
+                f"{count(len(calls), 'call')} returned before checkpoint {number} began, "
+                f"which landed without {'its result' if len(calls) == 1 else 'their results'}: "
+                "no repeat allowed (the mode makes a batch's results durable with it)"
+            )
 
     def at_crash(self, when: str) -> tuple[int, dict[str, Any] | None]:
         held = self.progress()

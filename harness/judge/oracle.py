@@ -561,13 +561,15 @@ def effect_findings(
     *,
     judged: bool,
     evidence: Mapping[Signature, Sequence[str]] | None = None,
+    left_out: Mapping[Signature, int] | None = None,
 ) -> list[Finding]:
     """Findings from the ledger. Every repeat is counted: within what `allowed` permits
     for that call (its effect had happened, its result was not durable at a crash) it is
     an expected `effect-repeated`, beyond it an `effect-duplicated`. Missing and foreign
     effects are findings only when the run was `judged` complete (a run lost as expected
-    did not owe the rest of its effects)."""
-    evidence = evidence or {}
+    did not owe the rest of its effects). `left_out`: calls a checkpoint of their batch
+    left out (killpoint.judge.left_out), with its number, said with their repeat."""
+    evidence, left_out = evidence or {}, left_out or {}
     found: list[Finding] = []
     for sig, extra in counted.repeated:
         within = min(extra, allowed[sig])
@@ -578,7 +580,8 @@ def effect_findings(
             found.append(
                 Finding.of(
                     "effect-duplicated",
-                    {"call": call, "extra": extra, "within": within},
+                    {"call": call, "extra": extra, "within": within}
+                    | ({"left_out": left_out[sig]} if sig in left_out else {}),
                     path="ledger",
                     tool=sig[0],
                     actual_value=extra,

@@ -73,7 +73,7 @@ _KINDS: tuple[FindingKind, ...] = (
     FindingKind("checkpoints-lost", "ok", "medium", "a power cut took back checkpoints that had landed (committed, not synced); what they held may run again"),
     # side effects (the ledger)
     FindingKind("effect-duplicated", "duplicated", "high", "a tool's side effect happened more often than the baseline's, beyond the bound"),
-    FindingKind("effect-repeated", "ok", "info", "a call in flight at the crash ran again, as the bound allows"),
+    FindingKind("effect-repeated", "ok", "info", "a call whose effect was done and whose result was not durable at a crash ran again, as the bound allows"),
     FindingKind("turn-reanswered", "ok", "info", "the model answered a turn again otherwise because the crash took its first answer before any of it was durable: the run from there is another run, its differences from the baseline allowed"),
     FindingKind("two-drivers", "duplicated", "high", "two workers drove the same run"),
     FindingKind("idempotency-key-changed", "duplicated", "high", "a tool that takes an idempotency key ran the same call again under a new key"),

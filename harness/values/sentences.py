@@ -201,11 +201,20 @@ def _effect_duplicated(f: Facts) -> str:
         if within
         else "it was not in flight at any crash, so no repeat is allowed"
     )
+    if f.get("left_out") is not None and not within:
+        why = (
+            f"it had returned, with every call of its batch, before checkpoint "
+            f"{f['left_out']} began, which landed without its result: the mode makes a "
+            "batch's results durable with it, so no repeat is allowed"
+        )
     return f"{f['call']} ran {times(f['extra'])} more than in the baseline; {why}"
 
 
 def _effect_repeated(f: Facts) -> str:
-    return f"{f['call']} ran again ({times(f['within'])}): it was in flight at a crash"
+    return (
+        f"{f['call']} ran again ({times(f['within'])}): its effect was done and its result "
+        "not durable at a crash"
+    )
 
 
 def _effect_lost(f: Facts) -> str:

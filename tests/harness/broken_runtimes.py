@@ -35,6 +35,25 @@ class EarlyCheckpointAgent(Agent):
         await super()._run_batch(st, batch)
 
 
+class ResultsLeftOutAgent(Agent):
+    """After each batch, a checkpoint written before the batch's results are recorded: they
+    land only with the next checkpoint, though every call had returned."""
+
+    async def _run_batch(self, st: Any, batch: Any) -> None:
+        messages, executions = len(st.messages), set(st.executions)
+        await super()._run_batch(st, batch)
+        if self.checkpoint != "tool-batch":
+            return
+        results = st.messages[messages:]
+        new = {c: e for c, e in st.executions.items() if c not in executions}
+        del st.messages[messages:]
+        for call_id in new:
+            del st.executions[call_id]
+        self._write(st, RunStatus.RUNNING)
+        st.messages.extend(results)
+        st.executions.update(new)
+
+
 class EagerNoTruncateStore(Store):
     """A resume that does not truncate: rows past the checkpoint survive the claim."""
 
@@ -428,6 +447,14 @@ def running_as_completed() -> ReferenceAdapter:
 
 def silent_final_write() -> ReferenceAdapter:
     return _adapter("silent-final-write", agent=SilentFinalWriteAgent)
+
+
+def results_left_out() -> ReferenceAdapter:
+    """With the reference adapter's invariants off (a batch without results is one): what
+    a user's adapter that checks nothing shows."""
+    adapter = _adapter("results-left-out", agent=ResultsLeftOutAgent)
+    adapter.inspect = lambda *_: []  # type: ignore[method-assign]
+    return adapter
 
 
 VARIANTS = (

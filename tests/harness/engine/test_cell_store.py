@@ -64,3 +64,34 @@ def test_the_reference_runtime_is_over_wherever_its_store_says_so(tmp_path: Path
         )
         assert [] == early(result), (schedule, result.detail)
         assert result.expected, (schedule, result.detail)
+
+
+LEFT_OUT = "tests.harness.broken_runtimes:results_left_out"
+
+
+def test_a_checkpoint_that_left_out_its_finished_batch_allows_no_repeat(tmp_path: Path) -> None:
+    """The broken runtime's checkpoint 1 begins once charge_card has returned, and lands
+    without its result. A repeat after a crash there was allowed, the call said to be "in
+    flight at a crash"; the result was in the runtime's hands, so the repeat is beyond the
+    bound, and says which checkpoint left it out."""
+    result = run(tmp_path, LEFT_OUT, "side-effects", "after-checkpoint:1")
+    assert ("duplicated", False) == (result.verdict, result.expected)
+    (found,) = [f for f in result.findings if f["kind"] == "effect-duplicated"]
+    assert found["sentence"] == (
+        'charge_card({"amount_cents":1999,"customer":"cus_42"}) ran once more than in the '
+        "baseline; it had returned, with every call of its batch, before checkpoint 1 began, "
+        "which landed without its result: the mode makes a batch's results durable with it, "
+        "so no repeat is allowed"
+    )
+    said = "1 call returned before checkpoint 1 began, which landed without its result"
+    assert any(e.text.startswith(said) for e in result.timeline)
+
+
+def test_a_call_in_flight_may_still_repeat_once(tmp_path: Path) -> None:
+    """The same broken runtime killed inside its batch, and the reference runtime at the
+    same points: what was in flight there is allowed its one repeat, as before."""
+    inside = run(tmp_path, LEFT_OUT, "side-effects", "mid-batch:2:1")
+    assert ("ok", True) == (inside.verdict, inside.expected), inside.detail
+    for schedule in ("mid-batch:2:1", "after-checkpoint:1", "after-checkpoint:2"):
+        clean = run(tmp_path, "reference", "side-effects", schedule)
+        assert ("ok", True) == (clean.verdict, clean.expected), (schedule, clean.detail)
