@@ -611,6 +611,10 @@ def explain(head: Group, members: Sequence[Group], cells: Sequence[Any]) -> str:
         if g is not head
     ]
     with_ = f", with {listed(dict.fromkeys(others), 3)} in the same cells" if others else ""
+    if any(mark in meaning for mark in (": ", "; ", "(")):
+        # A meaning that runs on past its first clause would carry "in N cells" off to
+        # its last ("... not the runtime's in 1 cell"): the cells come first.
+        return f"In {count(len(cells), 'cell')}{with_}{_where(points)}: {meaning}"
     return (
         f"{meaning[0].upper()}{meaning[1:]} in {count(len(cells), 'cell')}{with_}{_where(points)}"
     )

@@ -335,3 +335,15 @@ def test_a_real_campaign_reads_as_the_one_cause(
     # The same from the saved JSON, as `killpoint report` reads it back.
     cells = [CellResult.from_json(dict(c)) for c in document["cells"]]
     assert ["terminal-early"] == [c.head.kind for c in find_causes(cells)]
+
+
+def test_a_meaning_with_clauses_says_its_cells_first() -> None:
+    """A kind whose meaning runs on past its first clause read "...: the adapter's defect,
+    not the runtime's in 2 cells": the count belongs to the cause, not to the last clause."""
+    cells = [
+        agno_cell("research", f"after-checkpoint:{n}", finding("adapter-error", "store"))
+        for n in (1, 2)
+    ]
+    (cause,) = find_causes(cells)
+    assert cause.sentence.startswith("In 2 cells, "), cause.sentence
+    assert cause.sentence.endswith("the adapter's defect, not the runtime's"), cause.sentence
