@@ -201,7 +201,7 @@ class CellRun(WorkerSteps):
                 self.work,
                 dependency=True,
             )
-            self.event(f"plan: {point} — {kind.describe(point)}")
+            self.event(f"plan: {point} — {plan.detail or kind.describe(point)}")
             self.copy = copy
             kind.run(self, plan)
 

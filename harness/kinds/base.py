@@ -41,6 +41,9 @@ class Plan:
     run_started_at: int  # checkpoints of the session when that run started
     finished_first: tuple[Call, ...] = ()  # calls whose effects must be done before the kill
     notes: tuple[str, ...] = field(default=(), compare=False)
+    # The point as this baseline has it, where the kind's own description says too little
+    # (a checkpoint committed in several transactions): the cell's plan line.
+    detail: str = field(default="", compare=False)
 
     @property
     def expects_loss(self) -> bool:

@@ -257,7 +257,16 @@ class MidCommit:
             )
         gate = commits[-1]
         run, started = base.run_at(base.position(gate))
-        return Plan(point, (gate,), frozenset({gate}), k - 1, run, started)
+        detail = ""
+        if len(commits) > 1:
+            n = len(commits)
+            first = "its first transaction" if n == 2 else f"its first {n - 1} transactions"
+            detail = (
+                f"inside the last of checkpoint {k}'s {n} transactions, before its COMMIT: "
+                f"{first} committed, after {count(k - 1, 'checkpoint')} landed; the worker "
+                f"is killed (gate {gate}: its pass {n} in the process)"
+            )
+        return Plan(point, (gate,), frozenset({gate}), k - 1, run, started, detail=detail)
 
     def describe(self, point: CrashPoint) -> str:
         return (

@@ -10,7 +10,8 @@ import pytest
 from killpoint import kinds
 from killpoint.engine.engine import Engine
 from killpoint.engine.options import EngineConfig
-from killpoint.kinds.kills import MidBatch
+from killpoint.judge.baseline import Baseline
+from killpoint.kinds.kills import MidBatch, MidCommit
 from killpoint.values.cell import Cell
 
 pytestmark = pytest.mark.slow
@@ -50,3 +51,24 @@ def test_every_mid_batch_point_is_reached_and_expected(engine: Engine) -> None:
     assert 6 == len(results)
     assert [] == [(r.id, r.verdict, r.detail) for r in results if not r.expected]
     assert set() == {r.verdict for r in results} & {"hung", "missed", "corrupt"}
+
+
+def test_a_checkpoint_split_over_transactions_is_said_so_in_the_plan() -> None:
+    """A checkpoint whose commit hook fired three times (three transactions) is killed
+    before its last COMMIT, two already landed. The plan line said "inside checkpoint 2's
+    transaction", as if there were one, and its gate's `#3` was explained nowhere."""
+    trace = [
+        "checkpoint:1:writing", "checkpoint:1:committing", "checkpoint:1:landed",
+        "checkpoint:2:writing", "checkpoint:2:committing", "checkpoint:2:committing#2",
+        "checkpoint:2:committing#3", "checkpoint:2:landed",
+    ]  # fmt: skip
+    base = Baseline("mine", "research", "per-batch", "sqlite", trace=trace)
+    plan = MidCommit().plan(base, kinds.parse_point("mid-commit:2"))
+    assert ("checkpoint:2:committing#3",) == plan.arm
+    assert plan.detail == (
+        "inside the last of checkpoint 2's 3 transactions, before its COMMIT: its first 2 "
+        "transactions committed, after 1 checkpoint landed; the worker is killed (gate "
+        "checkpoint:2:committing#3: its pass 3 in the process)"
+    )
+    one = MidCommit().plan(base, kinds.parse_point("mid-commit:1"))
+    assert "" == one.detail  # one transaction: the kind's own words say it
