@@ -65,6 +65,20 @@ class TestLines:
             "3/1000 cells (0%), 0 unexpected, 12.0 s elapsed, about 1 h 6 min left"
         )
 
+    def test_the_time_counts_from_the_campaigns_start(self) -> None:
+        """30 s of baselines, during which 12 cells finished as their rows' baselines
+        ended; they are told once the plan is: "1 ms elapsed, about 6 ms left" left out
+        the half minute, and its estimate with it."""
+        clock = Clock()
+        lines_of, lines = progress(clock)
+        clock.now += 30
+        lines_of.planned(120)
+        for n in range(12):
+            lines_of.cell(Done(f"c{n}"))
+        assert lines[-1] == (
+            "killpoint: 12/120 cells (10%), 0 unexpected, 30.0 s elapsed, about 4 min 30 s left"
+        ), lines
+
     def test_the_last_cell_always_gets_its_line(self) -> None:
         """The end is said, without an estimate."""
         clock = Clock()
