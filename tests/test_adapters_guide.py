@@ -100,3 +100,43 @@ def test_a_fresh_project_follows_the_guide(tmp_path: Path) -> None:
     faults = json.loads((reports / "tiny-faults.json").read_text())
     kinds = {f["kind"] for c in faults["cells"] for f in c["findings"]}
     assert {"two-drivers", "effect-duplicated"} <= kinds
+
+
+def history_snippet(text: str) -> str:
+    """The `instrument` the page's 'Reporting the run's history' shows (a block of no file:
+    the page's own adapter reports no facts)."""
+    section = text.split("## Reporting the run's history", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(r"^```python\n(.*?)^```", section, re.S | re.M)
+    return block
+
+
+def test_the_history_snippet_runs_against_the_guides_runtime(tmp_path: Path) -> None:
+    """Its `facts` read what the guide's tinyagent.Run has: a checkpoint through the
+    snippet's `instrument` records the run's id and status in the history."""
+    for name, body in guide_files(GUIDE.read_text()).items():
+        if name.startswith("tinyagent/"):
+            path = tmp_path / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(body)
+    (tmp_path / "snippet.py").write_text(
+        "from killpoint import CheckpointGates\n"
+        "import tinyagent\n\n" + history_snippet(GUIDE.read_text())
+    )
+    script = (
+        "import sys, snippet, tinyagent\n"
+        "from killpoint import CheckpointGates\n"
+        "from killpoint.scenarios import history\n"
+        "history.configure(sys.argv[1])\n"
+        "snippet.instrument(None, CheckpointGates())\n"
+        "tinyagent.Store(sys.argv[2]).save(tinyagent.Run('r1', 's1'))\n"
+    )
+    events = tmp_path / "history.jsonl"
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(events), str(tmp_path / "store.db")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert 0 == result.returncode, result.stderr
+    written = [json.loads(line) for line in events.read_text().splitlines()]
+    assert [("write", "r1", "RUNNING"), ("committed", "r1", "RUNNING")] == [
+        (e["event"], e["run_id"], e["status"]) for e in written
+    ]

@@ -39,6 +39,9 @@ class RuntimeAdapter(Protocol):
     `lease_deadline`, `inspect`) of an embedded SQLite store return or raise within the
     store's busy timeout (no wait without a bound): the engine makes them in the cell's
     own thread instead of handing each to a thread that keeps the cell's deadline.
+    `stores`: the kinds of store the runtime can keep its runs in ("sqlite",
+    "postgresql"); a row on any other is skipped with the reason, never run. Absent (or
+    None): every kind.
     """
 
     name: str
@@ -103,6 +106,25 @@ def bounded_reads(adapter: object) -> bool:
 def declined_kinds(adapter: object) -> dict[str, str]:
     """The point kinds the adapter declares do not apply to its runtime, with the reason."""
     return dict(getattr(adapter, "declined_kinds", None) or {})
+
+
+def supported_stores(adapter: object) -> tuple[str, ...] | None:
+    """The kinds of store the adapter declares it supports; None: it declares none, so
+    every kind (an adapter written before `stores` existed runs where it ran)."""
+    stores = getattr(adapter, "stores", None)
+    return None if stores is None else tuple(stores)
+
+
+def store_unsupported(runtime: str, adapter: object, store_kind: str) -> str | None:
+    """Why `runtime` cannot run on a store of `store_kind` (None: it can): the store, and
+    the stores the adapter declares, so that the reason says what to run instead."""
+    stores = supported_stores(adapter)
+    if stores is None or store_kind in stores:
+        return None
+    return (
+        f"runtime {runtime!r} does not run on a {store_kind} store: its adapter supports "
+        f"{' and '.join(stores)} only (its `stores`)"
+    )
 
 
 def local_model(adapter: object) -> bool:

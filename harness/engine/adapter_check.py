@@ -15,6 +15,9 @@ A scenario's baseline runs twice with every gate traced, its store kept for a mo
 - deterministic: the two runs give the same session (after `excluded`), effects and gates;
 - resume: a kill at the first boundary (right after checkpoint 1) resumes to the baseline.
 
+On a store the adapter does not declare in `stores`, nothing runs: one failed check,
+`store`, says so and how to fix it.
+
 A check whose premise failed is skipped (the resume of a nondeterministic row proves
 nothing), so each defect is reported once, by the check that names it.
 """
@@ -31,7 +34,7 @@ from typing import Any
 
 from killpoint import kinds
 from killpoint.adapters.blame import charged, checked_problems, checked_progress
-from killpoint.adapters.protocol import local_model
+from killpoint.adapters.protocol import local_model, store_unsupported, supported_stores
 from killpoint.engine.cell_run import log_tail
 from killpoint.engine.deadline import Caller
 from killpoint.engine.engine import SESSION_ID, Engine
@@ -110,6 +113,14 @@ def run_checks(
     def skip(name: str, why: str) -> None:
         add(name, SKIP, why)
 
+    unsupported = store_unsupported(runtime, adapter, row[3])
+    if unsupported is not None:
+        # Nothing runs: the matrix would skip every row on this store, so no check of it
+        # says anything of the adapter (and its driver may refuse the URL by design).
+        return [
+            Check("store", FAIL, unsupported, _store_hint(adapter, row[3])),
+            *(Check(n, SKIP, "needs a store the adapter supports") for n in NAMES),
+        ]
     first = _traced(engine, row, "first")
     try:
         second = _traced(engine, row, "second")
@@ -147,6 +158,17 @@ def run_checks(
     finally:
         _forget(engine, first)
     return [checks[n] for n in NAMES]
+
+
+def _store_hint(adapter: Any, kind: str) -> str:
+    """The fix for a store the adapter does not declare: a store it does, or the
+    declaration, if the runtime does store there."""
+    stores = supported_stores(adapter) or ()
+    other = "--store sqlite" if "sqlite" in stores else "--store postgresql+psycopg://..."
+    return (
+        f"run it with {other}; or, if the runtime does store on {kind}, add {kind!r} to the "
+        f"adapter's `stores` ({GUIDE}, 'The store URL')"
+    )
 
 
 # -- running and reading ----------------------------------------------------------------------

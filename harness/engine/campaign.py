@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from killpoint import kinds, scenarios
-from killpoint.adapters.protocol import RuntimeAdapter, declined_kinds
+from killpoint.adapters.protocol import RuntimeAdapter, declined_kinds, store_unsupported
 from killpoint.engine.cell_log import CellLog, heads, select
 from killpoint.engine.engine import Engine
 from killpoint.engine.heap_trim import HeapTrimmer
@@ -212,7 +212,7 @@ class Campaign:
         for name in self.config.scenario_names():
             scenario = resolve_scenario(name)
             for mode in self.config.mode_names():
-                why = skip_reason(self.config.runtime, adapter, scenario, mode)
+                why = skip_reason(self.config.runtime, adapter, scenario, mode, self.store_kind)
                 if why is None:
                     rows.append((self.config.runtime, name, mode, self.store_kind))
                 else:
@@ -715,9 +715,19 @@ def no_thread_result(cell: Cell) -> CellResult:
 
 
 def skip_reason(
-    runtime: str, adapter: RuntimeAdapter, scenario: scenarios.Scenario, mode_name: str
+    runtime: str,
+    adapter: RuntimeAdapter,
+    scenario: scenarios.Scenario,
+    mode_name: str,
+    store_kind: str | None = None,
 ) -> str | None:
-    """Why a row is not run (the runtime's own reason when it gives one), or None."""
+    """Why a row is not run (the runtime's own reason when it gives one), or None;
+    `store_kind`: the row's store, checked against the stores the adapter declares."""
+    if store_kind is not None:
+        # First: a store the runtime cannot use is why every row of the campaign is not run.
+        why = store_unsupported(runtime, adapter, store_kind)
+        if why is not None:
+            return why
     mode = find(adapter.modes, mode_name)
     if mode is None:
         return f"runtime {runtime!r} does not offer mode {mode_name!r}"

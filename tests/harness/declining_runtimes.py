@@ -1,6 +1,7 @@
 """A runtime that waits on a held lock by design, and says so: its adapter declines the
 `lock-held` kind (`tests.harness.declining_runtimes:patient`), as an adapter for DBOS,
-which sets busy_timeout=30000 on every connection, would."""
+which sets busy_timeout=30000 on every connection, would; and one that stores on SQLite
+only, and declares it (`sqlite_only`)."""
 
 from __future__ import annotations
 
@@ -49,3 +50,29 @@ class MisspeltAdapter(ReferenceAdapter):
 
 
 misspelt = MisspeltAdapter()
+
+
+class SqliteOnlyAdapter(ReferenceAdapter):
+    """Stores on SQLite only, and says so (`stores`); its driver refuses any other URL as
+    the guide's `sqlite_path` does, so a row on another store that ran would fail."""
+
+    name = "sqlite-only"
+    stores = ("sqlite",)
+
+    def driver(
+        self, scenario: Any, store_url: str, mode: str, ledger: Any, *, lease_seconds: float
+    ) -> ReferenceDriver:
+        if make_url(store_url).get_backend_name() != "sqlite":
+            raise ValueError("sqlite-only stores on SQLite only: run killpoint with --store sqlite")
+        return super().driver(scenario, store_url, mode, ledger, lease_seconds=lease_seconds)
+
+
+sqlite_only = SqliteOnlyAdapter()
+
+
+class MisstoredAdapter(ReferenceAdapter):
+    name = "misstored"
+    stores = ("postgres",)  # the kind is "postgresql"
+
+
+misstored = MisstoredAdapter()

@@ -247,3 +247,37 @@ def test_a_driver_whose_start_raised_is_named_and_the_model_client_only_a_maybe(
     _, hint = failed_lines(result)
     assert "hint: the driver's start() raised in the baseline of" in hint
     assert "received no request before it raised; if what it raised comes from" in hint
+
+
+def test_a_store_the_adapter_does_not_declare_fails_one_check_and_runs_nothing(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """The adapter stores on SQLite only and says so: on PostgreSQL, one `store` check
+    fails naming the fix, and no baseline runs (its driver would raise on the URL)."""
+    runtime = "tests.harness.declining_runtimes:sqlite_only"
+    engine = engine_for(pg_url, 30.0, tmp_path)
+    adapter = runtime_adapter(runtime)
+    row = (runtime, "research", "tool-batch", "postgresql")
+    checks = run_checks(
+        engine, row, resolve_scenario("research"), find(adapter.modes, "tool-batch")
+    )
+    assert ["store", *NAMES] == [c.name for c in checks]
+    store = checks[0]
+    assert FAIL == store.status
+    assert (
+        f"runtime {runtime!r} does not run on a postgresql store: its adapter supports sqlite "
+        "only (its `stores`)"
+    ) == store.detail
+    assert store.hint.startswith("run it with --store sqlite; or, if the runtime does store on ")
+    assert "add 'postgresql' to the adapter's `stores`" in store.hint
+    # Skipped, not failed: a baseline that ran would fail, its driver raising on the URL.
+    assert {SKIP} == {c.status for c in checks[1:]}
+    result = subprocess.run(
+        [sys.executable, "-m", "killpoint.cli.main", "check-adapter", "--runtime", runtime,
+         "--store", pg_url, "--work-dir", str(tmp_path)],
+        cwd=REPO, capture_output=True, text=True, timeout=300, env=dict(os.environ),
+    )  # fmt: skip
+    assert 1 == result.returncode, result.stdout + result.stderr
+    assert "FAIL  store" in result.stdout
+    assert "hint: run it with --store sqlite" in result.stdout
+    assert "1 check failed" in result.stdout

@@ -53,3 +53,36 @@ def test_declining_a_kind_that_does_not_exist_is_bad_input(tmp_path: Path) -> No
     assert 1 == len(result.stderr.strip().splitlines()), result.stderr
     assert "declined_kinds names unknown point kind lock-hold; choose from" in result.stderr
     assert not (tmp_path / "m.json").exists()
+
+
+def test_a_row_on_a_store_the_adapter_does_not_declare_is_skipped_with_the_reason(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """An adapter that stores on SQLite only says so (`stores`): under a PostgreSQL store its
+    rows are skipped naming the store and what it supports, on the terminal, in the JSON
+    and in the report, never failed (its driver would raise on the URL)."""
+    runtime = f"{RUNTIME}:sqlite_only"
+    result = subprocess.run(
+        [sys.executable, "-m", "killpoint.cli.main", "matrix", "--runtime", runtime,
+         "--scenarios", "research", "--modes", "tool-batch", "--points", "boundaries",
+         "--store", pg_url, "--timeout", "20",
+         "--json", str(tmp_path / "m.json"), "--report", str(tmp_path / "m.html"),
+         "--work-dir", str(tmp_path), "--keep", "none"],
+        cwd=REPO, capture_output=True, text=True, timeout=300, env=dict(os.environ),
+    )  # fmt: skip
+    # Every row skipped: no cell ran, which is exit 5 whatever the reason (exit-codes.md).
+    assert 5 == result.returncode, result.stdout + result.stderr
+    reason = (
+        f"runtime {runtime!r} does not run on a postgresql store: its adapter supports "
+        "sqlite only (its `stores`)"
+    )
+    document = json.loads((tmp_path / "m.json").read_text())
+    assert [] == document["cells"]
+    assert [("research", "tool-batch", reason)] == [
+        (s["scenario"], s["mode"], s["reason"]) for s in document["skipped"]
+    ]
+    assert f"skipped research/tool-batch: {reason}" in result.stdout.splitlines()
+    assert "adapter-error" not in result.stdout + result.stderr
+    assert f"  {reason} (research/tool-batch)" in result.stderr.splitlines()
+    page = (tmp_path / "m.html").read_text()
+    assert "does not run on a postgresql store" in page

@@ -99,3 +99,27 @@ def test_a_cell_whose_worker_died_is_missed_and_unexpected() -> None:
 def test_a_node_id_that_is_no_cell_gives_no_verdict() -> None:
     assert None is lost_cell("test_other.py::test_x", "crashed")
     assert None is lost_cell("reference/research/tool-batch/sqlite/nowhere:1", "crashed")
+
+
+def test_a_row_on_a_store_the_adapter_does_not_declare_is_skipped_with_the_reason(
+    pg_url: str,
+) -> None:
+    """The pytest plugin collects the plan: the row is a skipped item naming the store and
+    the stores the adapter supports, and nothing of it runs (its driver would raise)."""
+    from killpoint.engine.campaign import CampaignConfig
+    from killpoint.engine.matrix_plan import make_plan
+
+    runtime = "tests.harness.declining_runtimes:sqlite_only"
+    config = CampaignConfig.from_options(
+        runtime=runtime, scenarios="research", modes="tool-batch", points="boundaries",
+        store=pg_url, workers=1,
+    )  # fmt: skip
+    plan = make_plan(config)
+    reason = (
+        f"runtime {runtime!r} does not run on a postgresql store: its adapter supports "
+        "sqlite only (its `stores`)"
+    )
+    assert [(f"{runtime}/research/tool-batch/postgresql", reason)] == plan.skipped
+    assert [] == plan.cells
+    assert [] == plan.baselines
+    assert [] == plan.broken
