@@ -23,7 +23,7 @@ from killpoint.cli.exit_codes import EXIT_USAGE
 from killpoint.redaction import redact
 from killpoint.report.text import cut
 from killpoint.values.sentences import count
-from killpoint.values.shown import line
+from killpoint.values.shown import line, lines
 
 if TYPE_CHECKING:
     from killpoint.engine.campaign import CampaignResult
@@ -71,6 +71,14 @@ def plain(out: Console, text: str, style: str | None = None) -> None:
     escape sequence from run content) and newlines shown escaped, never sent to the
     terminal; no workflow command (killpoint.values.shown.line)."""
     out.print(line(redact(text)), markup=False, highlight=False, emoji=False, style=style)
+
+
+def block(out: Console, text: str, indent: str = "") -> None:
+    """Run content that has room for its lines (a traceback in a replay's timeline): its
+    line breaks kept, every further line under `indent`, each line made safe as `plain`
+    makes one (killpoint.values.shown.lines), secrets masked first."""
+    shown = lines(redact(text)).replace("\n", "\n" + indent)
+    out.print(shown, markup=False, highlight=False, emoji=False)
 
 
 def summary(document: Mapping[str, Any], out: Console) -> None:
@@ -134,6 +142,7 @@ def show_unmet(unmet: list[tuple[Accepted, str]], narrowed: str | None, out: Con
 
 
 __all__ = [
+    "block",
     "console",
     "cut",
     "finding_lines",

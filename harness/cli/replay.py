@@ -185,7 +185,8 @@ def run(args: argparse.Namespace) -> int:
             cli_output.plain(out, f"  {line}")
         if repeat == 1 and not verbosity.quiet():
             for event in result.timeline:
-                cli_output.plain(out, f"  {offset(event.t):>10}  {event.text}")
+                # An event's text may end in a worker's traceback: its lines kept, under it.
+                cli_output.block(out, f"  {offset(event.t):>10}  {event.text}", " " * 14)
         if recorded is not None:
             difference = compare(recorded, now)
             same += not difference

@@ -96,6 +96,9 @@ class Engine:
         # Folders work_dir made whose fate is not settled yet (kept, or removed for good):
         # what sweep() removes once no worker runs.
         self._unsettled: set[Path] = set()
+        # The kept folder of each row's failed baseline run (its baseline.log): the cell
+        # that carries the row's failure names it as a cell names its own kept folder.
+        self.baseline_folders: dict[Row, Path] = {}
         # Stores that could not be dropped when their cell ended: retried at the end.
         self.leftovers: dict[str, StoreLeftover] = {}
         # Free space and the server's answers, looked at while cells run (from the first
@@ -252,8 +255,11 @@ class Engine:
 
     def _make_baseline(self, row: Row) -> Baseline:
         t0 = time.monotonic()
+        self.baseline_folders.pop(row, None)  # a folder of an earlier try names no cell now
         first = self._run_baseline(row)
-        second = self._run_baseline(row)
+        # Its problem is the row's only when the first run had none: only then is its
+        # folder the one to keep (a campaign keeps only the folders its results name).
+        second = self._run_baseline(row, keep_failed=first.problem is None)
         base = first
         if base.problem is None and second.problem is None:
             diff = first_difference(comparable(first.session), comparable(second.session))
@@ -299,11 +305,12 @@ class Engine:
 
         return available() is None
 
-    def _run_baseline(self, row: Row) -> Baseline:
-        """One run of the row without a crash, read back and checked."""
+    def _run_baseline(self, row: Row, keep_failed: bool = True) -> Baseline:
+        """One run of the row without a crash, read back and checked. `keep_failed`: a
+        run that fails keeps its folder as a failed cell does (--keep failed)."""
         runtime, scenario, mode, _ = row
         base = self._new_baseline(row)
-        run = BaselineRun(self.work_dir(f"baseline-{runtime}-{scenario}-{mode}"))
+        run = BaselineRun(self.work_dir(f"baseline-{runtime}-{scenario}-{mode}"), keep_failed)
         run.caller = Caller(f"baseline-{scenario}"[:40], self.stopping)
         try:
             run.url = run.caller.call(
@@ -453,11 +460,17 @@ class Engine:
             # limit's or the disk's, not the runtime's.
             base.problem, base.problem_kind = refused, "error"
             base.findings = []
-        if self.config.keep == "all":
+        # Kept under a failed cell's rule: its cell is unexpected unless a dependency of
+        # killpoint's failed under it (Baseline.outage), as carry_baseline decides.
+        failed = run.keep_failed and base.problem is not None and not base.outage
+        keep = self.config.keep == "all" or (self.config.keep == "failed" and failed)
+        if keep:
             self.keep_store(run.url, run.work)
         else:
             self.forget_store(run.url)
-        self.settle_folder(run.work, keep=self.config.keep == "all")
+        self.settle_folder(run.work, keep=keep)
+        if keep and failed:
+            self.baseline_folders[base.row] = run.work
 
     # -- cells ----------------------------------------------------------------------------
 
@@ -514,6 +527,10 @@ class Engine:
         run.findings = watch.settle(run.findings, seen, run.url, exhausted=exhausted)
         result = run.result()
         kept = run.cleanup(result.expected)
+        if kept is None and base.problem and watch.cause is None:
+            # The stand-in of a row whose baseline failed ran no worker of its own: what it
+            # has to show is the baseline's folder (baseline.log).
+            kept = self.baseline_folders.get(cell.row)
         result.seconds = round(time.monotonic() - run.t0, 4)
         result.kept = str(kept) if kept else None
         return result
@@ -524,6 +541,7 @@ class BaselineRun:
     """One of a baseline's two runs, as its end needs it whatever ended it."""
 
     work: Path
+    keep_failed: bool = True  # its folder is kept when it fails (Engine._run_baseline)
     caller: Caller = field(init=False)
     url: str = ""
     worker: Worker | None = None

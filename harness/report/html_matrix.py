@@ -25,7 +25,7 @@ from killpoint.report.planned import (
     read_planned,
     row_of,
 )
-from killpoint.report.text import clip_head, visible
+from killpoint.report.text import clip_head, split_excerpt, visible
 from killpoint.values.findings import RANK, deciding_data, fails, open_severity
 from killpoint.values.findings import VERDICTS as VERDICT_LIST
 from killpoint.values.points import CrashPoint
@@ -81,8 +81,11 @@ class Row:
     skipped: str | None = None
     not_run: int = 0  # planned cells without a result
     unplanned: bool = False  # planned row whose cells were never planned: the campaign stopped
-    # Its baseline failed: which crash cells were not planned, and why (NotPlanned).
+    # Its baseline failed: which crash cells were not planned, and why (NotPlanned); the
+    # worker log's end appended to the why (a traceback), apart: the page keeps its lines.
     not_planned: str = ""
+    not_planned_log: str = ""
+    not_planned_log_name: str = ""
     unexpected: int = 0  # unexpected and not accepted: what fails the campaign
     accepted: int = 0
     count: int = 0
@@ -340,9 +343,10 @@ def build_matrix(document: Mapping[str, Any], strings: Strings) -> Matrix:
                 row.cells[slot] = {"state": "nr", "schedule": visible(text)}
                 row.not_run += 1
     for n in read_not_planned(document):  # drawn with the one cell that carries its failure
-        rows(dict(zip(ROW_FIELDS, n.row, strict=True))).not_planned = visible(
-            f"its baseline failed, so {n.what()}: {n.why}"
-        )
+        row = rows(dict(zip(ROW_FIELDS, n.row, strict=True)))
+        why, name, log = split_excerpt(n.why)
+        row.not_planned = visible(f"its baseline failed, so {n.what()}: {why}")
+        row.not_planned_log, row.not_planned_log_name = visible(log), visible(name)
     for item in document.get("skipped") or []:  # a skipped row names no store: the campaign's
         rows({"store": document.get("store", ""), **item}).skipped = visible(
             item.get("reason", "") or "skipped"

@@ -4,6 +4,7 @@ line. Shared by the HTML report, the terminal and the pytest plugin's summary.""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -12,9 +13,18 @@ from killpoint.values.sentences import count
 from killpoint.values.shown import visible
 
 TEXT = 240  # characters of a one-line sentence before it is cut, with an ellipsis
+TAIL_MIN = 40  # characters of a log excerpt's end worth showing after its sentence
 # Characters of any one text in the JSON and the HTML: an 8 MiB stderr line keeps its end,
 # and the report keeps to its size limit.
 FIELD_LIMIT = 32 * 1024
+# The line that opens a worker log's excerpt appended to a sentence ("--- baseline stderr
+# ---", killpoint.engine.cell_run.log_tail): what follows it is a log's end, a traceback.
+_EXCERPT = re.compile(r"\n--- ([^\n]{1,80}) ---\n")
+# A line of Python 3.11's position markers under a frame's source (`^^^^`, `~~~^^^`): in
+# one line they are noise that takes the place of a frame.
+_MARKERS = re.compile(r"[\^~]+")
+# A frame's file as its last folder and name: the whole path would fill the line.
+_FRAME_FILE = re.compile(r'File "(?:[^"\n]*/)?([^"/\n]+/[^"/\n]+)"')
 
 
 def number(value: Any) -> int | float | str | None:
@@ -46,10 +56,46 @@ def clip_head(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + f"… ({len(text)} chars)"
 
 
+def split_excerpt(text: str) -> tuple[str, str, str]:
+    """A sentence and the log excerpt appended to it (killpoint.engine.cell_run.log_tail):
+    (the sentence, the excerpt's name such as "baseline stderr", the excerpt's lines);
+    (text, "", "") when it has none."""
+    found = _EXCERPT.search(text)
+    if found is None:
+        return text, "", ""
+    return text[: found.start()], found.group(1), text[found.end() :]
+
+
 def cut(text: str, limit: int = TEXT) -> str:
-    """One line of at most `limit` characters; a cut one ends with an ellipsis."""
+    """One line of at most `limit` characters; a cut one ends with an ellipsis. A sentence
+    with a log excerpt appended (a traceback) keeps the excerpt's end, not its head, in
+    the room the sentence leaves: the exception and the frames that raised it (the
+    runtime's own, innermost) are last, and the head is the worker's and asyncio's frames
+    that every such traceback shares."""
     line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+    if len(line) <= limit:
+        return line
+    head, name, excerpt = split_excerpt(text)
+    said = [
+        _FRAME_FILE.sub(r'File "…/\1"', part)
+        for part in excerpt.splitlines()
+        if part.strip() and not _MARKERS.fullmatch(part.strip())
+    ]
+    sentence = " ".join(head.split())
+    label = f" --- {name}, its end: …"
+    room = limit - len(sentence) - len(label)
+    if not said or room < TAIL_MIN:
+        # The sentence first, whole where it can be: it already names the exception and
+        # the line that raised it; the excerpt's end only fills the room it leaves.
+        return line[: limit - 1].rstrip() + "…"
+    end = " ".join(" ".join(said).split())
+    if len(end) > room:
+        start = len(end) - room
+        if end[start - 1] != " ":  # cut inside a word: from the next word's start, if near
+            space = end.find(" ", start, start + 40)
+            start = space + 1 if space >= 0 else start
+        end = end[start:]
+    return f"{sentence}{label}{end}"
 
 
 def failing_causes(causes: Sequence[Mapping[str, Any]]) -> int:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[3]
-BROKEN = "tests.harness.broken_adapters:Bracketed"  # its baseline fails: one missed cell
+BROKEN = "tests.harness.broken_adapters:Bracketed"  # its baseline raises: one run-failed cell
 
 pytestmark = pytest.mark.slow
 
@@ -84,7 +84,9 @@ class TestUnderGitHubActions:
         assert result.returncode == 1, result.stderr
         errors = [line for line in result.stdout.splitlines() if line.startswith("::error ")]
         assert len(errors) == 1
-        assert errors[0].startswith("::error title=killpoint%3A missed (missed)::missed: 1 cell%0A")
+        assert errors[0].startswith(
+            "::error title=killpoint%3A run-failed (run-failed)::run-failed: 1 cell%0A"
+        )
         text = summary.read_text()
         assert text.startswith(
             "earlier step\n## killpoint crash matrix: tests\\.harness\\.broken\\_adapters:Bracketed"
@@ -112,8 +114,8 @@ class TestFailOn:
             "severity; choose from high, medium, low"
         ) == result.stderr.strip()
 
-    def test_high_still_fails_on_a_missed_cell(self, tmp_path: Path) -> None:
-        """A missed cell is of high severity: --fail-on high fails the run on it."""
+    def test_high_still_fails_on_a_run_failed_cell(self, tmp_path: Path) -> None:
+        """A row whose run raised is of high severity: --fail-on high fails the run on it."""
         result = matrix(
             tmp_path, "--runtime", BROKEN, "--points", "after-checkpoint:1", "--keep", "none",
             "--fail-on", "high",

@@ -86,3 +86,23 @@ def test_a_kept_folder_is_said_with_the_command_that_removes_it(tmp_path: Path) 
     (cell,) = [p for p in root.iterdir() if "baseline" not in p.name]
     said = float(note.partition("which holds ")[2].partition(" kB")[0]) * 1000
     assert said > 2 * size_of(cell) and abs(said - size_of(root)) < 0.1 * said, note
+
+
+def test_a_failed_baselines_traceback_keeps_its_lines_and_its_folder_is_kept(
+    tmp_path: Path,
+) -> None:
+    """The stand-in of a row whose uninterrupted run raised: replay printed the traceback
+    on one line with literal `\\n` escapes, and kept no folder to open its log in. Now its
+    timeline keeps the traceback's lines (each under the event), and the baseline's folder
+    is kept as a failed cell's is (--keep failed, the default), and said."""
+    never = ("tests.harness.broken_adapters:NeverStarts", "research", "tool-batch", "sqlite")
+    done = replay("/".join((*never, str(kinds.stand_in()))), tmp_path)
+    assert EXIT_UNEXPECTED == done.returncode, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert "\\n" not in done.stdout
+    assert " " * 14 + "--- baseline stderr ---" in lines, done.stdout
+    assert " " * 14 + "RuntimeError: this driver cannot start a run" in lines, done.stdout
+    (kept,) = [line for line in lines if line.startswith("kept: ")]
+    folder = Path(kept.removeprefix("kept: ").partition(" (")[0])
+    assert folder.is_relative_to(tmp_path) and "baseline" in folder.name, kept
+    assert "RuntimeError: this driver cannot start a run" in (folder / "baseline.log").read_text()

@@ -326,3 +326,28 @@ class TestAdapterBlame:
         assert ("adapter-error", False) == (result.verdict, result.expected)
         assert "read_session() returned an invalid normal form" in result.detail
         assert "tool_executions" in result.detail
+
+
+class TestFailedBaselineFolder:
+    """A row whose uninterrupted run failed: the matrix kept no folder of it (the report's
+    `"kept": null`), so its baseline.log was nowhere to open. Its folder is now kept by a
+    failed cell's rule, and its stand-in cell names it as a cell names its own."""
+
+    ROW = ("tests.harness.broken_adapters:NeverStarts", "research", "tool-batch", "sqlite")
+
+    def stand_in(self, tmp_path: Path, keep: str) -> CellResult:
+        engine = engine_for(tmp_path, keep=keep)
+        assert "run-failed" == engine.baseline(self.ROW).problem_kind
+        return engine.run_cell(Cell(*self.ROW, schedule=(kinds.stand_in(),)))
+
+    def test_kept_by_default_and_named_by_the_stand_in(self, tmp_path: Path) -> None:
+        result = self.stand_in(tmp_path, "failed")
+        assert result.kept is not None
+        kept = Path(result.kept)
+        assert "RuntimeError: this driver cannot start a run" in (kept / "baseline.log").read_text()
+        # The second run's folder is not the one the problem is told from: not kept.
+        assert [kept] == [p for p in (tmp_path / "work").iterdir() if p.is_dir()]
+
+    def test_not_kept_with_keep_none(self, tmp_path: Path) -> None:
+        assert self.stand_in(tmp_path, "none").kept is None
+        assert [] == [p for p in (tmp_path / "work").iterdir() if p.is_dir()]

@@ -1444,3 +1444,38 @@ def test_cells_of_low_findings_only_are_shown_apart_and_not_failing() -> None:
     lows = [td for td in page.by_id("matrix").find_all("td") if "l" in td.classes]
     assert len(lows) == 3
     assert all("low severity only" in td.find_all("button")[0].attrs["title"] for td in lows)
+
+
+def test_the_not_planned_banner_keeps_the_tracebacks_lines_escaped() -> None:
+    """A baseline whose run raised: its problem is a sentence, then its worker's log's end
+    (a traceback). The banner ran the traceback into the sentence's paragraph; now the
+    sentence is the item's text and the traceback a block of its own, its lines kept, and
+    every piece of it escaped (a frame's source can hold markup)."""
+    sentence = "the baseline run failed (error): IndexError: list index out of range"
+    traceback = (
+        '  File "/srv/app/myagent/runtime.py", line 215, in _loop\n'
+        '    step = plan[index] or "<script>alert(1)</script>"\n'
+        "IndexError: list index out of range"
+    )
+    row = {"runtime": "reference", "scenario": "research", "mode": "tool-batch"}
+    doc = document(
+        [cell("research", "tool-batch", [str(kinds.stand_in())], "run-failed", False)],
+        baselines=[
+            {**row, "store": "sqlite", "checkpoints": 0, "seconds": 1.0,
+             "problem": f"{sentence}\n--- baseline stderr ---\n{traceback}",
+             "not_planned": True, "cells_not_planned": None},
+        ],
+    )  # fmt: skip
+    html = render_report(doc)
+    page = parse(html)
+    (item,) = page.by_id("not-planned").find_all("li")
+    (block,) = item.find_all("pre")
+    assert traceback == block.text
+    (summary,) = item.find_all("summary")
+    assert summary.text == "baseline stderr, its end"
+    assert item.text.startswith(
+        "research / tool-batch / sqlite: its baseline failed, so its points were not planned: "
+        f"{sentence}baseline stderr, its end"  # the sentence alone, then the block
+    ), item.text
+    assert "<script>alert" not in html
+    assert not [e for e in page.iter() if e.tag == "script" and "alert" in e.text]
