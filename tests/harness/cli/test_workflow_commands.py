@@ -78,9 +78,10 @@ def test_matrix(matrix: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
 
 
 def test_replay(tmp_path: Path) -> None:
-    """The timeline's `inspect:` and `verdict:` events hold the finding's sentence whole."""
+    """The timeline's `inspect:` and `verdict:` events hold the finding's sentence whole,
+    its line breaks kept (a traceback reads as one), each line inert."""
     text = assert_inert(killpoint(tmp_path, "replay", CELL))
-    assert "inspect: ok\\n::add-mask::hunter2\\n" in text
+    assert "inspect: ok\n" + " " * 14 + "\\::add-mask::hunter2\n" in text
 
 
 def test_check_adapter(tmp_path: Path) -> None:
