@@ -39,21 +39,34 @@ class OptionError(ConfigError):
     `option` is the option's name in killpoint.engine.option_table (`fs_ops`); each front
     shows the error with its own name for it (`--fs-ops`, `--crash-fs-ops`, `ini option
     crash_fs_ops`, `crash.check fs_ops`) through `text(label)`; the rest of the sentence
-    is the same everywhere."""
+    is the same everywhere. `near`: the choice a typo most likely meant, said before the
+    choices (killpoint.values.near finds it; this module, below every layer, cannot)."""
 
-    def __init__(self, option: str, value: Any, why: str, choices: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        option: str,
+        value: Any,
+        why: str,
+        choices: Sequence[str] = (),
+        near: str | None = None,
+    ) -> None:
         self.option = option
         self.value = value
         self.why = why.removeprefix("killpoint: ")
         self.choices = tuple(choices)
+        self.near = near
         super().__init__(self.text())
 
     @property
     def reason(self) -> str:
-        """Why, and the choices: the part every front end says the same way."""
+        """Why, the nearest choice, and the choices: the part every front end says the
+        same way (`not a mode ...; did you mean 'tool-batch'? choose from ...`)."""
+        text = self.why
+        if self.near is not None:
+            text += f"; did you mean {self.near!r}?"
         if self.choices and "choose from" not in self.why:
-            return f"{self.why}; choose from {', '.join(self.choices)}"
-        return self.why
+            text += f"{' ' if self.near is not None else '; '}choose from {', '.join(self.choices)}"
+        return text
 
     def text(self, label: str | None = None) -> str:
         """One line: `killpoint: LABEL='VALUE': why; choose from ...` (LABEL: the command

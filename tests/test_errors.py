@@ -125,3 +125,18 @@ def test_a_public_mode_refuses_a_bad_name_with_a_killpoint_error() -> None:
     with pytest.raises(ModeError) as caught:
         killpoint.Mode("a/b", "one line")
     assert isinstance(caught.value, ValueError)
+
+
+def test_an_option_error_names_the_nearest_choice_before_the_choices() -> None:
+    from killpoint.errors import OptionError
+
+    near = OptionError(
+        "modes", "toolbatch", "not a mode", ("runs", "tool-batch"), near="tool-batch"
+    )
+    assert near.reason == "not a mode; did you mean 'tool-batch'? choose from runs, tool-batch"
+    assert near.text() == (
+        "killpoint: --modes='toolbatch': not a mode; did you mean 'tool-batch'? choose from "
+        "runs, tool-batch"
+    )
+    plain = OptionError("modes", "zz", "not a mode", ("runs", "tool-batch"))
+    assert plain.reason == "not a mode; choose from runs, tool-batch"

@@ -10,14 +10,15 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from killpoint.adapters.protocol import MEMBERS, RuntimeAdapter
 from killpoint.errors import AdapterError
-from killpoint.values.import_paths import call_problem, import_attribute
+from killpoint.values.import_paths import call_problem, import_attribute, without_attribute
 from killpoint.values.modes import Mode
+from killpoint.values.near import did_you_mean
 
 
 @dataclass(frozen=True)
@@ -154,9 +155,16 @@ def load_adapter(spec: str) -> RuntimeAdapter:
     if spec in BUILTINS:
         return _load_builtin(BUILTINS[spec])
     if ":" not in spec:
+        hint = without_attribute(spec, "adapter", "adapter")
+        if hint is not None:  # a module or file given without its object
+            raise AdapterError(
+                f"killpoint: runtime {hint} (a RuntimeAdapter, its class, or a function "
+                "without arguments that returns one)"
+            )
+        near = did_you_mean(spec, BUILTINS)
         raise AdapterError(
-            f"killpoint: unknown runtime {spec!r}; choose from {', '.join(BUILTINS)} "
-            "or give an import path 'package.module:adapter'"
+            f"killpoint: unknown runtime {spec!r}; {near + ' ' if near else ''}choose from "
+            f"{', '.join(BUILTINS)} or give an import path 'package.module:adapter'"
         )
     try:
         _, obj = import_attribute(spec)
@@ -225,3 +233,25 @@ def check_declarations(spec: str, adapter: RuntimeAdapter) -> None:
             raise AdapterError(
                 f"killpoint: runtime {spec!r}: {attr} should be a sequence of names, got {value!r}"
             )
+    check_stores(spec, adapter)
+
+
+def check_stores(spec: str, adapter: RuntimeAdapter) -> None:
+    """`stores`, where declared, names kinds of store killpoint has: a misspelt kind
+    would skip every row of the matrix (or none) without a word."""
+    from killpoint.stores import STORE_KINDS  # here: the adapter's import stays light
+
+    value = getattr(adapter, "stores", None)
+    if value is None:
+        return
+    if (
+        isinstance(value, str)
+        or not isinstance(value, Sequence)
+        or not value
+        or not all(v in STORE_KINDS for v in value)
+    ):
+        raise AdapterError(
+            f"killpoint: runtime {spec!r}: stores should be a sequence of the store kinds it "
+            f"supports, from {', '.join(STORE_KINDS)}, got {value!r} (leave it out to "
+            "support every kind)"
+        )

@@ -78,20 +78,39 @@ def run(args: argparse.Namespace) -> int:
         out,
         f"{count(failed, 'check')} failed"
         if failed
-        else f"every check passed: run `{next_command(config.runtime, args.store)}`",
+        else f"every check passed: run `{next_command(config.runtime, config.store)}`"
+        + store_note(config.store),
     )
     return EXIT_UNEXPECTED if failed else EXIT_OK
 
 
 def next_command(runtime: str, store: str) -> str:
     """The matrix of the runtime just checked (a bare `killpoint matrix` would test the
-    reference runtime), on the same store; a URL's password masked where it is printed."""
+    reference runtime), on the same store, runnable as pasted: a URL with a password is
+    named as the matrix's replay lines name it (the masked URL the terminal shows would
+    send the password `***`); one without is written out, as given."""
     import shlex
 
+    from killpoint.stores import shown
+    from killpoint.values.cell import store_words
+
     words = ["killpoint", "matrix", "--runtime", runtime]
-    if store != "sqlite":
-        words += ["--store", store]
-    return shlex.join(words)
+    if store == "sqlite" or shown(store) != store:
+        return shlex.join(words) + store_words(store)
+    return shlex.join([*words, "--store", store])
+
+
+def store_note(store: str) -> str:
+    """Where a command that names the store by its variable finds the URL, unless the
+    variable holds it already (the URL was given as `--store "$KILLPOINT_STORE"`)."""
+    import os
+
+    from killpoint.stores import shown
+    from killpoint.values.cell import STORE_VARIABLE
+
+    if store == "sqlite" or shown(store) == store or os.environ.get(STORE_VARIABLE) == store:
+        return ""
+    return f", with {STORE_VARIABLE} set to the store's URL"
 
 
 def add_parser(sub: Any, work_dir_help: str) -> None:
@@ -110,4 +129,4 @@ def add_parser(sub: Any, work_dir_help: str) -> None:
     p.set_defaults(func=run)
 
 
-__all__ = ["add_parser", "next_command", "run"]
+__all__ = ["add_parser", "next_command", "run", "store_note"]

@@ -245,15 +245,15 @@ class Parser(argparse.ArgumentParser):
 def _near_options(parser: argparse.ArgumentParser, extras: Sequence[str]) -> list[str]:
     """The options of `parser` closest to each unknown option among `extras` (`--timout`:
     `--timeout`)."""
-    import difflib
+    from killpoint.values.near import nearest
 
     known = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
     near: list[str] = []
     for extra in extras:
         if extra.startswith("--"):
-            for match in difflib.get_close_matches(extra.partition("=")[0], known, n=1):
-                if match not in near:
-                    near.append(match)
+            match = nearest(extra.partition("=")[0], known)
+            if match is not None and match not in near:
+                near.append(match)
     return near
 
 

@@ -12,13 +12,14 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from killpoint.errors import OptionError
 from killpoint.redaction import remember_url
+from killpoint.values.near import nearest
 
 if TYPE_CHECKING:
     from killpoint.values.points import CrashPoint
@@ -147,7 +148,7 @@ def choice(choices: Sequence[str], what: str) -> Reader:
     def read(option: str, value: Any) -> str:
         word = str(value).strip()
         if word not in choices:
-            raise OptionError(option, value, what, choices)
+            raise OptionError(option, value, what, choices, near=nearest(word, choices))
         return word
 
     return read
@@ -305,8 +306,20 @@ def _resolve(
                     item,
                     f"not a group ({', '.join(groups)}), a kind ({', '.join(kinds.names())}), "
                     "'random:N', or a point like 'after-checkpoint:2'",
+                    near=_near_point(item, groups, kinds.names()),
                 ) from None
     return tuple(dict.fromkeys(chosen)), None, tuple(explicit)
+
+
+def _near_point(item: str, groups: Iterable[str], kinds: Iterable[str]) -> str | None:
+    """What a misspelt item most likely meant: a group or a kind (`boundary`:
+    `boundaries`), or for a point its kind respelt with the same index
+    (`after-checkpont:2`: `after-checkpoint:2`)."""
+    kind, sep, index = item.partition(":")
+    if not sep:
+        return nearest(item, [*groups, *kinds])
+    near = nearest(kind, kinds)
+    return f"{near}:{index}" if near is not None else None
 
 
 __all__ = [

@@ -26,6 +26,7 @@ from killpoint.engine.option_values import (
     split_list,
 )
 from killpoint.errors import ConfigError, OptionError
+from killpoint.values.near import nearest
 from killpoint.values.sentences import plural_of
 
 if TYPE_CHECKING:
@@ -143,7 +144,11 @@ class CampaignConfig:
             for mode in self.modes:
                 if mode not in declared:
                     raise OptionError(
-                        "modes", mode, f"not a mode of runtime {self.runtime!r}", declared
+                        "modes",
+                        mode,
+                        f"not a mode of runtime {self.runtime!r}",
+                        declared,
+                        near=nearest(mode, declared),
                     )
         if "scenarios" in wanted:
             for name in self.scenarios:

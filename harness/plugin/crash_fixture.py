@@ -123,9 +123,9 @@ class CrashResults:
 
 def _unknown_options(source: str, unknown: list[str], known: Sequence[str]) -> str:
     """`killpoint: SOURCE got unknown option 'mode'; did you mean 'modes'? choose from ...`"""
-    import difflib
+    from killpoint.values.near import nearest
 
-    near = [m for u in unknown for m in difflib.get_close_matches(u, known, n=1)]
+    near = [m for m in (nearest(u, known) for u in unknown) if m is not None]
     guess = f"; did you mean {' or '.join(repr(m) for m in dict.fromkeys(near))}?" if near else ";"
     return (
         f"killpoint: {source} got unknown {plural_of('option', unknown)} "

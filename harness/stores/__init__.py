@@ -20,6 +20,8 @@ from killpoint.stores.urls import clean_authority, shown
 
 # The kinds of store a cell id names (a pytest node id's STORE part).
 STORE_KINDS = ("sqlite", "postgresql")
+# The backend names (a URL's scheme before any `+driver`) of a PostgreSQL server.
+POSTGRES_SCHEMES = ("postgresql", "postgres")
 
 
 # The shapes a store option may take, for messages that cannot show the value given.
@@ -70,7 +72,10 @@ def store_kind(option: str) -> str:
             f"killpoint: store {shown(option)!r}: give 'sqlite' (each cell gets a file of its "
             "own), not a SQLite URL"
         )
-    if backend != "postgresql":
+    # `postgres` is libpq's own alias of `postgresql` (and what many providers hand out);
+    # SQLAlchemy no longer knows it, but the backend connects with psycopg whatever the
+    # scheme said (PostgresStores), so both are taken alike.
+    if backend not in POSTGRES_SCHEMES:
         raise StoreError(
             f"killpoint: store {shown(option)!r} uses {backend!r}; give 'sqlite' or a "
             "'postgresql+psycopg://...' URL"
@@ -98,6 +103,7 @@ def kind_of_url(url: str) -> str:
 
 __all__ = [
     "EXPECTED",
+    "POSTGRES_SCHEMES",
     "STORE_KINDS",
     "StoreBackend",
     "StoreError",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import subprocess
 import threading
 import uuid
@@ -50,6 +51,60 @@ def reason(exc: BaseException) -> str:
     orig = getattr(exc, "orig", None) or exc
     lines = str(orig).strip().splitlines()
     return lines[0] if lines else type(orig).__name__
+
+
+# The SQLSTATEs of a refused connection (a server that answered): the class of a bad
+# user or password, and a database that does not exist.
+AUTHENTICATION = "28"  # 28P01 invalid_password, 28000 invalid_authorization_specification
+NO_DATABASE = "3D000"  # invalid_catalog_name
+FIX_USER = "fix the user or password in --store (or KILLPOINT_STORE)"
+FIX_SERVER = "start the server or fix the host or port in --store (or KILLPOINT_STORE)"
+
+
+def connect_fix(exc: BaseException, database: str | None) -> str:
+    """What to do about a connection the server refused or that never reached one: a
+    server that answered (wrong password, no such database) is up, and "start the
+    server" would send the user the wrong way. The SQLSTATE decides when the driver gives
+    one; psycopg gives none for an error during the connection's start, so its words
+    (libpq's, in English whatever the server's locale for these messages) decide then."""
+    orig = getattr(exc, "orig", None) or exc
+    state = str(getattr(orig, "sqlstate", None) or "")
+    words = str(orig)
+    if state.startswith(AUTHENTICATION) or any(
+        w in words
+        for w in (
+            "password authentication failed",
+            "no password supplied",
+            "authentication failed for user",
+            'role "',  # FATAL: role "x" does not exist
+            "no pg_hba.conf entry",
+        )
+    ):
+        return FIX_USER
+    if state == NO_DATABASE or ('database "' in words and "does not exist" in words):
+        name = shlex.quote(database) if database else "NAME"
+        return f"create it (e.g. `createdb {name}`) or fix the database name in --store"
+    if any(w in words.casefold() for w in UNREACHED):
+        return FIX_SERVER
+    # Something else the server said (too many connections, shutting down): its words
+    # above say what; the URL may still be right.
+    return "see the server's reason above, or fix --store (or KILLPOINT_STORE)"
+
+
+# libpq's words for a connection that reached no server: nothing listens at that host and
+# port, the host has no address, or nothing answered in time.
+UNREACHED = (
+    "connection refused",
+    "is the server running",
+    "could not translate host name",
+    "failed to resolve host",
+    "name or service not known",
+    "nodename nor servname",
+    "no route to host",
+    "timeout expired",
+    "timed out",
+    "no such file or directory",  # a Unix socket that is not there
+)
 
 
 KEPT_NOTE = "store.txt"  # in a kept cell's folder: where its schema is
@@ -128,9 +183,10 @@ class PostgresStores:
             with engine.connect() as conn:
                 conn.execute(text("SELECT 1"))
         except SQLAlchemyError as exc:
+            # With two '@' the reason is the URL itself, and says how to fix it.
+            fix = f"; {connect_fix(exc, self.url.database)}" if self._clean else ""
             raise StoreError(
-                f"killpoint: cannot reach the store {self.shown()}: {self.reason(exc)}; start "
-                "the server or fix --store"
+                f"killpoint: cannot reach the store {self.shown()}: {self.reason(exc)}{fix}"
             ) from None
         finally:
             engine.dispose()

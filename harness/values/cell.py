@@ -59,9 +59,7 @@ def command(argv: list[str], runtime: str, scenario: str, store: str) -> str:
     """`killpoint ARGV` runnable from any folder: PYTHONPATH names where the user's own
     runtime or scenario module was imported from (a PostgreSQL store also needs its
     server URL, which is never written out)."""
-    text = shlex.join(["killpoint", *argv])
-    if store != "sqlite":
-        text += ' --store "$KILLPOINT_STORE"'
+    text = shlex.join(["killpoint", *argv]) + store_words(store)
     roots: list[str] = []
     for ref in (runtime, scenario):
         if ":" in ref and not ref.startswith("random:"):
@@ -71,6 +69,17 @@ def command(argv: list[str], runtime: str, scenario: str, store: str) -> str:
     if not roots:
         return text
     return f"PYTHONPATH={shlex.quote(os.pathsep.join(roots))} {text}"
+
+
+# The shell variable a printed command names a server's URL by (docs/how-to/postgresql.md).
+STORE_VARIABLE = "KILLPOINT_STORE"
+
+
+def store_words(store: str) -> str:
+    """What names `store` at the end of a printed command: nothing for sqlite (the
+    default); a server by `"$KILLPOINT_STORE"`, its URL never written out (its password
+    would be, or the masked `***` that pasted sends as the password)."""
+    return "" if store == "sqlite" else f' --store "${STORE_VARIABLE}"'
 
 
 def import_root(module_name: str) -> str | None:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from killpoint.values.near import did_you_mean
 from killpoint.values.own_code import innermost, shown_path
 
 
@@ -46,8 +47,19 @@ def import_attribute(spec: str) -> tuple[str, Any]:
         raise ImportError(raised_while_importing(module_name, exc)) from exc
     except Exception as exc:
         raise ImportError(raised_while_importing(module_name, exc)) from exc
-    for part in attr.split("."):
-        obj = getattr(obj, part)
+    for depth, part in enumerate(attr.split(".")):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            # str(AttributeError) names no near attribute (the interpreter adds one only
+            # to a traceback it prints): a typo gets the name it most likely meant.
+            owner = (
+                module_name if depth == 0 else f"{module_name}:{'.'.join(attr.split('.')[:depth])}"
+            )
+            near = did_you_mean(part, [n for n in dir(obj) if not n.startswith("_")])
+            raise AttributeError(
+                f"{owner!r} has no attribute {part!r}" + (f"; {near}" if near else "")
+            ) from None
     return module_name, obj
 
 
@@ -61,8 +73,30 @@ def raised_while_importing(module_name: str, exc: BaseException) -> str:
     return f"module {module_name!r} raised {what} while being imported{at}"
 
 
+def without_attribute(spec: str, attr: str, what: str) -> str | None:
+    """What to give instead of a module named without `:attribute` (a file path,
+    `myagent/adapter.py`, or a dotted module, `myagent.adapter`): the dotted module and
+    the `:ATTR` it needs, `what` saying what ATTR names. None when `spec` looks like
+    neither (a misspelt built-in name, say)."""
+    if "/" in spec or "\\" in spec or spec.endswith(".py"):
+        fix = f"is a file path, not a module, and names no {what}; give the module with dots and"
+    elif "." in spec and all(part.isidentifier() for part in spec.split(".")):
+        fix = f"names a module but no {what} in it; give"
+    else:
+        return None
+    return f"{spec!r} {fix} the {what}'s name after ':', e.g. '{_dotted(spec)}:{attr}'"
+
+
 def _file_path(module_name: str, attr: str) -> str:
     """A file given where a module belongs (`myagent/adapter.py`): the dotted form."""
+    return (
+        f"{module_name!r} is a file path, not a module; give a module path with dots, "
+        f"e.g. '{_dotted(module_name)}:{attr}'"
+    )
+
+
+def _dotted(module_name: str) -> str:
+    """The module a file path most likely names (`myagent/adapter.py`: `myagent.adapter`)."""
     path = Path(module_name.replace("\\", "/"))
     if path.suffix == ".py":
         path = path.with_suffix("")
@@ -76,11 +110,7 @@ def _file_path(module_name: str, attr: str) -> str:
         parts = [path.name]
     if parts[-1:] == ["__init__"]:
         parts.pop()
-    dotted = ".".join(parts) or "package.module"
-    return (
-        f"{module_name!r} is a file path, not a module; give a module path with dots, "
-        f"e.g. '{dotted}:{attr}'"
-    )
+    return ".".join(parts) or "package.module"
 
 
 def _raised_at(exc: BaseException) -> str | None:
@@ -164,4 +194,9 @@ def _name(obj: Any) -> str:
     return repr(obj)
 
 
-__all__ = ["call_problem", "import_attribute", "raised_while_importing"]
+__all__ = [
+    "call_problem",
+    "import_attribute",
+    "raised_while_importing",
+    "without_attribute",
+]

@@ -13,7 +13,8 @@ from killpoint import scenarios
 from killpoint.errors import ScenarioRefError
 from killpoint.scenarios import Expected, Scenario, versions
 from killpoint.scenarios import cassette as cassettes
-from killpoint.values.import_paths import call_problem, import_attribute
+from killpoint.values.import_paths import call_problem, import_attribute, without_attribute
+from killpoint.values.near import did_you_mean
 
 CASSETTE = "cassette:"
 
@@ -58,10 +59,14 @@ def resolve_scenario(ref: str) -> Scenario:
         if not isinstance(obj, Scenario):
             raise ScenarioRefError(f"killpoint: {ref!r} gave {obj!r}, not a scenarios.Scenario")
         return obj
+    hint = without_attribute(ref, "SCENARIO", "scenario")
+    if hint is not None:
+        raise ScenarioRefError(f"killpoint: scenario {hint}")
+    near = did_you_mean(ref, scenarios.BUILTINS)
     raise ScenarioRefError(
-        f"killpoint: unknown scenario {ref!r}; choose from {', '.join(scenarios.BUILTINS)}, "
-        "'random:SEED', 'cassette:PATH' (a recording: `killpoint record`), or an import path "
-        "'package.module:SCENARIO'"
+        f"killpoint: unknown scenario {ref!r}; {near + ' ' if near else ''}choose from "
+        f"{', '.join(scenarios.BUILTINS)}, 'random:SEED', 'cassette:PATH' (a recording: "
+        "`killpoint record`), or an import path 'package.module:SCENARIO'"
     )
 
 

@@ -118,3 +118,50 @@ def test_agno_accepts_what_its_docs_call_by_design_and_not_its_defects() -> None
         "acknowledged-lost:-:runs[*].status",
         "usage-differs:-:state.session_metrics",
     }
+
+
+def test_a_misdeclared_store_kind_is_bad_input() -> None:
+    """A misspelt kind in `stores` would skip every row in silence: refused on load."""
+    from killpoint.errors import AdapterError
+
+    with pytest.raises(AdapterError) as caught:
+        registry.load_adapter("tests.harness.declining_runtimes:misstored")
+    assert str(caught.value) == (
+        "killpoint: runtime 'tests.harness.declining_runtimes:misstored': stores should be a "
+        "sequence of the store kinds it supports, from sqlite, postgresql, got ('postgres',) "
+        "(leave it out to support every kind)"
+    )
+    loaded = registry.load_adapter("tests.harness.declining_runtimes:sqlite_only")
+    assert getattr(loaded, "stores", None) == ("sqlite",)
+
+
+def refused(spec: str) -> str:
+    from killpoint.errors import AdapterError
+
+    with pytest.raises(AdapterError) as caught:
+        registry.load_adapter(spec)
+    return str(caught.value)
+
+
+def test_a_misspelt_built_in_gets_the_one_it_meant() -> None:
+    assert refused("refrence").startswith(
+        "killpoint: unknown runtime 'refrence'; did you mean 'reference'? choose from reference"
+    )
+    assert refused("nosuch").startswith("killpoint: unknown runtime 'nosuch'; choose from ")
+
+
+def test_a_file_path_without_its_factory_gets_the_dotted_form() -> None:
+    """Like `myagent/killpoint_adapter.py:adapter` (import_paths), not the built-ins' list."""
+    assert refused("myagent/killpoint_adapter.py") == (
+        "killpoint: runtime 'myagent/killpoint_adapter.py' is a file path, not a module, and "
+        "names no adapter; give the module with dots and the adapter's name after ':', e.g. "
+        "'myagent.killpoint_adapter:adapter' (a RuntimeAdapter, its class, or a function "
+        "without arguments that returns one)"
+    )
+
+
+def test_a_misspelt_factory_gets_the_one_it_meant() -> None:
+    assert refused(f"{__name__}:refusd") == (
+        f"killpoint: runtime '{__name__}:refusd' cannot be imported: "
+        f"{__name__!r} has no attribute 'refusd'; did you mean 'refused'?"
+    )

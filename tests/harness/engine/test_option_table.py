@@ -59,13 +59,22 @@ BAD = [
     ("timeout", "0", "give a finite number of seconds above 0"),
     ("fs_ops", "none", "give all, syncs or a whole number of operations per checkpoint"),
     ("points", "nowhere", "not a group (boundaries, kills, faults"),
-    ("model_behaviour", "regenerate", "not a model behaviour; choose from regenerate-ids"),
+    (
+        "model_behaviour",
+        "regenerate",
+        "not a model behaviour; did you mean 'regenerate-ids'? choose from regenerate-ids",
+    ),
     ("order", "random", "not a cell order; choose from informative, plan"),
     ("budget", "soon", "give a time span such as 90s, 5m or 1h"),
     # checked against the environment, after reading
     ("modes", "fast", "not a mode of runtime 'reference'; choose from runs, tool-batch, tool"),
     ("runtime", "nosuch", "unknown runtime 'nosuch'; choose from reference"),
     ("scenarios", "nosuch", "unknown scenario 'nosuch'"),
+    # a typo: the name it most likely meant, before the choices, on every front
+    ("keep", "faild", "not a keep policy; did you mean 'failed'? choose from none, failed, all"),
+    ("modes", "toolbatch", "not a mode of runtime 'reference'; did you mean 'tool-batch'? choose"),
+    ("runtime", "refrence", "unknown runtime 'refrence'; did you mean 'reference'? choose from"),
+    ("scenarios", "side_effects", "unknown scenario 'side_effects'; did you mean 'side-effects'?"),
 ]
 
 

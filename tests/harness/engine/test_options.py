@@ -82,6 +82,13 @@ class TestEnvironment:
         adapter = runtime_adapter("reference")
         assert ("runs", "tool-batch", "tool") == tuple(m.name for m in adapter.modes)
 
+    def test_a_misspelt_mode_is_refused_with_the_one_it_meant(self) -> None:
+        error = refused(modes=("toolbatch",))
+        assert (
+            "not a mode of runtime 'reference'; did you mean 'tool-batch'? choose from runs, "
+            "tool-batch, tool"
+        ) == error.reason
+
     def test_an_unknown_runtime_is_refused_with_the_choices(self) -> None:
         error = refused(runtime="nope")
         assert error.reason.startswith("unknown runtime 'nope'; choose from reference")
@@ -163,8 +170,8 @@ class TestModelBehaviour:
         with pytest.raises(OptionError) as caught:
             CampaignConfig.from_options(model_behaviour="regenerate")
         assert (
-            "killpoint: --model-behaviour='regenerate': not a model behaviour; choose from "
-            "regenerate-ids, reorder, respell, replan"
+            "killpoint: --model-behaviour='regenerate': not a model behaviour; did you mean "
+            "'regenerate-ids'? choose from regenerate-ids, reorder, respell, replan"
         ) == str(caught.value)
 
 

@@ -8,14 +8,26 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
 from killpoint import kinds
 from killpoint.engine.engine import Engine
 from killpoint.engine.options import EngineConfig
-from killpoint.stores.postgresql import KEPT_NOTE, PREFIX, PostgresStores, schema_of, schema_url
+from killpoint.errors import StoreError
+from killpoint.stores.postgresql import (
+    FIX_SERVER,
+    FIX_USER,
+    KEPT_NOTE,
+    PREFIX,
+    PostgresStores,
+    connect_fix,
+    schema_of,
+    schema_url,
+)
 from tests.helpers import REPO_ROOT
 
 pytestmark = pytest.mark.postgres
@@ -160,3 +172,50 @@ def test_the_guides_statement_drops_killpoints_schemas_and_no_other(
         with engine.begin() as conn:
             conn.execute(text('DROP SCHEMA IF EXISTS "kp_mine"'))
         engine.dispose()
+
+
+# -- a connection refused: the fix fits why ---------------------------------------------------
+
+SECRET = "s3cret-pw"
+
+
+def refused(url: str) -> str:
+    """The message of the store check that fails on `url`."""
+    with pytest.raises(StoreError) as caught:
+        PostgresStores(url).check()
+    return str(caught.value)
+
+
+def test_an_unknown_user_is_told_to_fix_the_user_not_to_start_the_server(pg_url: str) -> None:
+    """The server answered (it is up): "start the server" would send the user the wrong way.
+    (The test server trusts every password, so a user it does not know stands for a bad
+    password here: both are SQLSTATE class 28.)"""
+    url = make_url(pg_url).set(username="kp_no_such_user", password=SECRET)
+    message = refused(url.render_as_string(hide_password=False))
+    assert 'role "kp_no_such_user" does not exist' in message
+    assert message.endswith(f"; {FIX_USER}"), message
+    assert SECRET not in message and "start the server" not in message
+
+
+def test_a_missing_database_is_told_to_create_it(pg_url: str) -> None:
+    url = make_url(pg_url).set(database="kp_no_such_db", password=SECRET)
+    message = refused(url.render_as_string(hide_password=False))
+    assert 'database "kp_no_such_db" does not exist' in message
+    assert message.endswith(
+        "; create it (e.g. `createdb kp_no_such_db`) or fix the database name in --store"
+    ), message
+    assert SECRET not in message and "start the server" not in message
+
+
+def test_a_server_that_is_not_there_is_told_to_start_it_or_fix_host_and_port() -> None:
+    message = refused(f"postgresql+psycopg://kp:{SECRET}@127.0.0.1:1/db")
+    assert "Connection refused" in message and message.endswith(f"; {FIX_SERVER}"), message
+    assert SECRET not in message
+
+
+def test_a_failed_password_is_told_to_fix_the_user_or_password() -> None:
+    """libpq's words for a password the server refused (psycopg gives no SQLSTATE for an
+    error while connecting): the test server trusts every password, so they are given here
+    as the driver raises them."""
+    words = 'connection failed: FATAL:  password authentication failed for user "kpuser"'
+    assert FIX_USER == connect_fix(psycopg.OperationalError(words), "kpdb")

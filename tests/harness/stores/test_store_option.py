@@ -65,6 +65,15 @@ def test_another_kind_of_url_is_named_without_its_password() -> None:
     assert "'mysql://u:***@h/db' uses 'mysql'" in str(caught.value)
 
 
+@pytest.mark.parametrize("scheme", ["postgres", "postgresql", "postgresql+psycopg"])
+def test_libpqs_own_schemes_are_taken_for_the_psycopg_driver(scheme: str) -> None:
+    """`postgres://` is libpq's alias of `postgresql://` (and what many providers hand out):
+    both are read as the server they name, connected to with psycopg."""
+    option = f"{scheme}://u:{SECRET}@h:5432/db"
+    assert "postgresql" == store_kind(option)
+    assert "postgresql+psycopg://u:***@h:5432/db" == PostgresStores(option).shown()
+
+
 @pytest.mark.parametrize("option", UNPARSED[:3])
 def test_the_command_line_refuses_it_in_one_line_without_it(tmp_path: Path, option: str) -> None:
     result = subprocess.run(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from killpoint.values.import_paths import call_problem, import_attribute
+from killpoint.values.import_paths import call_problem, import_attribute, without_attribute
 
 
 class Wanted:
@@ -80,3 +80,45 @@ def test_a_file_path_is_refused_with_the_dotted_form(spec: str, dotted: str) -> 
     with pytest.raises(ImportError, match="is a file path") as raised:
         import_attribute(spec)
     assert f"give a module path with dots, e.g. {dotted}" in str(raised.value)
+
+
+def test_a_misspelt_attribute_is_named_with_the_one_meant() -> None:
+    """str(AttributeError) carries no "did you mean" (only a printed traceback does)."""
+    with pytest.raises(AttributeError) as raised:
+        import_attribute(f"{__name__}:declard")
+    assert str(raised.value) == f"{__name__!r} has no attribute 'declard'; did you mean 'declared'?"
+
+
+def test_a_misspelt_attribute_of_an_attribute_names_its_owner() -> None:
+    with pytest.raises(AttributeError, match=r":Wanted' has no attribute 'mro_'"):
+        import_attribute(f"{__name__}:Wanted.mro_")
+
+
+def test_an_attribute_nothing_is_near_gets_no_guess() -> None:
+    with pytest.raises(AttributeError) as raised:
+        import_attribute(f"{__name__}:zzzzzz")
+    assert "did you mean" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("spec", "said"),
+    [
+        (
+            "myagent/killpoint_adapter.py",
+            "'myagent/killpoint_adapter.py' is a file path, not a module, and names no "
+            "adapter; give the module with dots and the adapter's name after ':', e.g. "
+            "'myagent.killpoint_adapter:adapter'",
+        ),
+        (
+            "myagent.killpoint_adapter",
+            "'myagent.killpoint_adapter' names a module but no adapter in it; give the "
+            "adapter's name after ':', e.g. 'myagent.killpoint_adapter:adapter'",
+        ),
+    ],
+)
+def test_a_module_without_its_attribute_gets_the_form_it_needs(spec: str, said: str) -> None:
+    assert said == without_attribute(spec, "adapter", "adapter")
+
+
+def test_a_plain_name_is_not_taken_for_a_module() -> None:
+    assert None is without_attribute("refrence", "adapter", "adapter")
