@@ -17,6 +17,7 @@ from killpoint.engine.adapter_check import (
     NAMES,
     PASS,
     SKIP,
+    _checkpoint_gates,
     engine_for,
     mid_run_checkpoints,
     run_checks,
@@ -281,3 +282,23 @@ def test_a_store_the_adapter_does_not_declare_fails_one_check_and_runs_nothing(
     assert "FAIL  store" in result.stdout
     assert "hint: run it with --store sqlite" in result.stdout
     assert "1 check failed" in result.stdout
+
+
+def test_a_checkpoint_in_several_transactions_is_said_so() -> None:
+    """check-adapter said only "5 checkpoints landed" of a runtime whose every checkpoint
+    committed three times: a kill between them leaves part of one, which the mid-commit
+    cells show without saying why."""
+    said: list[tuple[str, str, str]] = []
+    trace = [
+        "checkpoint:1:writing", "checkpoint:1:committing", "checkpoint:1:landed",
+        "checkpoint:2:writing", "checkpoint:2:committing", "checkpoint:2:committing#2",
+        "checkpoint:2:committing#3", "checkpoint:2:landed",
+    ]  # fmt: skip
+    assert 2 == _checkpoint_gates(
+        lambda name, state, detail, *_: said.append((name, state, detail)), trace
+    )
+    assert [("checkpoint gates", PASS, (
+        "2 checkpoints landed; committed in several transactions: checkpoint 2 in 3 (a kill "
+        "between them leaves part of a checkpoint in the store; mid-commit kills before the "
+        "last)"
+    ))] == said  # fmt: skip
