@@ -114,13 +114,11 @@ class StoreReading(CellBase):
         left: dict[Signature, int] = {}
         if flight and batch_durable(find(self.adapter.modes, self.cell.mode)):
             left = left_out(self.history(), flight, entries, held)
-        self.allow(
-            flight - Counter(dict.fromkeys(left, 1 << 30)),
-            "with their effect done and no durable result",
-        )
+        kept = Counter({sig: n for sig, n in flight.items() if sig not in left})
+        self.allow(kept, "with their effect done and no durable result")
+        self.left_out.update(left)
         for number in sorted(set(left.values())):
             calls = [sig for sig, n in left.items() if n == number]
-            self.left_out.update(dict.fromkeys(calls, number))
             self.fault(
                 f"{count(len(calls), 'call')} returned before checkpoint {number} began, "
                 f"which landed without {'its result' if len(calls) == 1 else 'their results'}: "

@@ -52,6 +52,9 @@ def left_out(
     worker that ran the call, after the call and every other call of its batch that began
     had returned, it committed, and the store still holds it (`held`: the checkpoints it
     holds at the crash; a power cut takes back what was not synced)."""
+    by_pid: dict[int, list[Event]] = {}
+    for e in events:
+        by_pid.setdefault(e.pid, []).append(e)
     found: dict[Signature, int] = {}
     for done in events:
         if done.event != "effect-done":
@@ -59,7 +62,7 @@ def left_out(
         sig = _signature(done, entries)
         if sig not in in_flight or sig in found:
             continue
-        number = _checkpoint_after_batch(events, done)
+        number = _checkpoint_after_batch(by_pid[done.pid], done)
         if number is not None and number <= held:
             found[sig] = number
     return found
@@ -71,10 +74,10 @@ def _signature(event: Event, entries: Sequence[Entry]) -> Signature:
     return sig
 
 
-def _checkpoint_after_batch(events: Sequence[Event], done: Event) -> int | None:
-    """The first checkpoint that committed, begun in `done`'s worker after every call of
-    its batch that began had returned; None if none did before the next model request."""
-    mine = [e for e in events if e.pid == done.pid]
+def _checkpoint_after_batch(mine: list[Event], done: Event) -> int | None:
+    """The first checkpoint that committed, begun in `done`'s worker (`mine`: its events)
+    after every call of its batch that began had returned; None if none did before the
+    next model request."""
     at = mine.index(done)
     reply = next((e for e in reversed(mine[:at]) if e.event == "model-reply"), None)
     if reply is None:
