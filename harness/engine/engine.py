@@ -550,11 +550,12 @@ class BaselineRun:
 
 def _failed_run_kind(out: Outcome) -> str:
     """The finding of a baseline whose worker ended without its run done: a run that raised
-    once it began is the runtime's or its adapter's (its line is in the detail), not a point
-    the engine could not reach; a worker that died without a word may be either's."""
+    once it began, outside killpoint's own code, is the runtime's or its adapter's (its line
+    is in the detail), not a point the engine could not reach; one killpoint's code raised,
+    or a worker that died without a word, may be either's."""
     if out.kind == "timeout":
         return "hung"
-    if out.kind == "error" and out.stage == RUN:
+    if out.kind == "error" and out.stage == RUN and not out.by_harness:
         return "run-failed"
     return "missed"
 

@@ -55,4 +55,11 @@ def innermost(tb: TracebackType | None) -> str | None:
     return f"{shown_path(path)}:{line}, in {name}"
 
 
-__all__ = ["innermost", "shown_path"]
+def raised_by_harness(tb: TracebackType | None) -> bool:
+    """Whether the exception was raised in killpoint's harness itself (its innermost frame
+    is the harness's): then nothing says it is the runtime's doing."""
+    frames = list(traceback.walk_tb(tb))
+    return bool(frames) and _harness(str(frames[-1][0].f_globals.get("__name__", "")))
+
+
+__all__ = ["innermost", "raised_by_harness", "shown_path"]

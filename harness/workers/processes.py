@@ -147,6 +147,7 @@ class Outcome:
     detail: str = ""
     results: list[dict[str, Any]] = field(default_factory=list)
     stage: str = ""  # an error's: which part of the adapter's contract ran (raised_where)
+    by_harness: bool = True  # an error's: raised in killpoint's own code (own_code)
 
 
 class Worker:
@@ -273,10 +274,10 @@ class Worker:
             self.finished = Outcome("done", results=message[1])
             self.event(f"{self.spec.log_name} done", "end")
         elif kind == "error":
-            stage, where = (message[3], message[4]) if len(message) > 4 else ("", None)
+            stage, where, ours = message[3:6] if len(message) > 5 else ("", None, True)
             at = f" (at {where})" if where else ""
             detail = f"{message[1]}: {message[2]}{at}"
-            self.finished = Outcome("error", detail, stage=stage)
+            self.finished = Outcome("error", detail, stage=stage, by_harness=bool(ours))
             self.event(f"{self.spec.log_name} raised {message[1]}", "fault")
         return None
 

@@ -3,7 +3,7 @@
 It runs in a child of the forkserver, in a session of its own so that the whole
 process group can be killed at once. It talks to the engine over one pipe:
   worker -> engine  ("gate", name) ("trace", name) ("ack", result) ("done", results)
-                    ("error", kind, message, stage, where) ("own-write", what the disk
+                    ("error", kind, message, stage, where, raised by the harness) ("own-write", what the disk
                     refused); stage and where: killpoint.workers.raised_where
   engine -> worker  ("release", name)
 """
@@ -40,7 +40,7 @@ from killpoint.scenarios import (
 from killpoint.scenarios.effects import use_ledger
 from killpoint.scenarios.model_server import serve
 from killpoint.scenarios.own_writes import on_refused
-from killpoint.values.own_code import innermost
+from killpoint.values.own_code import innermost, raised_by_harness
 from killpoint.values.scenario_refs import resolve_scenario
 from killpoint.workers.clock import skew_clock
 from killpoint.workers.limits import record_refusals
@@ -173,8 +173,10 @@ def worker_main(spec: WorkerSpec, conn: Connection) -> None:
             sys.stderr.flush()
         except OSError as log_error:
             unlogged = f" (its log could not be written: {log_error})"
-        where = innermost(exc.__traceback__)
-        channel.send(("error", type(exc).__name__, str(exc)[:2000] + unlogged, _stage[0], where))
+        where, ours = innermost(exc.__traceback__), raised_by_harness(exc.__traceback__)
+        channel.send(
+            ("error", type(exc).__name__, str(exc)[:2000] + unlogged, _stage[0], where, ours)
+        )
         os._exit(1)
     channel.send(("done", [asdict(r) for r in results]))
     os._exit(0)  # no atexit work: the engine has everything it needs

@@ -37,3 +37,17 @@ def test_a_traceback_of_the_harness_alone_names_no_line() -> None:
         "test_a_traceback_of_the_harness_alone_names_no_line"
     )
     assert innermost(raised.tb.tb_next) is None
+
+
+def test_who_raised_is_the_innermost_frames_module() -> None:
+    """An exception raised in killpoint's own code is the harness's, whoever called it;
+    one raised in a library (json) under the user's code is not."""
+    from killpoint.values.durations import duration
+    from killpoint.values.own_code import raised_by_harness
+
+    with pytest.raises(Exception) as ours:
+        duration("soon")  # type: ignore[arg-type]
+    assert raised_by_harness(ours.tb)
+    with pytest.raises(ValueError) as theirs:
+        __import__("json").loads("{")
+    assert not raised_by_harness(theirs.tb)

@@ -46,6 +46,23 @@ class RunRaises(ReferenceAdapter):
         return driver
 
 
+class HarnessRaises(ReferenceAdapter):
+    def driver(self, *args, **kwargs):
+        driver = super().driver(*args, **kwargs)
+
+        async def start(*args, **kwargs):
+            from killpoint.values.durations import duration
+
+            duration("soon")  # raises inside killpoint's own code
+
+        driver.start = start
+        return driver
+
+
+def harness_raises():
+    return HarnessRaises()
+
+
 def driver_raises():
     return DriverRaises()
 
@@ -99,6 +116,17 @@ def test_a_run_that_raises_is_run_failed_not_missed(tmp_path: Path) -> None:
     page = (tmp_path / "a.html").read_text()
     assert "harness defect" not in page.split('id="legend"')[0]  # no "missed" banner
     assert "missed" not in done.stdout
+
+
+@pytest.mark.slow
+def test_a_run_that_raised_in_killpoints_own_code_is_not_called_the_runtimes(
+    tmp_path: Path,
+) -> None:
+    """run-failed says "their defect, not killpoint's": an exception raised inside
+    killpoint's own code while the run ran does not earn that claim, whoever called it."""
+    done = _matrix(tmp_path, "harness_raises")
+    (cell,) = json.loads((tmp_path / "a.json").read_text())["cells"]
+    assert "missed" == cell["verdict"], done.stdout
 
 
 def _matrix(tmp_path: Path, factory: str) -> subprocess.CompletedProcess[str]:
